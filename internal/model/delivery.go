@@ -1,0 +1,58 @@
+package model
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// DeliveryState is where an outbox row stands.
+type DeliveryState string
+
+// The delivery states.
+const (
+	DeliveryPending DeliveryState = "pending" // due, never tried
+	DeliveryRetry   DeliveryState = "retry"   // tried, failed transiently, due again at NextAt
+	DeliverySent    DeliveryState = "sent"    // Meta accepted it
+	DeliveryDead    DeliveryState = "dead"    // Meta rejected it, or it failed a pre-check
+	DeliveryExpired DeliveryState = "expired" // its 7-day deadline passed unsent
+	DeliveryPaused  DeliveryState = "paused"  // the site's token was refused; waits for a new one
+	DeliveryDryRun  DeliveryState = "dry_run" // built for a dry_run site, never sent
+)
+
+// Delivery kinds: what caused the event.
+const (
+	KindPageView  = "pageview"
+	KindLead      = "lead"
+	KindQualified = "qualified"
+	KindStage     = "stage" // Kind is "stage:<name>"
+	KindTest      = "test"
+)
+
+// MaxEventAge is Meta's limit on an event's age: one older event rejects a
+// whole request.
+const MaxEventAge = 7 * 24 * time.Hour
+
+// Delivery is one event in the outbox and what became of it.
+type Delivery struct {
+	ID        string
+	SiteID    SiteID
+	LeadID    LeadID // empty for page views
+	Kind      string
+	EventName string
+	EventID   string
+	PixelID   string
+	// Payload is the server event exactly as it is sent (hashed values).
+	Payload    json.RawMessage
+	State      DeliveryState
+	Attempts   int
+	NextAt     time.Time
+	DeadlineAt time.Time
+	// LastError is Meta's message or our pre-check reason.
+	LastError string
+	// Response is Meta's last answer, as JSON.
+	Response  json.RawMessage
+	Mode      string // the mode it was sent in
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	SentAt    *time.Time
+}

@@ -1,0 +1,125 @@
+package model
+
+import "time"
+
+// SiteID identifies a site (an advertiser's website), e.g. "dent".
+type SiteID string
+
+// Delivery modes of a site.
+const (
+	ModeLive   = "live"    // events go to Meta
+	ModeTest   = "test"    // events go to Meta with the site's test_event_code
+	ModeDryRun = "dry_run" // events are built and stored, never sent
+)
+
+// Consent settings of a site.
+const (
+	ConsentImplied  = "implied"  // a visitor consents unless they say no
+	ConsentRequired = "required" // nothing is set or sent until the visitor says yes
+)
+
+// Site is one advertiser website and everything that decides how its leads
+// are judged and sent.
+type Site struct {
+	ID   SiteID
+	Name string
+	// APIKeyHash is the SHA-256 (hex) of the site's API key; the key itself
+	// is never stored.
+	APIKeyHash string
+	// Pinned sites come from the config file: the file wins at every start.
+	Pinned   bool
+	Settings SiteSettings
+	// AccessToken is Meta's access token for the pixel, in clear text in
+	// memory only.
+	AccessToken string
+	// PausedReason is set when Meta refused the token: delivery for the
+	// site waits until the token changes.
+	PausedReason string
+	PausedAt     time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// SiteSettings are the editable settings of a site, stored as one document.
+type SiteSettings struct {
+	Origins      []string     `json:"origins" yaml:"origins"`
+	Country      string       `json:"country" yaml:"country"`
+	CookieDomain string       `json:"cookie_domain,omitempty" yaml:"cookie_domain"`
+	ThankYouURL  string       `json:"thank_you_url,omitempty" yaml:"thank_you_url"`
+	Consent      string       `json:"consent,omitempty" yaml:"consent"`
+	Meta         MetaSettings `json:"meta" yaml:"meta"`
+	Qualify      Qualify      `json:"qualify" yaml:"qualify"`
+}
+
+// MetaSettings say where and how a site's events go to Meta.
+type MetaSettings struct {
+	PixelID        string `json:"pixel_id,omitempty" yaml:"pixel_id"`
+	Mode           string `json:"mode,omitempty" yaml:"mode"`
+	TestEventCode  string `json:"test_event_code,omitempty" yaml:"test_event_code"`
+	LeadEvent      string `json:"lead_event,omitempty" yaml:"lead_event"`
+	QualifiedEvent string `json:"qualified_event,omitempty" yaml:"qualified_event"`
+	// PageView sends the server copy of the pixel's PageView; nil means on
+	// when a pixel is configured.
+	PageView *bool `json:"page_view,omitempty" yaml:"page_view"`
+	// CustomData is added to the custom_data of every lead event.
+	CustomData map[string]string `json:"custom_data,omitempty" yaml:"custom_data"`
+	// Stages maps a CRM stage name to the Meta event it becomes.
+	Stages map[string]StageEvent `json:"stages,omitempty" yaml:"stages"`
+}
+
+// StageEvent is the Meta event a CRM stage is sent as, with an optional fixed
+// value used when the stage call brings none.
+type StageEvent struct {
+	Event    string  `json:"event" yaml:"event"`
+	Value    float64 `json:"value,omitempty" yaml:"value"`
+	Currency string  `json:"currency,omitempty" yaml:"currency"`
+}
+
+// Qualify holds a site's qualification settings; zero values mean the
+// defaults of the qualify package.
+type Qualify struct {
+	ReviewFrom      int            `json:"review_from,omitempty" yaml:"review_from"`
+	JunkFrom        int            `json:"junk_from,omitempty" yaml:"junk_from"`
+	MinFillMS       int            `json:"min_fill_ms,omitempty" yaml:"min_fill_ms"`
+	DuplicateWindow Duration       `json:"duplicate_window,omitempty" yaml:"duplicate_window"`
+	ReviewTimeout   Duration       `json:"review_timeout,omitempty" yaml:"review_timeout"`
+	Weights         map[string]int `json:"weights,omitempty" yaml:"weights"`
+	// Phrases adds phrases per list and language, e.g.
+	// {"vendor": {"tr": ["reklam ajansı"]}}.
+	Phrases map[string]map[string][]string `json:"phrases,omitempty" yaml:"phrases"`
+}
+
+// LeadEventName is the raw lead event's name, "Lead" by default.
+func (m MetaSettings) LeadEventName() string {
+	if m.LeadEvent == "" {
+		return "Lead"
+	}
+	return m.LeadEvent
+}
+
+// QualifiedEventName is the qualified event's name, "QualifiedLead" by default.
+func (m MetaSettings) QualifiedEventName() string {
+	if m.QualifiedEvent == "" {
+		return "QualifiedLead"
+	}
+	return m.QualifiedEvent
+}
+
+// SendsPageView tells whether the server copy of PageView is sent.
+func (m MetaSettings) SendsPageView() bool {
+	if m.PageView != nil {
+		return *m.PageView && m.PixelID != ""
+	}
+	return m.PixelID != ""
+}
+
+// AllowsOrigin tells whether origin (scheme://host[:port]) is one of the
+// site's own.
+func (s *Site) AllowsOrigin(origin string) bool {
+	for _, o := range s.Settings.Origins {
+		if o == origin {
+			return true
+		}
+	}
+	return false
+}
