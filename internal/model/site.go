@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
 
 // SiteID identifies a site (an advertiser's website), e.g. "dent".
 type SiteID string
@@ -122,4 +126,12 @@ func (s *Site) AllowsOrigin(origin string) bool {
 		}
 	}
 	return false
+}
+
+// HashAPIKey returns the stored form of an API key: its SHA-256 in hex. Keys
+// are long random secrets, so a fast hash is enough; a slow one would only
+// slow every API call.
+func HashAPIKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
 }

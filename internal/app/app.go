@@ -1,0 +1,37 @@
+// Package app owns the use cases that cross packages: accepting a lead
+// (judge it, store it, queue its events, all in one transaction), recording
+// evidence and stages. The web handlers and the CLI call it; it never speaks
+// HTTP.
+package app
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// Options are the dependencies of a Service.
+type Options struct {
+	Store  *store.DB
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Service runs the use cases.
+type Service struct {
+	db  *store.DB
+	log *slog.Logger
+	now func() time.Time
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{db: o.Store, log: o.Logger, now: o.Now}
+}

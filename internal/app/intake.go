@@ -1,0 +1,212 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// LeadInput is a lead as a website or a server posts it.
+type LeadInput struct {
+	EventID    string            `json:"event_id"`
+	Email      string            `json:"email"`
+	Phone      string            `json:"phone"`
+	Name       string            `json:"name"`
+	FirstName  string            `json:"first_name"`
+	LastName   string            `json:"last_name"`
+	Message    string            `json:"message"`
+	Fields     map[string]string `json:"fields"`
+	PageURL    string            `json:"page_url"`
+	Referrer   string            `json:"referrer"`
+	FBC        string            `json:"fbc"`
+	FBP        string            `json:"fbp"`
+	FBClid     string            `json:"fbclid"`
+	GClid      string            `json:"gclid"`
+	ExternalID string            `json:"external_id"`
+	LeadAdsID  string            `json:"lead_id"`
+	VisitorID  string            `json:"visitor_id"`
+	Consent    *bool             `json:"consent"`
+	FillMS     *int64            `json:"fill_ms"`
+	Honeypot   string            `json:"hp"`
+
+	// Set only by a caller holding the site's API key.
+	ClientIP    string `json:"client_ip"`
+	UserAgent   string `json:"user_agent"`
+	SubmittedAt string `json:"submitted_at"`
+}
+
+// Limits on a lead's fields; the request body is capped at 64 KiB anyway.
+const (
+	maxShort   = 200
+	maxURL     = 2048
+	maxMessage = 10000
+	maxFields  = 50
+	maxEventID = 100
+)
+
+// Submit judges and stores a lead, with its outbox rows, in one
+// transaction. A lead whose event_id the site already has is not stored
+// again: the first one is returned with created false, so a retried post is
+// harmless.
+func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (lead *model.Lead, created bool, err error) {
+	now := s.now().UTC()
+	lead, err = s.leadFromInput(site, in, now)
+	if err != nil {
+		return nil, false, err
+	}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		old, err := tx.LeadByEventID(ctx, site.ID, lead.EventID)
+		if err == nil {
+			lead = old
+			return nil
+		}
+		if !errors.Is(err, model.ErrNotFound) {
+			return err
+		}
+		lead.Decision = s.judge(ctx, tx, site, lead, now)
+		if err := tx.LeadInsert(ctx, lead); err != nil {
+			return err
+		}
+		if err := tx.HistoryInsert(ctx, &model.HistoryEntry{
+			ID: model.NewID("h_", now), LeadID: lead.ID, At: now, Kind: model.HistoryVerdict,
+			Data: map[string]any{"verdict": lead.Verdict, "score": lead.Score, "decided_by": lead.DecidedBy},
+		}); err != nil {
+			return err
+		}
+		created = true
+		return s.enqueueLead(ctx, tx, site, lead, now)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return lead, created, nil
+}
+
+// judge decides a new lead's verdict.
+func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time) model.Decision {
+	return model.Decision{Verdict: model.VerdictClean, Reasons: []model.Reason{}, DecidedBy: model.DecidedByRules}
+}
+
+// enqueueLead queues the lead's events for Meta.
+func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time) error {
+	return nil
+}
+
+func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) (*model.Lead, error) {
+	var errs []error
+	check := func(field, v string, max int) string {
+		v = strings.TrimSpace(v)
+		switch {
+		case !utf8.ValidString(v):
+			errs = append(errs, model.Invalid(field, "is not valid UTF-8"))
+		case len(v) > max:
+			errs = append(errs, model.Invalid(field, fmt.Sprintf("is longer than %d bytes", max)))
+		case strings.ContainsRune(v, 0):
+			errs = append(errs, model.Invalid(field, "holds a NUL character"))
+		}
+		return v
+	}
+	l := &model.Lead{
+		ID:          model.LeadID(model.NewID("ld_", now)),
+		SiteID:      site.ID,
+		EventID:     check("event_id", in.EventID, maxEventID),
+		VisitorID:   check("visitor_id", in.VisitorID, maxShort),
+		Email:       check("email", in.Email, maxShort),
+		Phone:       check("phone", in.Phone, maxShort),
+		Name:        check("name", in.Name, maxShort),
+		FirstName:   check("first_name", in.FirstName, maxShort),
+		LastName:    check("last_name", in.LastName, maxShort),
+		Message:     check("message", in.Message, maxMessage),
+		PageURL:     check("page_url", in.PageURL, maxURL),
+		Referrer:    check("referrer", in.Referrer, maxURL),
+		FBC:         check("fbc", in.FBC, maxURL),
+		FBP:         check("fbp", in.FBP, maxShort),
+		FBClid:      check("fbclid", in.FBClid, maxURL),
+		GClid:       check("gclid", in.GClid, maxURL),
+		ExternalID:  check("external_id", in.ExternalID, maxShort),
+		LeadAdsID:   check("lead_id", in.LeadAdsID, maxShort),
+		Consent:     in.Consent,
+		FillMS:      in.FillMS,
+		Honeypot:    check("hp", in.Honeypot, maxShort),
+		ClientIP:    check("client_ip", in.ClientIP, maxShort),
+		UserAgent:   check("user_agent", in.UserAgent, maxURL),
+		ReceivedAt:  now,
+		SubmittedAt: now,
+	}
+	if len(in.Fields) > maxFields {
+		errs = append(errs, model.Invalid("fields", fmt.Sprintf("has more than %d entries", maxFields)))
+	}
+	if len(in.Fields) > 0 {
+		l.Fields = make(map[string]string, len(in.Fields))
+		for k, v := range in.Fields {
+			l.Fields[check("fields", k, maxShort)] = check("fields."+k, v, maxMessage)
+		}
+	}
+	if l.EventID == "" {
+		l.EventID = model.NewUUID()
+	} else if !validEventID(l.EventID) {
+		errs = append(errs, model.Invalid("event_id", "use letters, digits, '-', '_', '.' or ':' only"))
+	}
+	if l.LeadAdsID != "" && !isDigits(l.LeadAdsID) {
+		errs = append(errs, model.Invalid("lead_id", "a Lead Ads lead id is digits only"))
+	}
+	if l.FillMS != nil && *l.FillMS < 0 {
+		errs = append(errs, model.Invalid("fill_ms", "must not be negative"))
+	}
+	if l.ClientIP != "" {
+		a, err := netip.ParseAddr(l.ClientIP)
+		if err != nil {
+			errs = append(errs, model.Invalid("client_ip", "is not an IP address"))
+		} else {
+			l.ClientIP = a.Unmap().String()
+		}
+	}
+	if in.SubmittedAt != "" {
+		t, err := time.Parse(time.RFC3339, in.SubmittedAt)
+		switch {
+		case err != nil:
+			errs = append(errs, model.Invalid("submitted_at", "want an RFC 3339 time like 2026-12-02T15:04:05Z"))
+		case t.After(now.Add(5 * time.Minute)):
+			errs = append(errs, model.Invalid("submitted_at", "is in the future"))
+		default:
+			l.SubmittedAt = t.UTC()
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if k, err := capi.NormalizeEmail(l.Email); err == nil {
+		l.EmailKey = k
+	}
+	if k, err := capi.NormalizePhone(l.Phone, site.Settings.Country); err == nil {
+		l.PhoneKey = k
+	}
+	return l, nil
+}
+
+func validEventID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,216 @@
+package capi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// MaxBatch is the most events Meta accepts in one request.
+const MaxBatch = 1000
+
+// Defaults of ClientOptions.
+const (
+	DefaultBaseURL    = "https://graph.facebook.com"
+	DefaultAPIVersion = "v24.0"
+	DefaultTimeout    = 30 * time.Second
+)
+
+// maxResponse bounds how much of an answer is read.
+const maxResponse = 1 << 20
+
+// ErrInvalidRequest is wrapped by errors for requests Send refuses to make
+// (no pixel, no token, no events, more than MaxBatch).
+var ErrInvalidRequest = errors.New("invalid request")
+
+// ClientOptions configure a Client. Zero values mean the defaults.
+type ClientOptions struct {
+	BaseURL    string // default DefaultBaseURL
+	APIVersion string // default DefaultAPIVersion, e.g. "v24.0"
+	HTTP       *http.Client
+	// Timeout bounds each Send, on top of the context; default
+	// DefaultTimeout, negative for none.
+	Timeout time.Duration
+	// Now is the clock used for Retry-After dates; default time.Now.
+	Now func() time.Time
+}
+
+// Client sends events to the Conversions API. It is safe for concurrent
+// use.
+type Client struct {
+	base    string
+	version string
+	http    *http.Client
+	timeout time.Duration
+	now     func() time.Time
+}
+
+// NewClient returns a Client with opts.
+func NewClient(opts ClientOptions) *Client {
+	c := &Client{
+		base:    strings.TrimRight(opts.BaseURL, "/"),
+		version: strings.Trim(opts.APIVersion, "/"),
+		http:    opts.HTTP,
+		timeout: opts.Timeout,
+		now:     opts.Now,
+	}
+	if c.base == "" {
+		c.base = DefaultBaseURL
+	}
+	if c.version == "" {
+		c.version = DefaultAPIVersion
+	}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	return c
+}
+
+// SendRequest is one request to a pixel's events edge.
+type SendRequest struct {
+	PixelID     string
+	AccessToken string
+	// TestEventCode sends the events to the Test Events tab.
+	TestEventCode string
+	// Events are server events as JSON, at most MaxBatch.
+	Events []json.RawMessage
+}
+
+// Response is Meta's answer to an accepted request.
+type Response struct {
+	EventsReceived int               `json:"events_received"`
+	Messages       []json.RawMessage `json:"messages"`
+	FBTraceID      string            `json:"fbtrace_id"`
+	// Raw is the answer's body as received.
+	Raw json.RawMessage `json:"-"`
+}
+
+type sendBody struct {
+	Data          []json.RawMessage `json:"data"`
+	TestEventCode string            `json:"test_event_code,omitempty"`
+}
+
+// Send posts the events to {base}/{version}/{pixel}/events with the token as
+// the access_token query parameter. An error answer is an *APIError; use
+// Classify on any error. The token never appears in a returned error.
+func (c *Client) Send(ctx context.Context, req SendRequest) (*Response, error) {
+	switch {
+	case req.PixelID == "" || strings.ContainsAny(req.PixelID, "/?#"):
+		return nil, fmt.Errorf("capi send: pixel id %q: %w", req.PixelID, ErrInvalidRequest)
+	case req.AccessToken == "":
+		return nil, fmt.Errorf("capi send: no access token: %w", ErrInvalidRequest)
+	case len(req.Events) == 0:
+		return nil, fmt.Errorf("capi send: no events: %w", ErrInvalidRequest)
+	case len(req.Events) > MaxBatch:
+		return nil, fmt.Errorf("capi send: %d events, more than %d: %w", len(req.Events), MaxBatch, ErrInvalidRequest)
+	}
+	body, err := json.Marshal(sendBody{Data: req.Events, TestEventCode: req.TestEventCode})
+	if err != nil {
+		return nil, fmt.Errorf("capi send: encode: %v: %w", err, ErrInvalidRequest)
+	}
+	endpoint := c.base + "/" + c.version + "/" + url.PathEscape(req.PixelID) + "/events"
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost,
+		endpoint+"?access_token="+url.QueryEscape(req.AccessToken), bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("capi send to %s: %v: %w", endpoint, scrub(err, req.AccessToken), ErrInvalidRequest)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		// *url.Error quotes the URL, token included: keep only its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, &sendError{endpoint: endpoint, err: err, token: req.AccessToken}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return nil, &sendError{endpoint: endpoint, err: err, token: req.AccessToken}
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, c.apiError(resp, raw)
+	}
+	var r Response
+	if err := json.Unmarshal(raw, &r); err != nil {
+		// A 2xx that is not Meta's answer (a proxy page): try again later.
+		return nil, &APIError{Status: resp.StatusCode, Message: "unreadable answer: " + snippet(raw), IsTransient: true}
+	}
+	r.Raw = raw
+	return &r, nil
+}
+
+func (c *Client) apiError(resp *http.Response, raw []byte) *APIError {
+	var env struct {
+		Error *APIError `json:"error"`
+	}
+	e := &APIError{}
+	if json.Unmarshal(raw, &env) == nil && env.Error != nil {
+		e = env.Error
+	} else {
+		e.Message = snippet(raw)
+	}
+	e.Status = resp.StatusCode
+	if e.FBTraceID == "" {
+		e.FBTraceID = resp.Header.Get("X-Fb-Trace-Id")
+	}
+	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
+	return e
+}
+
+// sendError is a failure to get an answer. Its message names the endpoint
+// without the token.
+type sendError struct {
+	endpoint string
+	err      error
+	token    string
+}
+
+func (e *sendError) Error() string {
+	return "capi send to " + e.endpoint + ": " + scrub(e.err, e.token).Error()
+}
+
+func (e *sendError) Unwrap() error { return e.err }
+
+// scrub removes the access token from an error's text (net/http errors quote
+// the URL, query included).
+func scrub(err error, token string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	s := err.Error()
+	if token != "" {
+		s = strings.ReplaceAll(s, token, "REDACTED")
+		s = strings.ReplaceAll(s, url.QueryEscape(token), "REDACTED")
+	}
+	return errors.New(s)
+}
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}

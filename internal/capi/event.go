@@ -1,0 +1,259 @@
+package capi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// Action sources Meta accepts in a server event's action_source.
+const (
+	SourceWebsite           = "website"
+	SourceSystemGenerated   = "system_generated"
+	SourcePhoneCall         = "phone_call"
+	SourceChat              = "chat"
+	SourceEmail             = "email"
+	SourceApp               = "app"
+	SourcePhysicalStore     = "physical_store"
+	SourceBusinessMessaging = "business_messaging"
+	SourceOther             = "other"
+)
+
+// Event is one server event as Meta's Conversions API takes it.
+type Event struct {
+	EventName        string         `json:"event_name"`
+	EventTime        int64          `json:"event_time"` // Unix seconds
+	EventID          string         `json:"event_id,omitempty"`
+	ActionSource     string         `json:"action_source"`
+	EventSourceURL   string         `json:"event_source_url,omitempty"`
+	ReferrerURL      string         `json:"referrer_url,omitempty"`
+	MessagingChannel string         `json:"messaging_channel,omitempty"`
+	OptOut           bool           `json:"opt_out,omitempty"`
+	UserData         UserData       `json:"user_data"`
+	CustomData       map[string]any `json:"custom_data,omitempty"`
+}
+
+// UserData is an event's customer information. The hashed keys hold
+// lowercase hex SHA-256 values (Meta accepts a list for each); the others
+// are sent as they are.
+type UserData struct {
+	Email       []string `json:"em,omitempty"`
+	Phone       []string `json:"ph,omitempty"`
+	FirstName   []string `json:"fn,omitempty"`
+	LastName    []string `json:"ln,omitempty"`
+	Gender      []string `json:"ge,omitempty"`
+	DateOfBirth []string `json:"db,omitempty"`
+	City        []string `json:"ct,omitempty"`
+	State       []string `json:"st,omitempty"`
+	Zip         []string `json:"zp,omitempty"`
+	Country     []string `json:"country,omitempty"`
+	ExternalID  []string `json:"external_id,omitempty"`
+
+	ClientIPAddress string `json:"client_ip_address,omitempty"`
+	ClientUserAgent string `json:"client_user_agent,omitempty"`
+	FBC             string `json:"fbc,omitempty"`
+	FBP             string `json:"fbp,omitempty"`
+	// LeadID is Meta's Lead Ads lead id, an int64 at Meta: it is written as
+	// a JSON number straight from its digits, never through a float.
+	LeadID         json.Number `json:"lead_id,omitempty"`
+	CTWAClid       string      `json:"ctwa_clid,omitempty"`
+	PageID         string      `json:"page_id,omitempty"`
+	SubscriptionID string      `json:"subscription_id,omitempty"`
+	FBLoginID      string      `json:"fb_login_id,omitempty"`
+}
+
+// hashed returns the hashed keys by field name, for checks.
+func (u *UserData) hashed() map[string][]string {
+	return map[string][]string{
+		FieldEmail: u.Email, FieldPhone: u.Phone, FieldFirstName: u.FirstName, FieldLastName: u.LastName,
+		FieldGender: u.Gender, FieldBirthDate: u.DateOfBirth, FieldCity: u.City, FieldState: u.State,
+		FieldZip: u.Zip, FieldCountry: u.Country, FieldExternalID: u.ExternalID,
+	}
+}
+
+// BuildParams are the inputs of BuildLeadEvent. Only Site and Lead are
+// required; the rest have defaults.
+type BuildParams struct {
+	Site *model.Site
+	Lead *model.Lead
+	// Kind is the delivery kind (model.KindLead, model.KindQualified,
+	// "stage:won", ...); default model.KindLead.
+	Kind string
+	// EventName defaults to the site's lead or qualified event name by Kind.
+	EventName string
+	// EventID defaults to the lead's own event id for model.KindLead (the
+	// pixel shares it) and to QualifiedEventID for every other kind.
+	EventID string
+	// EventTime defaults to the lead's submit time.
+	EventTime time.Time
+	// ActionSource defaults to "website".
+	ActionSource string
+	// CustomData is merged over the site's configured custom_data.
+	CustomData map[string]any
+}
+
+// BuildLeadEvent builds the server event for a lead: hashed e-mail, phone
+// (with the site's country), first and last name (split from Name when only
+// that is given: first word, last word), external id and country; fbc (the
+// lead's, or minted from its fbclid at the submit time), fbp, IP and user
+// agent as they are; event_source_url for website events. Values that are
+// empty or invalid are left out.
+func BuildLeadEvent(p BuildParams) (Event, error) {
+	if p.Site == nil || p.Lead == nil {
+		return Event{}, errors.New("capi: build event: site and lead are required")
+	}
+	l, s := p.Lead, p.Site
+	kind := p.Kind
+	if kind == "" {
+		kind = model.KindLead
+	}
+	e := Event{
+		EventName:    p.EventName,
+		EventID:      p.EventID,
+		ActionSource: p.ActionSource,
+	}
+	if e.EventName == "" {
+		e.EventName = s.Settings.Meta.QualifiedEventName()
+		if kind == model.KindLead {
+			e.EventName = s.Settings.Meta.LeadEventName()
+		}
+	}
+	if e.EventID == "" {
+		if kind == model.KindLead {
+			e.EventID = l.EventID
+		} else {
+			if l.ID == "" {
+				return Event{}, fmt.Errorf("capi: build %s event: lead has no id", kind)
+			}
+			e.EventID = QualifiedEventID(l.ID, kind)
+		}
+	}
+	if e.EventID == "" {
+		return Event{}, fmt.Errorf("capi: build %s event for lead %s: no event id", kind, l.ID)
+	}
+	if e.ActionSource == "" {
+		e.ActionSource = SourceWebsite
+	}
+	at := p.EventTime
+	if at.IsZero() {
+		at = l.SubmittedAt
+	}
+	if at.IsZero() {
+		return Event{}, fmt.Errorf("capi: build %s event for lead %s: no event time", kind, l.ID)
+	}
+	e.EventTime = at.Unix()
+	if e.ActionSource == SourceWebsite {
+		e.EventSourceURL = l.PageURL
+	}
+
+	country := s.Settings.Country
+	u := &e.UserData
+	u.Email = hashedList(FieldEmail, l.Email, country)
+	u.Phone = hashedList(FieldPhone, l.Phone, country)
+	first, last := l.FirstName, l.LastName
+	if first == "" && last == "" {
+		first, last = SplitName(l.Name)
+	}
+	u.FirstName = hashedList(FieldFirstName, first, country)
+	u.LastName = hashedList(FieldLastName, last, country)
+	u.ExternalID = hashedList(FieldExternalID, l.ExternalID, country)
+	u.Country = hashedList(FieldCountry, country, country)
+	u.ClientIPAddress = l.ClientIP
+	u.ClientUserAgent = l.UserAgent
+	u.FBC = l.FBC
+	if u.FBC == "" && l.FBClid != "" && !l.SubmittedAt.IsZero() {
+		u.FBC = MintFBC(l.FBClid, l.SubmittedAt)
+	}
+	u.FBP = l.FBP
+	if id, ok := leadAdsID(l.LeadAdsID); ok {
+		u.LeadID = id
+	}
+
+	if len(s.Settings.Meta.CustomData) > 0 || len(p.CustomData) > 0 {
+		e.CustomData = make(map[string]any, len(s.Settings.Meta.CustomData)+len(p.CustomData))
+		for k, v := range s.Settings.Meta.CustomData {
+			e.CustomData[k] = v
+		}
+		maps.Copy(e.CustomData, p.CustomData)
+	}
+	return e, nil
+}
+
+// hashedList hashes one value for field, or returns nil when it is empty or
+// invalid (Meta's rule: drop, never hash).
+func hashedList(field, value, country string) []string {
+	if value == "" {
+		return nil
+	}
+	h, err := HashField(field, value, country)
+	if err != nil {
+		return nil
+	}
+	return []string{h}
+}
+
+// leadAdsID checks a Lead Ads lead id is a positive int64 written in digits.
+func leadAdsID(s string) (json.Number, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || s[0] == '0' {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return "", false
+		}
+	}
+	if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+		return "", false
+	}
+	return json.Number(s), true
+}
+
+// SplitName splits a full name into a first name (the first word) and a last
+// name (the last word); a single word is a first name only.
+func SplitName(name string) (first, last string) {
+	f := strings.Fields(name)
+	switch len(f) {
+	case 0:
+		return "", ""
+	case 1:
+		return f[0], ""
+	}
+	return f[0], f[len(f)-1]
+}
+
+// MintFBC makes Meta's click-id cookie value fb.1.<ms>.<fbclid> from an
+// fbclid and the time it was first seen. The fbclid is never altered.
+func MintFBC(fbclid string, firstSeen time.Time) string {
+	return "fb.1." + strconv.FormatInt(firstSeen.UnixMilli(), 10) + "." + fbclid
+}
+
+// QualifiedEventID derives the event id of a server-only event from the lead
+// and the event kind: the first 128 bits of
+// SHA-256("cleanads:"+lead+":"+kind), shaped as a version-8 UUID. It never
+// changes, so a retry or a replay cannot count twice at Meta.
+func QualifiedEventID(leadID model.LeadID, kind string) string {
+	sum := sha256.Sum256([]byte("cleanads:" + string(leadID) + ":" + kind))
+	b := sum[:16]
+	b[6] = b[6]&0x0f | 0x80 // version 8: custom
+	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return string(out[:])
+}

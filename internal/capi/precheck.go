@@ -1,0 +1,147 @@
+package capi
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// MaxClockSkew is how far in the future an event_time may be: Meta rejects
+// events from the future, and clocks drift.
+const MaxClockSkew = 5 * time.Minute
+
+// The rules Precheck names in its errors.
+const (
+	RuleEventName      = "event_name"
+	RuleEventTimeOld   = "event_time_too_old"
+	RuleEventTimeAhead = "event_time_in_future"
+	RuleActionSource   = "action_source"
+	RuleUserAgent      = "website_requires_client_user_agent"
+	RuleSourceURL      = "website_requires_event_source_url"
+	RuleMessaging      = "business_messaging_requires_messaging_channel"
+	RuleFBC            = "fbc_format"
+	RuleFBP            = "fbp_format"
+	RuleHashed         = "hashed_key_format"
+	RuleMatchKey       = "no_strong_match_key"
+)
+
+// PrecheckError is an event that would make Meta refuse the request it is
+// in. Rule is one of the Rule constants.
+type PrecheckError struct {
+	Rule   string
+	Detail string
+}
+
+func (e *PrecheckError) Error() string {
+	return "capi precheck: " + e.Rule + ": " + e.Detail
+}
+
+func failed(rule, format string, args ...any) error {
+	return &PrecheckError{Rule: rule, Detail: fmt.Sprintf(format, args...)}
+}
+
+var actionSources = map[string]bool{
+	SourceWebsite: true, SourceSystemGenerated: true, SourcePhoneCall: true, SourceChat: true,
+	SourceEmail: true, SourceApp: true, SourcePhysicalStore: true, SourceBusinessMessaging: true,
+	SourceOther: true,
+}
+
+// Precheck checks an event against Meta's rules before it is put in a
+// batch, since one bad event fails the whole request: event_time within the
+// last 7 days and not ahead of now by more than MaxClockSkew; a known
+// action_source, with client_user_agent and event_source_url for website
+// events; well-formed fbc and fbp; hashed keys as 64 lowercase hex; and at
+// least one strong match key (em, ph, external_id, fbc, fbp, lead_id,
+// ctwa_clid, subscription_id, fb_login_id, or IP with user agent). The error
+// is a *PrecheckError naming the rule.
+func Precheck(e *Event, now time.Time) error {
+	if strings.TrimSpace(e.EventName) == "" {
+		return failed(RuleEventName, "event_name is empty")
+	}
+	at := time.Unix(e.EventTime, 0)
+	if e.EventTime <= 0 || now.Sub(at) > model.MaxEventAge {
+		return failed(RuleEventTimeOld, "event_time %s is more than 7 days before %s",
+			at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	if at.Sub(now) > MaxClockSkew {
+		return failed(RuleEventTimeAhead, "event_time %s is after %s", at.UTC().Format(time.RFC3339),
+			now.UTC().Format(time.RFC3339))
+	}
+	if !actionSources[e.ActionSource] {
+		return failed(RuleActionSource, "unknown action_source %q", e.ActionSource)
+	}
+	u := &e.UserData
+	switch e.ActionSource {
+	case SourceWebsite:
+		if u.ClientUserAgent == "" {
+			return failed(RuleUserAgent, "website event without client_user_agent")
+		}
+		if e.EventSourceURL == "" {
+			return failed(RuleSourceURL, "website event without event_source_url")
+		}
+	case SourceBusinessMessaging:
+		if e.MessagingChannel == "" {
+			return failed(RuleMessaging, "business_messaging event without messaging_channel")
+		}
+	}
+	if u.FBC != "" {
+		if err := CheckFBC(u.FBC, now); err != nil {
+			return failed(RuleFBC, "%v", err)
+		}
+	}
+	if u.FBP != "" {
+		if err := CheckFBP(u.FBP, now); err != nil {
+			return failed(RuleFBP, "%v", err)
+		}
+	}
+	hashed := u.hashed()
+	for _, f := range HashedFields() {
+		for _, v := range hashed[f] {
+			if !IsSHA256Hex(v) {
+				return failed(RuleHashed, "%s value is not 64 lowercase hex", f)
+			}
+		}
+	}
+	if len(u.Email) == 0 && len(u.Phone) == 0 && len(u.ExternalID) == 0 && u.FBC == "" && u.FBP == "" &&
+		u.LeadID == "" && u.CTWAClid == "" && u.SubscriptionID == "" && u.FBLoginID == "" &&
+		(u.ClientIPAddress == "" || u.ClientUserAgent == "") {
+		return failed(RuleMatchKey, "no em, ph, external_id, fbc, fbp, lead_id or IP with user agent")
+	}
+	return nil
+}
+
+// CheckFBC checks Meta's click id fb.<subdomainIndex>.<creationTime ms>.<fbclid>
+// (a parameter-builder appendix after the fbclid is allowed).
+func CheckFBC(fbc string, now time.Time) error {
+	return checkCookie("fbc", fbc, now)
+}
+
+// CheckFBP checks Meta's browser id fb.<subdomainIndex>.<creationTime ms>.<random>.
+func CheckFBP(fbp string, now time.Time) error {
+	return checkCookie("fbp", fbp, now)
+}
+
+func checkCookie(name, v string, now time.Time) error {
+	parts := strings.SplitN(v, ".", 4)
+	if len(parts) != 4 || parts[0] != "fb" {
+		return fmt.Errorf("%s %q is not fb.<index>.<ms>.<value>", name, v)
+	}
+	if idx, err := strconv.Atoi(parts[1]); err != nil || idx < 0 || idx > 9 {
+		return fmt.Errorf("%s %q: subdomain index %q is not 0-9", name, v, parts[1])
+	}
+	ms, err := strconv.ParseInt(parts[2], 10, 64)
+	// Creation times in seconds (10 digits) are a common mistake Meta flags.
+	if err != nil || ms < 1e12 {
+		return fmt.Errorf("%s %q: creation time %q is not Unix milliseconds", name, v, parts[2])
+	}
+	if time.UnixMilli(ms).Sub(now) > MaxClockSkew {
+		return fmt.Errorf("%s %q: creation time is in the future", name, v)
+	}
+	if parts[3] == "" {
+		return fmt.Errorf("%s %q: value after the creation time is empty", name, v)
+	}
+	return nil
+}

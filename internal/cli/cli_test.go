@@ -1,0 +1,227 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/cli"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+const testConfig = `
+listen: "127.0.0.1:0"
+database: "sqlite:%s/cleanads.db"
+sites:
+  - id: dent
+    api_key: "${DENT_KEY}"
+    origins: ["https://www.istanbuldis.example"]
+    country: TR
+`
+
+const dentKey = "dent-key-0123456789abcdef"
+
+// server runs "cleanads serve" in-process and returns its base URL and a
+// stop function that returns the exit code.
+func server(t *testing.T, dir string) (base string, stop func() int, stderr *syncBuffer) {
+	t.Helper()
+	cfg := filepath.Join(dir, "cleanads.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dir)), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	getenv := func(k string) string {
+		if k == "DENT_KEY" {
+			return dentKey
+		}
+		return ""
+	}
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Run(ctx, []string{"cleanads", "serve", "--config", cfg}, getenv, strings.NewReader(""), out, errOut)
+	}()
+	re := regexp.MustCompile(`listening on (http://\S+)`)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d: %s", code, errOut.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s %s", out.String(), errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopped := false
+	var code int
+	stop = func() int {
+		if !stopped {
+			cancel()
+			code = <-done
+			stopped = true
+		}
+		return code
+	}
+	t.Cleanup(func() { stop() })
+	return base, stop, errOut
+}
+
+func TestServePostStop(t *testing.T) {
+	dir := t.TempDir()
+	base, stop, _ := server(t, dir)
+	req, _ := http.NewRequest("POST", base+"/v1/leads", strings.NewReader(`{"site":"dent","email":"a@example.com","phone":"05324128719"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+dentKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if resp.StatusCode != 202 || out.ID == "" {
+		t.Fatalf("post: %d", resp.StatusCode)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	// The lead outlived the server, and the config's site was provisioned.
+	db, err := store.Open(context.Background(), "sqlite:"+dir+"/cleanads.db", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.LeadByID(context.Background(), "ld_x"); err == nil {
+		t.Fatal("found a lead that does not exist")
+	}
+	if l, err := db.LeadByID(context.Background(), modelLeadID(out.ID)); err != nil || l.PhoneKey != "905324128719" {
+		t.Fatalf("lead after stop: %+v %v", l, err)
+	}
+	if s, err := db.SiteByID(context.Background(), "dent"); err != nil || !s.Pinned || s.APIKeyHash == "" || s.APIKeyHash == dentKey {
+		t.Fatalf("provisioned site: %+v %v", s, err)
+	}
+}
+
+// TestShutdownFinishesInFlight starts a lead whose body is still arriving,
+// stops the server, and expects the lead to be answered and stored.
+func TestShutdownFinishesInFlight(t *testing.T) {
+	dir := t.TempDir()
+	base, stop, _ := server(t, dir)
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", base+"/v1/leads", pr)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+dentKey)
+	type result struct {
+		code int
+		err  error
+	}
+	res := make(chan result, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			res <- result{err: err}
+			return
+		}
+		resp.Body.Close()
+		res <- result{code: resp.StatusCode}
+	}()
+	io.WriteString(pw, `{"site":"dent",`)
+	time.Sleep(200 * time.Millisecond) // the request is in the handler now
+	stopped := make(chan int, 1)
+	go func() { stopped <- stop() }()
+	time.Sleep(200 * time.Millisecond) // shutdown has begun
+	select {
+	case <-stopped:
+		t.Fatal("serve stopped before the in-flight request finished")
+	default:
+	}
+	io.WriteString(pw, `"email":"late@example.com"}`)
+	pw.Close()
+	r := <-res
+	if r.err != nil || r.code != 202 {
+		t.Fatalf("in-flight request: %d %v", r.code, r.err)
+	}
+	if code := <-stopped; code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	// New connections are refused after shutdown.
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("server still answers after shutdown")
+	}
+}
+
+func TestServeRefusesBadConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(cfg, []byte("listen: nope\nsites: [{id: 'A B'}]\n"), 0o600)
+	var out, errOut bytes.Buffer
+	code := cli.Run(context.Background(), []string{"cleanads", "serve", "--config", cfg}, func(string) string { return "" }, nil, &out, &errOut)
+	if code != 2 || !strings.Contains(errOut.String(), "listen") || !strings.Contains(errOut.String(), "sites[0].id") {
+		t.Errorf("exit %d, stderr %s", code, errOut.String())
+	}
+}
+
+func TestMigrateAndConfigCommands(t *testing.T) {
+	dir := t.TempDir()
+	getenv := func(k string) string {
+		return map[string]string{"CLEANADS_DATABASE": "sqlite:" + dir + "/x.db", "DENT_KEY": dentKey}[k]
+	}
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := cli.Run(context.Background(), append([]string{"cleanads"}, args...), getenv, nil, &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	if code, out, errOut := run("migrate"); code != 0 || !strings.Contains(out, "applied migrations") {
+		t.Errorf("migrate: %d %s %s", code, out, errOut)
+	}
+	if code, out, _ := run("migrate"); code != 0 || !strings.Contains(out, "up to date") {
+		t.Errorf("migrate again: %d %s", code, out)
+	}
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dir)), 0o600)
+	if code, out, errOut := run("config", "check", "--config", cfg); code != 0 || !strings.Contains(out, "1 site") {
+		t.Errorf("config check: %d %s %s", code, out, errOut)
+	}
+	if code, out, _ := run("config", "show", "--config", cfg); code != 0 || strings.Contains(out, dentKey) || !strings.Contains(out, "********") {
+		t.Errorf("config show leaks or hides: %d %s", code, out)
+	}
+	if code, _, errOut := run("nonsense"); code != 2 || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("unknown command: %d %s", code, errOut)
+	}
+	if code, out, _ := run("help"); code != 0 || !strings.Contains(out, "serve") {
+		t.Errorf("help: %d %s", code, out)
+	}
+}

@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// migrate brings the database schema up to date and says what it did.
+func migrate(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("migrate")
+	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	c, err := e.loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, c.Database, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	applied, err := db.Migrate(ctx, time.Now)
+	if err != nil {
+		return err
+	}
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if len(applied) == 0 {
+		fmt.Fprintf(e.stdout, "schema is up to date (version %d)\n", v)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "applied migrations %v; schema is at version %d\n", applied, v)
+	return nil
+}

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/config"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/web"
+)
+
+// shutdownGrace is how long in-flight requests get to finish on shutdown.
+const shutdownGrace = 30 * time.Second
+
+// serve runs the server until ctx ends (SIGINT or SIGTERM in main), then
+// stops in reverse order of start: HTTP (finishing what is in flight), the
+// background workers, the database.
+func serve(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("serve")
+	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *cfgPath == "" {
+		*cfgPath = e.getenv("CLEANADS_CONFIG")
+	}
+	c, err := config.Load(*cfgPath, e.getenv)
+	if err != nil {
+		return err
+	}
+	log := e.logger(c)
+
+	db, err := store.Open(ctx, c.Database, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if applied, err := db.Migrate(ctx, time.Now); err != nil {
+		return err
+	} else if len(applied) > 0 {
+		log.Info("migrated the database", "versions", fmt.Sprint(applied))
+	}
+	if err := provision(ctx, db, c, time.Now()); err != nil {
+		return err
+	}
+
+	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now})
+	handler := web.New(web.Options{App: svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies}).Handler()
+
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	addr := "http://" + ln.Addr().String()
+	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s)\n", addr, c.Database)
+	if *cfgPath == "" {
+		fmt.Fprintf(e.stdout, "No config file: running with the defaults and no sites.\n"+
+			"Next: write cleanads.yaml (see README.md, 'Configuration'), then run\n"+
+			"  cleanads serve --config cleanads.yaml\n"+
+			"and check it with %s/readyz\n", addr)
+	}
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("http: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("http", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// provision writes the config file's sites into the database: the file
+// wins for the sites it names.
+func provision(ctx context.Context, db *store.DB, c *config.Config, now time.Time) error {
+	return db.InTx(ctx, func(tx *store.Tx) error {
+		for i := range c.Sites {
+			s := c.Sites[i].SiteModel()
+			if c.Sites[i].APIKey != "" {
+				s.APIKeyHash = model.HashAPIKey(c.Sites[i].APIKey)
+			}
+			if err := tx.SiteUpsert(ctx, s, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

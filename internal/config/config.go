@@ -1,0 +1,203 @@
+// Package config owns CleanAds' settings: one Config struct read once from a
+// YAML file and then from CLEANADS_* environment variables, with ${ENV}
+// expansion and *_file secrets, validated all at once so every mistake is
+// reported together.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// DefaultDatabase is where the embedded database lives when nothing is set.
+const DefaultDatabase = "sqlite:./cleanads-data/cleanads.db"
+
+// Config is every setting of a CleanAds server.
+type Config struct {
+	Listen string `yaml:"listen"`
+	// PublicURL is the server's own address as browsers see it, e.g.
+	// https://t.example.com; used in install snippets.
+	PublicURL string `yaml:"public_url"`
+	Database  string `yaml:"database"`
+	// TrustedProxies are the addresses whose X-Forwarded-For and X-Real-IP
+	// headers are believed.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	Meta           Meta     `yaml:"meta"`
+	Admin          Admin    `yaml:"admin"`
+	// SecretKey encrypts secrets at rest and signs tokens.
+	SecretKey     string `yaml:"secret_key" secret:"true"`
+	SecretKeyFile string `yaml:"secret_key_file"`
+	Log           Log    `yaml:"log"`
+	Sites         []Site `yaml:"sites"`
+
+	// Proxies is TrustedProxies parsed by Validate.
+	Proxies []netip.Prefix `yaml:"-"`
+}
+
+// Meta holds the Graph API location shared by all sites.
+type Meta struct {
+	GraphURL   string `yaml:"graph_url"`
+	APIVersion string `yaml:"api_version"`
+}
+
+// Admin bootstraps the first admin user.
+type Admin struct {
+	Email        string `yaml:"email"`
+	Password     string `yaml:"password" secret:"true"`
+	PasswordFile string `yaml:"password_file"`
+}
+
+// Log sets the log output.
+type Log struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// Site is one site as written in the config file.
+type Site struct {
+	ID         string `yaml:"id"`
+	Name       string `yaml:"name"`
+	APIKey     string `yaml:"api_key" secret:"true"`
+	APIKeyFile string `yaml:"api_key_file"`
+
+	Origins      []string      `yaml:"origins"`
+	Country      string        `yaml:"country"`
+	CookieDomain string        `yaml:"cookie_domain"`
+	ThankYouURL  string        `yaml:"thank_you_url"`
+	Consent      string        `yaml:"consent"`
+	Meta         SiteMeta      `yaml:"meta"`
+	Qualify      model.Qualify `yaml:"qualify"`
+}
+
+// SiteMeta is a site's meta: block: the model's settings plus the token.
+type SiteMeta struct {
+	model.MetaSettings `yaml:",inline"`
+	AccessToken        string `yaml:"access_token" secret:"true"`
+	AccessTokenFile    string `yaml:"access_token_file"`
+}
+
+// Default returns the settings used when nothing is configured.
+func Default() *Config {
+	return &Config{
+		Listen:         "127.0.0.1:8080",
+		Database:       DefaultDatabase,
+		TrustedProxies: []string{"127.0.0.1/32", "::1/128"},
+		Meta:           Meta{GraphURL: "https://graph.facebook.com", APIVersion: "v25.0"},
+		Log:            Log{Level: "info", Format: "text"},
+	}
+}
+
+// Load reads the file at path (none when path is empty), then the CLEANADS_*
+// variables from getenv, expands ${VAR} references and *_file secrets, and
+// validates the result. Every problem found is reported in one error.
+func Load(path string, getenv func(string) string) (*Config, error) {
+	c := Default()
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		if err := decodeYAML(b, c); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	var errs Problems
+	applyEnv(c, getenv, &errs)
+	expandAll(c, getenv, &errs)
+	readSecretFiles(c, &errs)
+	c.validate(&errs)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return c, nil
+}
+
+func decodeYAML(b []byte, c *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// Problem is one invalid setting, named by its key path.
+type Problem struct {
+	Key     string
+	Message string
+}
+
+// Problems is every invalid setting found; it is the error Load returns.
+type Problems []Problem
+
+func (p *Problems) add(key, format string, args ...any) {
+	*p = append(*p, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p Problems) Error() string {
+	var b strings.Builder
+	if len(p) == 1 {
+		b.WriteString("config: 1 problem:")
+	} else {
+		fmt.Fprintf(&b, "config: %d problems:", len(p))
+	}
+	for _, e := range p {
+		fmt.Fprintf(&b, "\n  %s: %s", e.Key, e.Message)
+	}
+	return b.String()
+}
+
+// readSecretFiles fills a secret from its *_file twin.
+func readSecretFiles(c *Config, errs *Problems) {
+	read := func(key string, dst *string, file string) {
+		if file == "" {
+			return
+		}
+		if *dst != "" {
+			errs.add(key, "set both the value and %s_file; keep one", key)
+			return
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			errs.add(key+"_file", "%v", err)
+			return
+		}
+		*dst = strings.TrimRight(string(b), "\r\n")
+	}
+	read("secret_key", &c.SecretKey, c.SecretKeyFile)
+	read("admin.password", &c.Admin.Password, c.Admin.PasswordFile)
+	for i := range c.Sites {
+		s := &c.Sites[i]
+		read(fmt.Sprintf("sites[%d].api_key", i), &s.APIKey, s.APIKeyFile)
+		read(fmt.Sprintf("sites[%d].meta.access_token", i), &s.Meta.AccessToken, s.Meta.AccessTokenFile)
+	}
+}
+
+// SiteModel turns a configured site into the model's Site; APIKeyHash is
+// left to the caller, which owns hashing.
+func (s *Site) SiteModel() *model.Site {
+	return &model.Site{
+		ID:     model.SiteID(s.ID),
+		Name:   s.Name,
+		Pinned: true,
+		Settings: model.SiteSettings{
+			Origins:      s.Origins,
+			Country:      s.Country,
+			CookieDomain: s.CookieDomain,
+			ThankYouURL:  s.ThankYouURL,
+			Consent:      s.Consent,
+			Meta:         s.Meta.MetaSettings,
+			Qualify:      s.Qualify,
+		},
+		AccessToken: s.Meta.AccessToken,
+	}
+}

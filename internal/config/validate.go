@@ -1,0 +1,235 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/nyaruka/phonenumbers"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+var (
+	siteIDPattern     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	apiVersionPattern = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
+	eventNamePattern  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_ ]{0,49}$`)
+)
+
+// MinAPIKeyLength is the shortest API key accepted: keys are bearer secrets.
+const MinAPIKeyLength = 16
+
+// validate checks every setting, fills defaults that depend on others, and
+// records each problem with its key.
+func (c *Config) validate(errs *Problems) {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		errs.add("listen", "want host:port, e.g. 127.0.0.1:8080 (%v)", err)
+	}
+	if !strings.HasPrefix(c.Database, "sqlite:") && !strings.HasPrefix(c.Database, "postgres://") &&
+		!strings.HasPrefix(c.Database, "postgresql://") {
+		errs.add("database", "want sqlite:PATH or postgres://..., got %q", c.Database)
+	} else if c.Database == "sqlite:" {
+		errs.add("database", "sqlite: needs a file path")
+	}
+	if c.PublicURL != "" {
+		if _, err := parseOrigin(c.PublicURL); err != nil {
+			errs.add("public_url", "%v", err)
+		}
+	}
+	c.Proxies = nil
+	for i, p := range c.TrustedProxies {
+		pfx, err := parsePrefix(p)
+		if err != nil {
+			errs.add(fmt.Sprintf("trusted_proxies[%d]", i), "%v", err)
+			continue
+		}
+		c.Proxies = append(c.Proxies, pfx)
+	}
+	if u, err := url.Parse(c.Meta.GraphURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs.add("meta.graph_url", "want an http(s) URL, got %q", c.Meta.GraphURL)
+	}
+	if !apiVersionPattern.MatchString(c.Meta.APIVersion) {
+		errs.add("meta.api_version", "want a version like v25.0, got %q", c.Meta.APIVersion)
+	}
+	if c.Admin.Email != "" {
+		if !strings.Contains(c.Admin.Email, "@") {
+			errs.add("admin.email", "not an e-mail address: %q", c.Admin.Email)
+		}
+		if len(c.Admin.Password) < 8 {
+			errs.add("admin.password", "set a password of at least 8 characters for the admin user")
+		}
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs.add("log.level", "want debug, info, warn or error, got %q", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		errs.add("log.format", "want text or json, got %q", c.Log.Format)
+	}
+	seen := map[string]bool{}
+	for i := range c.Sites {
+		c.Sites[i].validate(fmt.Sprintf("sites[%d]", i), seen, errs)
+	}
+}
+
+func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
+	if !siteIDPattern.MatchString(s.ID) {
+		errs.add(key+".id", "want lower-case letters, digits, - or _ (up to 63), got %q", s.ID)
+	} else if seen[s.ID] {
+		errs.add(key+".id", "site %q is defined twice", s.ID)
+	}
+	seen[s.ID] = true
+	if s.Name == "" {
+		s.Name = s.ID
+	}
+	if s.APIKey != "" && len(s.APIKey) < MinAPIKeyLength {
+		errs.add(key+".api_key", "too short: use at least %d random characters", MinAPIKeyLength)
+	}
+	for j, o := range s.Origins {
+		norm, err := parseOrigin(o)
+		if err != nil {
+			errs.add(fmt.Sprintf("%s.origins[%d]", key, j), "%v", err)
+			continue
+		}
+		s.Origins[j] = norm
+	}
+	s.Country = strings.ToUpper(strings.TrimSpace(s.Country))
+	if s.Country == "" {
+		errs.add(key+".country", "set the default country for phone numbers, e.g. TR")
+	} else if phonenumbers.GetCountryCodeForRegion(s.Country) == 0 {
+		errs.add(key+".country", "unknown region %q: want an ISO 3166 code like TR or DE", s.Country)
+	}
+	if s.CookieDomain != "" && (strings.ContainsAny(s.CookieDomain, "/: ") || !strings.Contains(s.CookieDomain, ".")) {
+		errs.add(key+".cookie_domain", "want a domain like .example.com, got %q", s.CookieDomain)
+	}
+	if s.ThankYouURL != "" {
+		if o, err := parseOrigin(originOf(s.ThankYouURL)); err != nil || !contains(s.Origins, o) {
+			errs.add(key+".thank_you_url", "must be on one of the site's origins, got %q", s.ThankYouURL)
+		}
+	}
+	switch s.Consent {
+	case "":
+		s.Consent = model.ConsentImplied
+	case model.ConsentImplied, model.ConsentRequired:
+	default:
+		errs.add(key+".consent", "want implied or required, got %q", s.Consent)
+	}
+	m := &s.Meta
+	if m.PixelID != "" && !isDigits(m.PixelID) {
+		errs.add(key+".meta.pixel_id", "want the pixel's digits, got %q", m.PixelID)
+	}
+	if m.Mode == "" {
+		m.Mode = model.ModeDryRun
+		if m.PixelID != "" && m.AccessToken != "" {
+			m.Mode = model.ModeLive
+			if m.TestEventCode != "" {
+				m.Mode = model.ModeTest
+			}
+		}
+	}
+	switch m.Mode {
+	case model.ModeLive, model.ModeTest:
+		if m.PixelID == "" {
+			errs.add(key+".meta.pixel_id", "mode %s needs a pixel id", m.Mode)
+		}
+		if m.AccessToken == "" {
+			errs.add(key+".meta.access_token", "mode %s needs an access token", m.Mode)
+		}
+		if m.Mode == model.ModeTest && m.TestEventCode == "" {
+			errs.add(key+".meta.test_event_code", "mode test needs the test event code from Events Manager")
+		}
+	case model.ModeDryRun:
+	default:
+		errs.add(key+".meta.mode", "want live, test or dry_run, got %q", m.Mode)
+	}
+	for _, ev := range []struct{ k, v string }{{"lead_event", m.LeadEvent}, {"qualified_event", m.QualifiedEvent}} {
+		if ev.v != "" && !eventNamePattern.MatchString(ev.v) {
+			errs.add(key+".meta."+ev.k, "not a valid event name: %q", ev.v)
+		}
+	}
+	for stage, se := range m.Stages {
+		if !eventNamePattern.MatchString(se.Event) {
+			errs.add(key+".meta.stages."+stage, "not a valid event name: %q", se.Event)
+		}
+		if se.Value < 0 {
+			errs.add(key+".meta.stages."+stage, "value must not be negative")
+		}
+		if se.Currency != "" && len(se.Currency) != 3 {
+			errs.add(key+".meta.stages."+stage, "currency must be a 3-letter code, got %q", se.Currency)
+		}
+	}
+	q := s.Qualify
+	if q.ReviewFrom < 0 || q.ReviewFrom > 100 || q.JunkFrom < 0 || q.JunkFrom > 100 {
+		errs.add(key+".qualify", "thresholds are scores from 0 to 100")
+	}
+	if q.ReviewFrom != 0 && q.JunkFrom != 0 && q.ReviewFrom >= q.JunkFrom {
+		errs.add(key+".qualify.review_from", "must be below junk_from (%d)", q.JunkFrom)
+	}
+	if q.MinFillMS < 0 {
+		errs.add(key+".qualify.min_fill_ms", "must not be negative")
+	}
+	if q.ReviewTimeout < 0 || q.ReviewTimeout > model.Duration(model.MaxEventAge) {
+		errs.add(key+".qualify.review_timeout", "must be between 0 and 7 days: Meta takes no older event")
+	}
+}
+
+// parseOrigin checks an origin (scheme://host[:port], no path) and returns
+// it in canonical form.
+func parseOrigin(s string) (string, error) {
+	u, err := url.Parse(strings.TrimRight(strings.TrimSpace(s), "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("want an origin like https://www.example.com, got %q", s)
+	}
+	if u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("an origin has no path, query or user: %q", s)
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}
+
+// originOf returns the scheme://host part of a URL, or "" when it has none.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return p, fmt.Errorf("want an IP or CIDR, got %q", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("want an IP or CIDR, got %q", s)
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,49 @@
+package model
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"time"
+)
+
+const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// NewID returns a unique, time-sortable id with a prefix: 48 bits of
+// milliseconds and 80 random bits in Crockford base32 (a ULID in lower case),
+// e.g. "ld_01hx...".
+func NewID(prefix string, now time.Time) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixMilli())<<16)
+	rand.Read(b[6:])
+	// 128 bits as 26 base32 digits, most significant first.
+	hi := binary.BigEndian.Uint64(b[:8])
+	lo := binary.BigEndian.Uint64(b[8:])
+	var out [26]byte
+	for i := 25; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return prefix + string(out[:])
+}
+
+// NewUUID returns a random (version 4) UUID, the form Meta and the browser
+// use for event ids.
+func NewUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}

@@ -1,0 +1,9 @@
+package store
+
+import "context"
+
+// TestExec runs a raw statement; tests use it to set up odd states.
+func (q Q) TestExec(ctx context.Context, query string, args ...any) error {
+	_, err := q.exec(ctx, query, args...)
+	return err
+}

@@ -1,0 +1,216 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+const leadColumns = `id, site_id, event_id, visitor_id, email, phone, name, first_name, last_name, message, fields,
+	page_url, referrer, fbc, fbp, fbclid, gclid, external_id, lead_ads_id, consent, fill_ms, honeypot,
+	client_ip, user_agent, email_key, phone_key, submitted_at, received_at,
+	verdict, score, reasons, rules_version, decided_by, review_until`
+
+// LeadInsert stores a new lead with its decision. A lead whose site already
+// has its event_id fails with model.ErrConflict.
+func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
+	fields, err := json.Marshal(nonNilMap(l.Fields))
+	if err != nil {
+		return fmt.Errorf("store: lead fields: %w", err)
+	}
+	reasons, err := json.Marshal(nonNilReasons(l.Reasons))
+	if err != nil {
+		return fmt.Errorf("store: lead reasons: %w", err)
+	}
+	var consent, fill any
+	if l.Consent != nil {
+		consent = boolInt(*l.Consent)
+	}
+	if l.FillMS != nil {
+		fill = *l.FillMS
+	}
+	var reviewUntil any
+	if l.ReviewUntil != nil {
+		reviewUntil = l.ReviewUntil.UnixMilli()
+	}
+	_, err = q.exec(ctx, `/* Store.LeadInsert */ INSERT INTO leads (`+leadColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
+		l.Message, string(fields), l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
+		consent, fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey, l.PhoneKey,
+		l.SubmittedAt.UnixMilli(), l.ReceivedAt.UnixMilli(),
+		string(l.Verdict), l.Score, string(reasons), l.RulesVersion, l.DecidedBy, reviewUntil)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("lead with event_id %s: %w", l.EventID, model.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("store: insert lead: %w", err)
+	}
+	return nil
+}
+
+// LeadByID returns one lead.
+func (q Q) LeadByID(ctx context.Context, id model.LeadID) (*model.Lead, error) {
+	row := q.queryRow(ctx, `/* Store.LeadByID */ SELECT `+leadColumns+` FROM leads WHERE id = ?`, string(id))
+	l, err := scanLead(row)
+	if err != nil {
+		return nil, notFound(err, "lead "+string(id))
+	}
+	return l, nil
+}
+
+// LeadByEventID returns the site's lead with the given event_id.
+func (q Q) LeadByEventID(ctx context.Context, site model.SiteID, eventID string) (*model.Lead, error) {
+	row := q.queryRow(ctx, `/* Store.LeadByEventID */ SELECT `+leadColumns+` FROM leads WHERE site_id = ? AND event_id = ?`,
+		string(site), eventID)
+	l, err := scanLead(row)
+	if err != nil {
+		return nil, notFound(err, "lead with event_id "+eventID)
+	}
+	return l, nil
+}
+
+// LeadLookup names a lead the way a CRM knows it: one of the fields is set.
+// EmailKey and PhoneKey are normalised the way leads store them.
+type LeadLookup struct {
+	ID         model.LeadID
+	EventID    string
+	ExternalID string
+	EmailKey   string
+	PhoneKey   string
+}
+
+// LeadFind returns the site's newest lead matching the look-up.
+func (q Q) LeadFind(ctx context.Context, site model.SiteID, k LeadLookup) (*model.Lead, error) {
+	var col, val string
+	switch {
+	case k.ID != "":
+		col, val = "id", string(k.ID)
+	case k.EventID != "":
+		col, val = "event_id", k.EventID
+	case k.ExternalID != "":
+		col, val = "external_id", k.ExternalID
+	case k.EmailKey != "":
+		col, val = "email_key", k.EmailKey
+	case k.PhoneKey != "":
+		col, val = "phone_key", k.PhoneKey
+	default:
+		return nil, model.Invalid("lead", "name the lead by id, event_id, external_id, email or phone")
+	}
+	row := q.queryRow(ctx, `/* Store.LeadFind */ SELECT `+leadColumns+` FROM leads
+		WHERE site_id = ? AND `+col+` = ? ORDER BY received_at DESC, id DESC LIMIT 1`, string(site), val)
+	l, err := scanLead(row)
+	if err != nil {
+		return nil, notFound(err, "lead by "+col)
+	}
+	return l, nil
+}
+
+// LeadPrevious finds the site's newest lead from the same person (same
+// e-mail or phone key) received since the given time, other than exclude.
+func (q Q) LeadPrevious(ctx context.Context, site model.SiteID, emailKey, phoneKey string, since time.Time, exclude model.LeadID) (*model.Lead, string, error) {
+	for _, k := range []struct{ col, val, match string }{{"phone_key", phoneKey, "phone"}, {"email_key", emailKey, "email"}} {
+		if k.val == "" {
+			continue
+		}
+		row := q.queryRow(ctx, `/* Store.LeadPrevious */ SELECT `+leadColumns+` FROM leads
+			WHERE site_id = ? AND `+k.col+` = ? AND received_at >= ? AND id <> ?
+			ORDER BY received_at ASC, id ASC LIMIT 1`, string(site), k.val, since.UnixMilli(), string(exclude))
+		l, err := scanLead(row)
+		if err == nil {
+			return l, k.match, nil
+		}
+		if err != sql.ErrNoRows {
+			return nil, "", fmt.Errorf("store: previous lead: %w", err)
+		}
+	}
+	return nil, "", fmt.Errorf("previous lead: %w", model.ErrNotFound)
+}
+
+// LeadSetDecision records a new decision for a lead.
+func (q Q) LeadSetDecision(ctx context.Context, id model.LeadID, d model.Decision, reviewUntil *time.Time) error {
+	reasons, err := json.Marshal(nonNilReasons(d.Reasons))
+	if err != nil {
+		return fmt.Errorf("store: lead reasons: %w", err)
+	}
+	var ru any
+	if reviewUntil != nil {
+		ru = reviewUntil.UnixMilli()
+	}
+	res, err := q.exec(ctx, `/* Store.LeadSetDecision */ UPDATE leads
+		SET verdict = ?, score = ?, reasons = ?, rules_version = ?, decided_by = ?, review_until = ? WHERE id = ?`,
+		string(d.Verdict), d.Score, string(reasons), d.RulesVersion, d.DecidedBy, ru, string(id))
+	if err != nil {
+		return fmt.Errorf("store: set decision of lead %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("lead %s: %w", id, model.ErrNotFound)
+	}
+	return nil
+}
+
+func scanLead(r scanner) (*model.Lead, error) {
+	var (
+		l                       model.Lead
+		id, site, fields, verd  string
+		reasons                 string
+		consent, fill, reviewTo sql.NullInt64
+		submitted, received     int64
+	)
+	err := r.Scan(&id, &site, &l.EventID, &l.VisitorID, &l.Email, &l.Phone, &l.Name, &l.FirstName, &l.LastName,
+		&l.Message, &fields, &l.PageURL, &l.Referrer, &l.FBC, &l.FBP, &l.FBClid, &l.GClid, &l.ExternalID, &l.LeadAdsID,
+		&consent, &fill, &l.Honeypot, &l.ClientIP, &l.UserAgent, &l.EmailKey, &l.PhoneKey, &submitted, &received,
+		&verd, &l.Score, &reasons, &l.RulesVersion, &l.DecidedBy, &reviewTo)
+	if err != nil {
+		return nil, err
+	}
+	l.ID, l.SiteID, l.Verdict = model.LeadID(id), model.SiteID(site), model.Verdict(verd)
+	if err := json.Unmarshal([]byte(fields), &l.Fields); err != nil {
+		return nil, fmt.Errorf("lead %s fields: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(reasons), &l.Reasons); err != nil {
+		return nil, fmt.Errorf("lead %s reasons: %w", id, err)
+	}
+	if consent.Valid {
+		b := consent.Int64 != 0
+		l.Consent = &b
+	}
+	if fill.Valid {
+		v := fill.Int64
+		l.FillMS = &v
+	}
+	if reviewTo.Valid {
+		t := time.UnixMilli(reviewTo.Int64).UTC()
+		l.ReviewUntil = &t
+	}
+	l.SubmittedAt = time.UnixMilli(submitted).UTC()
+	l.ReceivedAt = time.UnixMilli(received).UTC()
+	return &l, nil
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func nonNilReasons(r []model.Reason) []model.Reason {
+	if r == nil {
+		return []model.Reason{}
+	}
+	return r
+}
+
+// LeadCount returns how many leads a site has.
+func (q Q) LeadCount(ctx context.Context, site model.SiteID) (int, error) {
+	var n int
+	if err := q.queryRow(ctx, `/* Store.LeadCount */ SELECT COUNT(*) FROM leads WHERE site_id = ?`, string(site)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count leads: %w", err)
+	}
+	return n, nil
+}

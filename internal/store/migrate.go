@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migration is one numbered schema step.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations lists the steps for dialect in order. A step is NNNN_name.sql,
+// or twins NNNN_name.sqlite.sql / NNNN_name.postgres.sql where the engines
+// differ.
+func migrations(d Dialect) ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	byVersion := map[int]migration{}
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".sql")
+		if base, eng, ok := strings.Cut(name, "."); ok {
+			if Dialect(eng) != d {
+				continue
+			}
+			name = base
+		}
+		num, rest, _ := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("store: migration %s: bad number", e.Name())
+		}
+		b, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := byVersion[v]; dup {
+			return nil, fmt.Errorf("store: two migrations numbered %d", v)
+		}
+		byVersion[v] = migration{version: v, name: rest, sql: string(b)}
+	}
+	list := make([]migration, 0, len(byVersion))
+	for _, m := range byVersion {
+		list = append(list, m)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].version < list[j].version })
+	return list, nil
+}
+
+// LatestVersion is the schema version this binary knows.
+func LatestVersion() int {
+	list, err := migrations(SQLite)
+	if err != nil || len(list) == 0 {
+		return 0
+	}
+	return list[len(list)-1].version
+}
+
+// SchemaVersion returns the database's current schema version (0 when new).
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	if _, err := db.writer.ExecContext(ctx, `/* DB.SchemaVersion */ CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		return 0, fmt.Errorf("store: schema_migrations: %w", err)
+	}
+	var v int
+	err := db.writer.QueryRowContext(ctx, `/* DB.SchemaVersion */ SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("store: schema version: %w", err)
+	}
+	return v, nil
+}
+
+// Migrate applies every pending migration, each in its own transaction, and
+// returns the versions applied. It refuses a database whose schema is newer
+// than this binary: an older binary must not write to it. On PostgreSQL a
+// session advisory lock lets several nodes start together safely.
+func (db *DB) Migrate(ctx context.Context, now func() time.Time) ([]int, error) {
+	unlock, err := db.migrationLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	cur, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := migrations(db.dialect)
+	if err != nil {
+		return nil, err
+	}
+	if latest := list[len(list)-1].version; cur > latest {
+		return nil, fmt.Errorf("store: the database schema is version %d, newer than this binary's %d: upgrade cleanads", cur, latest)
+	}
+	var applied []int
+	for _, m := range list {
+		if m.version <= cur {
+			continue
+		}
+		err := db.InTx(ctx, func(tx *Tx) error {
+			if _, err := tx.w.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("store: migration %04d_%s: %w", m.version, m.name, err)
+			}
+			_, err := tx.exec(ctx, `/* DB.Migrate */ INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, now().UnixMilli())
+			return err
+		})
+		if err != nil {
+			return applied, err
+		}
+		applied = append(applied, m.version)
+	}
+	return applied, nil
+}
+
+// CheckSchema fails unless the database is at exactly this binary's version.
+func (db *DB) CheckSchema(ctx context.Context) error {
+	cur, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if latest := LatestVersion(); cur != latest {
+		if cur > latest {
+			return fmt.Errorf("store: the database schema is version %d, newer than this binary's %d: upgrade cleanads", cur, latest)
+		}
+		return fmt.Errorf("store: the database schema is version %d, this binary needs %d: run cleanads migrate", cur, latest)
+	}
+	return nil
+}

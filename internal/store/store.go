@@ -1,0 +1,229 @@
+// Package store owns every SQL statement of CleanAds: one file per entity,
+// the embedded migrations, and the few differences between SQLite and
+// PostgreSQL, each in a named helper. Statements are written in the subset
+// both engines speak, with ? placeholders rebound for PostgreSQL.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the embedded default engine
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// Dialect names a database engine.
+type Dialect string
+
+// The engines.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// execer is what both *sql.DB and *sql.Tx offer.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Q runs the entity methods. Outside a transaction reads go to the reader
+// pool and writes to the single writer; inside one both are the transaction.
+type Q struct {
+	r, w    execer
+	dialect Dialect
+}
+
+// DB is an open database.
+type DB struct {
+	Q
+	reader, writer *sql.DB
+}
+
+// Tx is a transaction; it has every entity method of DB.
+type Tx struct {
+	Q
+}
+
+// Options tune Open.
+type Options struct {
+	// ReadConns is the size of the SQLite reader pool (default 4).
+	ReadConns int
+}
+
+// Open connects to dsn: "sqlite:PATH" or "postgres://...". It does not
+// migrate; call Migrate.
+func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		return openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"), opt)
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return openPostgres(ctx, dsn, opt)
+	}
+	return nil, fmt.Errorf("store: unsupported database %q (want sqlite:PATH or postgres://...)", dsn)
+}
+
+func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("store: sqlite needs a file path")
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	// One writer connection: SQLite has one writer anyway, and queueing in
+	// Go is cheaper than spinning on SQLITE_BUSY. Transactions start with
+	// BEGIN IMMEDIATE so a read-then-write never fails half-way.
+	// synchronous=FULL: a commit is on disk before the caller answers 2xx.
+	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)"
+	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_txlock=immediate&"+common)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&"+common)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	n := opt.ReadConns
+	if n <= 0 {
+		n = 4
+	}
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	db := &DB{reader: r, writer: w}
+	db.Q = Q{r: r, w: w, dialect: SQLite}
+	return db, nil
+}
+
+// Dialect tells which engine the database runs on.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Close closes every connection.
+func (db *DB) Close() error {
+	err := db.writer.Close()
+	if db.reader != db.writer {
+		err = errors.Join(err, db.reader.Close())
+	}
+	return err
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.writer.QueryRowContext(ctx, "/* DB.Ping */ SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// InTx runs fn in one transaction: committed when fn returns nil, rolled
+// back otherwise.
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	t, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	tx := &Tx{Q: Q{r: t, w: t, dialect: db.dialect}}
+	if err := fn(tx); err != nil {
+		_ = t.Rollback()
+		return err
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// rebind turns ? placeholders into PostgreSQL's $1, $2, ...; SQLite keeps
+// them. Statements never hold a literal ? in a string.
+func (q Q) rebind(query string) string {
+	if q.dialect != Postgres {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(fmt.Sprint(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
+}
+
+func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return q.w.ExecContext(ctx, q.rebind(query), args...)
+}
+
+func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return q.r.QueryContext(ctx, q.rebind(query), args...)
+}
+
+func (q Q) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return q.r.QueryRowContext(ctx, q.rebind(query), args...)
+}
+
+// forUpdateSkipLocked is the row-locking suffix for claiming work: several
+// PostgreSQL nodes never claim the same row; SQLite has one writer and needs
+// none.
+func (q Q) forUpdateSkipLocked() string {
+	if q.dialect == Postgres {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+// ms stores a time as Unix milliseconds; the zero time is NULL.
+func ms(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+// fromMS reads a nullable Unix-millisecond column.
+func fromMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}
+
+// notFound maps sql.ErrNoRows to model.ErrNotFound, with context.
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, model.ErrNotFound)
+	}
+	return fmt.Errorf("store: %s: %w", what, err)
+}
+
+// isUniqueViolation tells whether err is a unique-constraint failure.
+func isUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "UNIQUE constraint failed") || strings.Contains(s, "SQLSTATE 23505") ||
+		strings.Contains(s, "duplicate key value")
+}

@@ -1,0 +1,147 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/store/storetest"
+)
+
+func TestMigrateEmptyAndExisting(t *testing.T) {
+	ctx := context.Background()
+	path := "sqlite:" + filepath.Join(t.TempDir(), "m.db")
+	db, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CheckSchema(ctx); err == nil || !strings.Contains(err.Error(), "cleanads migrate") {
+		t.Errorf("an empty database passed the schema check: %v", err)
+	}
+	applied, err := db.Migrate(ctx, time.Now)
+	if err != nil || len(applied) == 0 || applied[len(applied)-1] != store.LatestVersion() {
+		t.Fatalf("migrate empty: %v %v", applied, err)
+	}
+	if err := db.SiteUpsert(ctx, &model.Site{ID: "s", Name: "S"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	// An existing, current database: nothing to do, data intact.
+	db, err = store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, err = db.Migrate(ctx, time.Now)
+	if err != nil || len(applied) != 0 {
+		t.Fatalf("migrate current: %v %v", applied, err)
+	}
+	if _, err := db.SiteByID(ctx, "s"); err != nil {
+		t.Errorf("data lost: %v", err)
+	}
+	if err := db.CheckSchema(ctx); err != nil {
+		t.Error(err)
+	}
+	db.Close()
+}
+
+func TestRefuseNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.SQLite(t)
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		return tx.TestExec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'future', 0)`)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Migrate(ctx, time.Now); err == nil || !strings.Contains(err.Error(), "newer than this binary") {
+		t.Errorf("migrate on a newer schema: %v", err)
+	}
+	if err := db.CheckSchema(ctx); err == nil || !strings.Contains(err.Error(), "upgrade cleanads") {
+		t.Errorf("check on a newer schema: %v", err)
+	}
+}
+
+func TestSiteUpsertLiftsPauseOnNewToken(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Now()
+		s := &model.Site{ID: "dent", Name: "D", AccessToken: "old", Settings: model.SiteSettings{Country: "TR", Origins: []string{"https://a.example"}}}
+		if err := db.SiteUpsert(ctx, s, now); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SitePause(ctx, "dent", "token expired", now); err != nil {
+			t.Fatal(err)
+		}
+		s.Name = "Dental"
+		db.SiteUpsert(ctx, s, now)
+		got, _ := db.SiteByID(ctx, "dent")
+		if got.PausedReason != "token expired" || got.Name != "Dental" {
+			t.Errorf("same token: %+v", got)
+		}
+		s.AccessToken = "new"
+		db.SiteUpsert(ctx, s, now)
+		got, _ = db.SiteByID(ctx, "dent")
+		if got.PausedReason != "" || !got.PausedAt.IsZero() || got.Settings.Origins[0] != "https://a.example" {
+			t.Errorf("new token: %+v", got)
+		}
+		if _, err := db.SiteByID(ctx, "nope"); !errors.Is(err, model.ErrNotFound) {
+			t.Errorf("missing site: %v", err)
+		}
+	})
+}
+
+func TestLeadRoundTrip(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		db.SiteUpsert(ctx, &model.Site{ID: "dent"}, now)
+		yes, fill := true, int64(4200)
+		ru := now.Add(time.Hour)
+		l := &model.Lead{ID: "ld_1", SiteID: "dent", EventID: "e1", Email: "A@x.com", EmailKey: "a@x.com",
+			PhoneKey: "905324128719", Fields: map[string]string{"k": "v"}, Consent: &yes, FillMS: &fill,
+			SubmittedAt: now, ReceivedAt: now, ReviewUntil: &ru,
+			Decision: model.Decision{Verdict: model.VerdictReview, Score: 40,
+				Reasons: []model.Reason{{Code: "PRICE_ONLY", Points: 40}}, RulesVersion: "v1", DecidedBy: "rules"}}
+		if err := db.LeadInsert(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		dup := *l
+		dup.ID = "ld_2"
+		if err := db.LeadInsert(ctx, &dup); !errors.Is(err, model.ErrConflict) {
+			t.Errorf("same event id: %v", err)
+		}
+		got, err := db.LeadByID(ctx, "ld_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Email != "A@x.com" || *got.Consent != true || *got.FillMS != 4200 || got.Fields["k"] != "v" ||
+			got.Reasons[0].Code != "PRICE_ONLY" || !got.ReviewUntil.Equal(ru) || !got.SubmittedAt.Equal(now) {
+			t.Errorf("round trip: %+v", got)
+		}
+		for _, k := range []store.LeadLookup{{ID: "ld_1"}, {EventID: "e1"}, {EmailKey: "a@x.com"}, {PhoneKey: "905324128719"}} {
+			if f, err := db.LeadFind(ctx, "dent", k); err != nil || f.ID != "ld_1" {
+				t.Errorf("find %+v: %v", k, err)
+			}
+		}
+		prev, match, err := db.LeadPrevious(ctx, "dent", "a@x.com", "", now.Add(-time.Hour), "ld_new")
+		if err != nil || prev.ID != "ld_1" || match != "email" {
+			t.Errorf("previous: %v %v %v", prev, match, err)
+		}
+		if _, _, err := db.LeadPrevious(ctx, "dent", "a@x.com", "", now.Add(time.Hour), "ld_new"); !errors.Is(err, model.ErrNotFound) {
+			t.Errorf("previous outside window: %v", err)
+		}
+		if err := db.LeadSetDecision(ctx, "ld_1", model.Decision{Verdict: model.VerdictClean, DecidedBy: "owner"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = db.LeadByID(ctx, "ld_1")
+		if got.Verdict != model.VerdictClean || got.ReviewUntil != nil || got.DecidedBy != "owner" {
+			t.Errorf("decision: %+v", got)
+		}
+	})
+}

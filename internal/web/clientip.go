@@ -1,0 +1,79 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// clientIP returns the visitor's address: the peer's, unless the peer is a
+// trusted proxy, in which case X-Forwarded-For is read from the right,
+// skipping trusted proxies, and X-Real-IP is the fallback. A header from an
+// untrusted peer is never believed.
+func (s *Server) clientIP(r *http.Request) string {
+	peer := peerAddr(r.RemoteAddr)
+	if !peer.IsValid() {
+		return ""
+	}
+	if !s.trusted(peer) {
+		return peer.String()
+	}
+	if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+		hops := strings.Split(strings.Join(xff, ","), ",")
+		for i := len(hops) - 1; i >= 0; i-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(stripPort(hops[i])))
+			if err != nil {
+				break
+			}
+			a = a.Unmap()
+			if !s.trusted(a) {
+				return a.String()
+			}
+			peer = a
+		}
+		return peer.String()
+	}
+	if xr := strings.TrimSpace(r.Header.Get("X-Real-IP")); xr != "" {
+		if a, err := netip.ParseAddr(xr); err == nil {
+			return a.Unmap().String()
+		}
+	}
+	return peer.String()
+}
+
+func (s *Server) trusted(a netip.Addr) bool {
+	for _, p := range s.proxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+func peerAddr(remote string) netip.Addr {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+// stripPort removes a port from "1.2.3.4:5678" or "[::1]:5678"; a bare
+// IPv6 address is left alone.
+func stripPort(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "[") {
+		if end := strings.IndexByte(s, ']'); end > 0 {
+			return s[1:end]
+		}
+	}
+	if strings.Count(s, ":") == 1 {
+		return s[:strings.IndexByte(s, ':')]
+	}
+	return s
+}

@@ -1,0 +1,64 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// httpError is an error that already knows its status and public message.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func errStatus(status int, msg string) error { return &httpError{status: status, msg: msg} }
+
+// fail answers err as JSON: {"error": "..."} with the status decided here,
+// the one place that maps the core's errors to HTTP. Unexpected errors are
+// logged once, here, and not shown to the caller.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := http.StatusInternalServerError, "internal error"
+	var he *httpError
+	var ie *model.InputError
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		status, msg = he.status, he.msg
+	case errors.As(err, &mb):
+		status, msg = http.StatusRequestEntityTooLarge, "body too large: the limit is 64 KiB"
+	case errors.As(err, &ie):
+		status, msg = http.StatusBadRequest, err.Error()
+	case errors.Is(err, model.ErrNotFound):
+		status, msg = http.StatusNotFound, "not found"
+	case errors.Is(err, model.ErrConflict):
+		status, msg = http.StatusConflict, err.Error()
+	case errors.Is(err, context.Canceled):
+		status, msg = 499, "client went away"
+	case errors.Is(err, context.DeadlineExceeded) || isUnavailable(err):
+		status, msg = http.StatusServiceUnavailable, "storage is unavailable; try again shortly"
+		w.Header().Set("Retry-After", "5")
+		s.log.ErrorContext(r.Context(), "storage unavailable", "path", r.URL.Path, "err", err)
+	default:
+		s.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// isUnavailable tells whether err says the database cannot take writes now.
+func isUnavailable(err error) bool {
+	var u interface{ Unavailable() bool }
+	return errors.As(err, &u) && u.Unavailable()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

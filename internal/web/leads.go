@@ -1,0 +1,310 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// leadBody is the JSON body of POST /v1/leads.
+type leadBody struct {
+	Site string `json:"site"`
+	app.LeadInput
+}
+
+// leadCreate takes a lead from a website (JSON from t.js, or a plain HTML
+// form post) or from the site's server (JSON with the API key). The lead is
+// committed before the answer; the answer never says how it was judged.
+func (s *Server) leadCreate(w http.ResponseWriter, r *http.Request) {
+	in, siteID, redirect, isForm, err := readLead(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	site, err := s.site(r, siteID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	keySite, err := s.apiSite(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	switch {
+	case keySite != nil && keySite.ID != site.ID:
+		s.fail(w, r, errStatus(http.StatusForbidden, "the API key belongs to another site"))
+		return
+	case keySite == nil:
+		if !site.AllowsOrigin(requestOrigin(r)) {
+			w.Header().Del("Access-Control-Allow-Origin")
+			w.Header().Del("Access-Control-Allow-Credentials")
+			s.fail(w, r, errStatus(http.StatusForbidden, fmt.Sprintf("origin %q is not one of site %q's origins", requestOrigin(r), site.ID)))
+			return
+		}
+		if in.ClientIP != "" || in.UserAgent != "" || in.SubmittedAt != "" {
+			s.fail(w, r, errStatus(http.StatusForbidden, "client_ip, user_agent and submitted_at may only be set with the site's API key"))
+			return
+		}
+		in.ClientIP = s.clientIP(r)
+		in.UserAgent = r.UserAgent()
+	}
+	if isForm {
+		if redirect == "" {
+			redirect = site.Settings.ThankYouURL
+		} else if !site.AllowsOrigin(originOf(redirect)) {
+			s.fail(w, r, model.Invalid("_redirect", "must be a URL on one of the site's origins"))
+			return
+		}
+	}
+	lead, _, err := s.app.Submit(r.Context(), site, in)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if isForm {
+		if redirect != "" {
+			http.Redirect(w, r, redirect, http.StatusSeeOther)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, "<!doctype html><meta charset=utf-8><title>Thank you</title><p>Thank you. We received your message.</p>\n")
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": string(lead.ID), "event_id": lead.EventID})
+}
+
+// readLead parses a lead from JSON (application/json, or text/plain, which
+// browsers may send without a preflight) or from a form post.
+func readLead(r *http.Request) (in *app.LeadInput, site, redirect string, isForm bool, err error) {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json", "text/plain":
+		var body leadBody
+		if err := decodeJSON(r, &body); err != nil {
+			return nil, "", "", false, err
+		}
+		site = body.Site
+		if site == "" {
+			site = r.URL.Query().Get("site")
+		}
+		return &body.LeadInput, site, "", false, nil
+	case "application/x-www-form-urlencoded", "multipart/form-data":
+		in, site, redirect, err := readLeadForm(r, ct)
+		return in, site, redirect, true, err
+	case "":
+		return nil, "", "", false, errStatus(http.StatusUnsupportedMediaType, "set Content-Type: application/json or a form type")
+	}
+	return nil, "", "", false, errStatus(http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %q: want application/json or a form post", ct))
+}
+
+// decodeJSON reads one JSON object from the body, refusing invalid UTF-8
+// (Go's decoder would silently replace it), unknown fields and trailing data.
+func decodeJSON(r *http.Request, v any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	if !utf8.Valid(b) {
+		return model.Invalid("", "the body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			return model.Invalid(te.Field, "has the wrong type: want "+te.Type.String())
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return model.Invalid(strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "unknown field")
+		case errors.Is(err, io.EOF):
+			return model.Invalid("", "the body is empty: want a JSON object")
+		}
+		return model.Invalid("", "malformed JSON: "+err.Error())
+	}
+	if dec.More() {
+		return model.Invalid("", "malformed JSON: data after the object")
+	}
+	return nil
+}
+
+// formFields maps a form's field names to the lead's; any other field is
+// kept in Fields as it came.
+var formFields = map[string]func(in *app.LeadInput, v string) error{
+	"event_id":   func(in *app.LeadInput, v string) error { in.EventID = v; return nil },
+	"email":      func(in *app.LeadInput, v string) error { in.Email = v; return nil },
+	"phone":      func(in *app.LeadInput, v string) error { in.Phone = v; return nil },
+	"name":       func(in *app.LeadInput, v string) error { in.Name = v; return nil },
+	"first_name": func(in *app.LeadInput, v string) error { in.FirstName = v; return nil },
+	"last_name":  func(in *app.LeadInput, v string) error { in.LastName = v; return nil },
+	"message":    func(in *app.LeadInput, v string) error { in.Message = v; return nil },
+	"page_url":   func(in *app.LeadInput, v string) error { in.PageURL = v; return nil },
+	"referrer":   func(in *app.LeadInput, v string) error { in.Referrer = v; return nil },
+	"fbc":        func(in *app.LeadInput, v string) error { in.FBC = v; return nil },
+	"fbp":        func(in *app.LeadInput, v string) error { in.FBP = v; return nil },
+	"fbclid":     func(in *app.LeadInput, v string) error { in.FBClid = v; return nil },
+	"gclid":      func(in *app.LeadInput, v string) error { in.GClid = v; return nil },
+	"external_id": func(in *app.LeadInput, v string) error {
+		in.ExternalID = v
+		return nil
+	},
+	"lead_id":      func(in *app.LeadInput, v string) error { in.LeadAdsID = v; return nil },
+	"visitor_id":   func(in *app.LeadInput, v string) error { in.VisitorID = v; return nil },
+	"hp":           func(in *app.LeadInput, v string) error { in.Honeypot = v; return nil },
+	"client_ip":    func(in *app.LeadInput, v string) error { in.ClientIP = v; return nil },
+	"user_agent":   func(in *app.LeadInput, v string) error { in.UserAgent = v; return nil },
+	"submitted_at": func(in *app.LeadInput, v string) error { in.SubmittedAt = v; return nil },
+	"consent": func(in *app.LeadInput, v string) error {
+		var b bool
+		switch strings.ToLower(v) {
+		case "1", "true", "on", "yes":
+			b = true
+		case "0", "false", "off", "no":
+		default:
+			return model.Invalid("consent", "want true or false")
+		}
+		in.Consent = &b
+		return nil
+	},
+	"fill_ms": func(in *app.LeadInput, v string) error {
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return model.Invalid("fill_ms", "want whole milliseconds")
+		}
+		in.FillMS = &n
+		return nil
+	},
+}
+
+func readLeadForm(r *http.Request, ct string) (in *app.LeadInput, site, redirect string, err error) {
+	if ct == "multipart/form-data" {
+		err = r.ParseMultipartForm(maxBody)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, "", "", err
+		}
+		return nil, "", "", model.Invalid("", "malformed form body")
+	}
+	in = &app.LeadInput{}
+	for name, vals := range r.PostForm {
+		v := strings.Join(vals, ", ")
+		if !utf8.ValidString(name) || !utf8.ValidString(v) {
+			return nil, "", "", model.Invalid(name, "is not valid UTF-8")
+		}
+		switch {
+		case name == "site":
+			site = v
+		case name == "_redirect":
+			redirect = v
+		case strings.HasPrefix(name, "_"):
+		case formFields[name] != nil:
+			if err := formFields[name](in, v); err != nil {
+				return nil, "", "", err
+			}
+		default:
+			if in.Fields == nil {
+				in.Fields = map[string]string{}
+			}
+			in.Fields[name] = v
+		}
+	}
+	if site == "" {
+		site = r.URL.Query().Get("site")
+	}
+	return in, site, redirect, nil
+}
+
+// site returns the named site, or a 400 naming the problem.
+func (s *Server) site(r *http.Request, id string) (*model.Site, error) {
+	if id == "" {
+		return nil, model.Invalid("site", "required: the id of the site this lead is for")
+	}
+	site, err := s.db.SiteByID(r.Context(), model.SiteID(id))
+	if errors.Is(err, model.ErrNotFound) {
+		return nil, model.Invalid("site", fmt.Sprintf("unknown site %q", id))
+	}
+	return site, err
+}
+
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
+}
+
+// leadView is a lead as the API shows it.
+type leadView struct {
+	*model.Lead
+	History    []model.HistoryEntry `json:"history"`
+	Deliveries []deliveryView       `json:"deliveries"`
+}
+
+type deliveryView struct {
+	Kind      string          `json:"kind"`
+	EventName string          `json:"event_name"`
+	EventID   string          `json:"event_id"`
+	State     string          `json:"state"`
+	Attempts  int             `json:"attempts"`
+	LastError string          `json:"last_error,omitempty"`
+	Response  json.RawMessage `json:"response,omitempty"`
+	SentAt    *time.Time      `json:"sent_at,omitempty"`
+}
+
+// leadGet shows a lead of the key's site as stored, with its history and
+// deliveries.
+func (s *Server) leadGet(w http.ResponseWriter, r *http.Request) {
+	site := siteFrom(r.Context())
+	lead, err := s.db.LeadByID(r.Context(), model.LeadID(r.PathValue("id")))
+	if err == nil && lead.SiteID != site.ID {
+		err = model.ErrNotFound
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	hist, err := s.db.HistoryByLead(r.Context(), lead.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	dels, err := s.db.DeliveriesByLead(r.Context(), lead.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := leadView{Lead: lead, History: nonNil(hist), Deliveries: []deliveryView{}}
+	for _, d := range dels {
+		v.Deliveries = append(v.Deliveries, deliveryView{Kind: d.Kind, EventName: d.EventName, EventID: d.EventID,
+			State: string(d.State), Attempts: d.Attempts, LastError: d.LastError, Response: d.Response, SentAt: d.SentAt})
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

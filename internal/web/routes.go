@@ -1,0 +1,23 @@
+package web
+
+import "net/http"
+
+// routes is the map of the application: every route, with its middleware.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	public := func(h http.HandlerFunc) http.Handler { return s.cors(limitBody(h)) }
+	api := func(h http.HandlerFunc) http.Handler { return limitBody(s.requireAPIKey(h)) }
+
+	// Operations.
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+
+	// Public, browser-facing.
+	mux.Handle("POST /v1/leads", public(s.leadCreate))
+	mux.Handle("OPTIONS /v1/leads", public(s.preflight))
+
+	// API (site API key).
+	mux.Handle("GET /v1/leads/{id}", api(s.leadGet))
+
+	return s.recoverPanics(s.logRequests(mux))
+}
