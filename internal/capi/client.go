@@ -186,10 +186,12 @@ type sendError struct {
 	token    string
 }
 
+// Error names the endpoint and the cause, never the token.
 func (e *sendError) Error() string {
 	return "capi send to " + e.endpoint + ": " + scrub(e.err, e.token).Error()
 }
 
+// Unwrap returns the cause, for Classify.
 func (e *sendError) Unwrap() error { return e.err }
 
 // scrub removes the access token from an error's text (net/http errors quote

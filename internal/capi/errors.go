@@ -30,6 +30,7 @@ const (
 	ClassAuth
 )
 
+// String names the class.
 func (c Class) String() string {
 	switch c {
 	case ClassNone:
@@ -65,6 +66,7 @@ type APIError struct {
 	RetryAfter time.Duration `json:"-"`
 }
 
+// Error gives status, code, subcode, type, messages and fbtrace_id.
 func (e *APIError) Error() string {
 	s := fmt.Sprintf("meta: HTTP %d, code %d", e.Status, e.Code)
 	if e.Subcode != 0 {

@@ -70,13 +70,10 @@ type UserData struct {
 	FBLoginID      string      `json:"fb_login_id,omitempty"`
 }
 
-// hashed returns the hashed keys by field name, for checks.
-func (u *UserData) hashed() map[string][]string {
-	return map[string][]string{
-		FieldEmail: u.Email, FieldPhone: u.Phone, FieldFirstName: u.FirstName, FieldLastName: u.LastName,
-		FieldGender: u.Gender, FieldBirthDate: u.DateOfBirth, FieldCity: u.City, FieldState: u.State,
-		FieldZip: u.Zip, FieldCountry: u.Country, FieldExternalID: u.ExternalID,
-	}
+// hashedLists returns the hashed keys in the order of HashedFields.
+func (u *UserData) hashedLists() [11][]string {
+	return [11][]string{u.Email, u.Phone, u.FirstName, u.LastName, u.Gender, u.DateOfBirth,
+		u.City, u.State, u.Zip, u.Country, u.ExternalID}
 }
 
 // BuildParams are the inputs of BuildLeadEvent. Only Site and Lead are

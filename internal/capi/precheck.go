@@ -35,6 +35,7 @@ type PrecheckError struct {
 	Detail string
 }
 
+// Error names the rule and the detail.
 func (e *PrecheckError) Error() string {
 	return "capi precheck: " + e.Rule + ": " + e.Detail
 }
@@ -97,11 +98,10 @@ func Precheck(e *Event, now time.Time) error {
 			return failed(RuleFBP, "%v", err)
 		}
 	}
-	hashed := u.hashed()
-	for _, f := range HashedFields() {
-		for _, v := range hashed[f] {
+	for i, list := range u.hashedLists() {
+		for _, v := range list {
 			if !IsSHA256Hex(v) {
-				return failed(RuleHashed, "%s value is not 64 lowercase hex", f)
+				return failed(RuleHashed, "%s value is not 64 lowercase hex", HashedFields()[i])
 			}
 		}
 	}

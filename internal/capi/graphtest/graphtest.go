@@ -56,14 +56,14 @@ type Fault int
 
 // The faults.
 const (
-	FaultNone        Fault = iota
-	FaultServerError       // HTTP 500, code 2, is_transient
-	FaultThrottle17        // code 17, user request limit reached
-	FaultThrottle613       // code 613, rate limit exceeded
-	FaultThrottle80004     // code 80004, too many calls to the ad account
-	FaultHang              // no answer until the client gives up or the server closes
-	FaultDrop              // the connection is closed without an answer
-	FaultAuth              // code 190, the token has expired
+	FaultNone          Fault = iota
+	FaultServerError         // HTTP 500, code 2, is_transient
+	FaultThrottle17          // code 17, user request limit reached
+	FaultThrottle613         // code 613, rate limit exceeded
+	FaultThrottle80004       // code 80004, too many calls to the ad account
+	FaultHang                // no answer until the client gives up or the server closes
+	FaultDrop                // the connection is closed without an answer
+	FaultAuth                // code 190, the token has expired
 )
 
 // Received is one accepted event.
@@ -449,7 +449,7 @@ func check(raw json.RawMessage, now time.Time) (event, int, string) {
 	}
 	strong := false
 	for _, k := range []string{"em", "ph", "external_id", "fbc", "fbp", "lead_id", "ctwa_clid", "subscription_id", "fb_login_id"} {
-		if _, ok := ev.UserData[k]; ok {
+		if v := string(ev.UserData[k]); v != "" && v != "null" && v != `""` && v != "[]" {
 			strong = true
 		}
 	}
