@@ -1,0 +1,278 @@
+package qualify
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RulesVersion names the rule set; it is stored with every decision so a
+// decision can be explained and replayed. Bump it whenever a rule, a default
+// weight or a built-in list changes.
+const RulesVersion = "2026-12-02.1"
+
+// The reason codes the rules give. They are stable: stored decisions, site
+// weights and dashboards refer to them.
+const (
+	CodeHoneypot        = "HONEYPOT"
+	CodeDuplicate       = "DUPLICATE"
+	CodeTokenForged     = "TOKEN_FORGED"
+	CodeTokenReplayed   = "TOKEN_REPLAYED"
+	CodeTokenExpired    = "TOKEN_EXPIRED"
+	CodeFillTooFast     = "FILL_TOO_FAST"
+	CodeFillTimeMissing = "FILL_TIME_MISSING"
+	CodePhoneInvalid    = "PHONE_INVALID"
+	CodePhonePattern    = "PHONE_PATTERN"
+	CodePhoneFictional  = "PHONE_FICTIONAL"
+	CodePhonePremium    = "PHONE_PREMIUM"
+	CodePhoneBusiness   = "PHONE_BUSINESS"
+	CodePhoneMissing    = "PHONE_MISSING"
+	CodeNoValidContact  = "NO_VALID_CONTACT"
+	CodeEmailInvalid    = "EMAIL_INVALID"
+	CodeEmailDisposable = "EMAIL_DISPOSABLE"
+	CodeTestEntry       = "TEST_ENTRY"
+	CodeGibberish       = "GIBBERISH"
+	CodeVendorPitch     = "VENDOR_PITCH"
+	CodeJobApplication  = "JOB_APPLICATION"
+	CodeMessageHasLink  = "MESSAGE_HAS_LINK"
+	CodePriceOnly       = "PRICE_ONLY"
+	CodeNoMessage       = "NO_MESSAGE"
+)
+
+// The reason codes ApplyEvidence adds (0 points: they explain a verdict
+// change, they do not score).
+const (
+	CodeEvidenceWhatsApp = "EVIDENCE_WHATSAPP_REPLY"
+	CodeEvidenceCall     = "EVIDENCE_CALL"
+	CodeOwnerCustomer    = "OWNER_CUSTOMER"
+	CodeOwnerJunk        = "OWNER_JUNK"
+)
+
+// Rule describes one scoring rule: its code, default points, whether it
+// forces junk, and whether it holds a lead at least in review whatever the
+// thresholds.
+type Rule struct {
+	Code   string
+	Points int
+	Final  bool
+	// AtLeastReview rules mark leads that must not be forwarded unconfirmed
+	// (missing contact, the grey area) even if a site raises review_from.
+	AtLeastReview bool
+}
+
+// ruleTable is the rule set in the order reasons are given.
+var ruleTable = [...]Rule{
+	{Code: CodeHoneypot, Points: 100, Final: true},
+	{Code: CodeDuplicate, Points: 70, Final: true},
+	{Code: CodeTokenForged, Points: 80},
+	// A replayed token may be a person pressing back and sending again:
+	// review alone, junk with anything else.
+	{Code: CodeTokenReplayed, Points: 60},
+	{Code: CodeTokenExpired, Points: 10},
+	// Under a quarter of the minimum it gives half as much again (75).
+	{Code: CodeFillTooFast, Points: 50},
+	{Code: CodeFillTimeMissing, Points: 10},
+	{Code: CodePhoneInvalid, Points: 50},
+	{Code: CodePhonePattern, Points: 70},
+	{Code: CodePhoneFictional, Points: 70},
+	{Code: CodePhonePremium, Points: 60},
+	// A company line (Turkey's 444 and 850, toll-free, shared-cost) reaches
+	// a switchboard, not a person: a supplier or a B2B enquiry, held for
+	// review, not junk.
+	{Code: CodePhoneBusiness, Points: 35},
+	{Code: CodePhoneMissing, Points: 40, AtLeastReview: true},
+	{Code: CodeNoValidContact, Points: 20, AtLeastReview: true},
+	{Code: CodeEmailInvalid, Points: 40},
+	{Code: CodeEmailDisposable, Points: 50},
+	{Code: CodeTestEntry, Points: 70},
+	// Each further field typed without meaning adds half again.
+	{Code: CodeGibberish, Points: 50},
+	// One phrase is review; each further phrase adds half again, so two
+	// phrases, or one and a link, are junk.
+	{Code: CodeVendorPitch, Points: 50},
+	{Code: CodeJobApplication, Points: 50},
+	{Code: CodeMessageHasLink, Points: 20},
+	// The grey area: only when no usable e-mail was left.
+	{Code: CodePriceOnly, Points: 35, AtLeastReview: true},
+	{Code: CodeNoMessage, Points: 35, AtLeastReview: true},
+}
+
+// DefaultRules returns the rule set with default points, in the order reasons are
+// given.
+func DefaultRules() []Rule { return append([]Rule(nil), ruleTable[:]...) }
+
+func ruleIndex(code string) int {
+	for i := range ruleTable {
+		if ruleTable[i].Code == code {
+			return i
+		}
+	}
+	return -1
+}
+
+// messages holds each reason's message per language; {key} is replaced by
+// the evidence value of that key.
+var messages = map[string][2]string{ // code -> {en, tr}
+	CodeHoneypot: {
+		"A hidden field people cannot see was filled in (bots fill every field).",
+		"Ziyaretçilerin görmediği gizli alan doldurulmuş (botlar her alanı doldurur).",
+	},
+	CodeDuplicate: {
+		"The same person ({match}) already sent lead {lead_id}.",
+		"Aynı kişi ({match}) daha önce {lead_id} numaralı talebi göndermiş.",
+	},
+	CodeTokenForged: {
+		"The form token was not signed by this server.",
+		"Form anahtarı bu sunucu tarafından imzalanmamış.",
+	},
+	CodeTokenReplayed: {
+		"The form token was already used by another submission.",
+		"Form anahtarı daha önce başka bir gönderimde kullanılmış.",
+	},
+	CodeTokenExpired: {
+		"The form token had expired (the page was open for a long time).",
+		"Form anahtarının süresi dolmuş (sayfa uzun süre açık kalmış).",
+	},
+	CodeFillTooFast: {
+		"The form was filled in {fill_ms} ms; a person needs at least {min_ms} ms.",
+		"Form {fill_ms} ms içinde doldurulmuş; bir insan en az {min_ms} ms harcar.",
+	},
+	CodeFillTimeMissing: {
+		"The page did not report how long filling the form took.",
+		"Formun ne kadar sürede doldurulduğu bilinmiyor.",
+	},
+	CodePhoneInvalid: {
+		"The phone number is not a valid number ({problem}, region {region}).",
+		"Telefon numarası geçerli değil ({problem}, bölge {region}).",
+	},
+	CodePhonePattern: {
+		"The phone number is a made-up pattern ({pattern} in the {part}).",
+		"Telefon numarası uydurma bir desen ({part}: {pattern}).",
+	},
+	CodePhoneFictional: {
+		"The phone number is in a range reserved for films and examples ({range}).",
+		"Telefon numarası film ve örnekler için ayrılmış bir aralıkta ({range}).",
+	},
+	CodePhonePremium: {
+		"The phone number is a premium-rate line, not a person's.",
+		"Telefon numarası kişisel değil, ücretli (premium) bir hat.",
+	},
+	CodePhoneBusiness: {
+		"The phone number is a company line ({type}), not a person's.",
+		"Telefon numarası kişisel değil, kurumsal bir hat ({type}).",
+	},
+	CodePhoneMissing: {
+		"Neither a phone number nor an e-mail address was given.",
+		"Ne telefon numarası ne de e-posta adresi verilmiş.",
+	},
+	CodeNoValidContact: {
+		"No usable phone number or e-mail address: the person cannot be reached.",
+		"Kullanılabilir bir telefon ya da e-posta yok: kişiye ulaşılamaz.",
+	},
+	CodeEmailInvalid: {
+		"The e-mail address is impossible ({problem}).",
+		"E-posta adresi geçersiz ({problem}).",
+	},
+	CodeEmailDisposable: {
+		"The e-mail address is at a disposable e-mail provider ({domain}).",
+		"E-posta adresi tek kullanımlık bir sağlayıcıda ({domain}).",
+	},
+	CodeTestEntry: {
+		"A test entry: {fields} ({words}).",
+		"Deneme girişi: {fields} ({words}).",
+	},
+	CodeGibberish: {
+		"Typed without meaning: {fields} ({kinds}).",
+		"Anlamsız giriş: {fields} ({kinds}).",
+	},
+	CodeVendorPitch: {
+		"The message reads like a sales pitch ({phrases}).",
+		"Mesaj bir satış teklifi gibi ({phrases}).",
+	},
+	CodeJobApplication: {
+		"The message reads like a job application ({phrases}).",
+		"Mesaj bir iş başvurusu gibi ({phrases}).",
+	},
+	CodeMessageHasLink: {
+		"The message contains a link.",
+		"Mesajda bağlantı (link) var.",
+	},
+	CodePriceOnly: {
+		"Only asks for a price and left no e-mail: held until the person answers.",
+		"Yalnızca fiyat soruyor ve e-posta bırakmamış: kişi yanıt verene kadar bekletilir.",
+	},
+	CodeNoMessage: {
+		"Says nothing and left no e-mail: held until the person answers.",
+		"Bir şey yazmamış ve e-posta bırakmamış: kişi yanıt verene kadar bekletilir.",
+	},
+	CodeEvidenceWhatsApp: {
+		"The person replied on WhatsApp.",
+		"Kişi WhatsApp'tan yanıt verdi.",
+	},
+	CodeEvidenceCall: {
+		"A call of {duration_s} s took place.",
+		"{duration_s} saniyelik bir görüşme yapıldı.",
+	},
+	CodeOwnerCustomer: {
+		"The owner marked the lead as a real customer.",
+		"İşletme sahibi talebi gerçek müşteri olarak işaretledi.",
+	},
+	CodeOwnerJunk: {
+		"The owner marked the lead as junk.",
+		"İşletme sahibi talebi çöp olarak işaretledi.",
+	},
+}
+
+// Message returns the human message of a reason code in lang ("en" or "tr";
+// anything else gives English), with the evidence values filled in. An
+// unknown code gives the code itself.
+func Message(code, lang string, evidence map[string]any) string {
+	m, ok := messages[code]
+	if !ok {
+		return code
+	}
+	tmpl := m[0]
+	if lang == "tr" {
+		tmpl = m[1]
+	}
+	if strings.IndexByte(tmpl, '{') < 0 {
+		return tmpl
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(tmpl, '{')
+		if i < 0 {
+			b.WriteString(tmpl)
+			return b.String()
+		}
+		j := strings.IndexByte(tmpl[i:], '}')
+		if j < 0 {
+			b.WriteString(tmpl)
+			return b.String()
+		}
+		b.WriteString(tmpl[:i])
+		b.WriteString(evidenceString(evidence[tmpl[i+1:i+j]]))
+		tmpl = tmpl[i+j+1:]
+	}
+}
+
+func evidenceString(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "?"
+	case string:
+		return v
+	case []string:
+		return strings.Join(v, ", ")
+	case []any:
+		s := make([]string, len(v))
+		for i, x := range v {
+			s[i] = fmt.Sprint(x)
+		}
+		return strings.Join(s, ", ")
+	case float64: // evidence read back from JSON
+		if v == float64(int64(v)) {
+			return fmt.Sprint(int64(v))
+		}
+	}
+	return fmt.Sprint(v)
+}

@@ -1,0 +1,624 @@
+// Package qualify owns the scoring rules: pure functions from a lead and its
+// context to explainable reasons, and the verdict they add up to. It also
+// owns how evidence (a WhatsApp reply, a call, the owner's word) changes a
+// verdict, and the word lists the rules read. Nothing in it touches a
+// database or the network: the caller looks up what needs looking up (an
+// earlier lead of the same person, the form token) and passes it in.
+package qualify
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// Defaults of the per-site settings (model.Qualify zero values).
+const (
+	DefaultReviewFrom      = 30
+	DefaultJunkFrom        = 70
+	DefaultMinFillMS       = 2000
+	DefaultDuplicateWindow = 7 * 24 * time.Hour
+	// DefaultReviewTimeout leaves a margin of four hours before Meta's
+	// seven-day limit on an event's age, for the delivery worker to send
+	// the qualified event of a lead confirmed at the last minute.
+	DefaultReviewTimeout = 6*24*time.Hour + 20*time.Hour
+)
+
+// Context is what the caller knows about a lead beyond the lead itself.
+type Context struct {
+	// Now is the time of scoring.
+	Now time.Time
+	// Country is the site's default region (ISO 3166-1, e.g. "TR"): phone
+	// numbers without a country code are read as numbers of it.
+	Country string
+	// Previous is the same person's earlier lead on the site within the
+	// duplicate window, found by the caller, or nil.
+	Previous *Previous
+	// Token is the result of the signed form token check; the zero value
+	// means it was not checked.
+	Token TokenCheck
+}
+
+// Previous is an earlier lead of the same person on the same site.
+type Previous struct {
+	LeadID model.LeadID
+	At     time.Time
+	// Match says what matched: "phone" or "email".
+	Match string
+}
+
+// TokenCheck is the result of checking the server-signed form token.
+type TokenCheck struct {
+	Checked bool
+	Valid   bool
+	// Problem is "forged", "replayed", "expired" or "".
+	Problem string
+	// ServerFillMS is the fill time measured on the server's clock (token
+	// issued to submit), 0 when unknown.
+	ServerFillMS int64
+}
+
+// Rules is one site's compiled rule set. It is immutable and safe for
+// concurrent use.
+type Rules struct {
+	weights         [len(ruleTable)]int
+	reviewFrom      int
+	junkFrom        int
+	minFillMS       int64
+	duplicateWindow time.Duration
+	reviewTimeout   time.Duration
+
+	vendor, job, price, filler, test *phraseMatcher
+	disposable                       map[string]struct{}
+}
+
+var langCode = regexp.MustCompile(`^[a-z]{2,3}$`)
+
+// New compiles a site's qualification settings over lists (nil means
+// DefaultLists). Zero settings take the defaults; a weight of 0 turns a rule
+// off. Every invalid setting is reported, each naming its key.
+func New(s model.Qualify, lists *Lists) (*Rules, error) {
+	if lists == nil {
+		lists = DefaultLists()
+	}
+	r := &Rules{
+		reviewFrom:      or(s.ReviewFrom, DefaultReviewFrom),
+		junkFrom:        or(s.JunkFrom, DefaultJunkFrom),
+		minFillMS:       int64(or(s.MinFillMS, DefaultMinFillMS)),
+		duplicateWindow: time.Duration(s.DuplicateWindow),
+		reviewTimeout:   time.Duration(s.ReviewTimeout),
+		disposable:      lists.disposable,
+	}
+	if r.duplicateWindow == 0 {
+		r.duplicateWindow = DefaultDuplicateWindow
+	}
+	if r.reviewTimeout == 0 {
+		r.reviewTimeout = DefaultReviewTimeout
+	}
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("qualify.%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if r.reviewFrom < 1 || r.reviewFrom > 100 {
+		bad("review_from", "%d is not between 1 and 100", r.reviewFrom)
+	}
+	if r.junkFrom < 1 || r.junkFrom > 100 {
+		bad("junk_from", "%d is not between 1 and 100", r.junkFrom)
+	}
+	if r.reviewFrom > r.junkFrom {
+		bad("review_from", "%d is above junk_from %d", r.reviewFrom, r.junkFrom)
+	}
+	if r.minFillMS < 0 || r.minFillMS > 60000 {
+		bad("min_fill_ms", "%d is not between 0 and 60000", r.minFillMS)
+	}
+	if r.duplicateWindow < 0 || r.duplicateWindow > 366*24*time.Hour {
+		bad("duplicate_window", "%s is not between 0 and 366 days", r.duplicateWindow)
+	}
+	if r.reviewTimeout < 0 || r.reviewTimeout >= model.MaxEventAge {
+		bad("review_timeout", "%s must be positive and under 7 days (Meta refuses older events)", r.reviewTimeout)
+	}
+	for i, rule := range ruleTable {
+		r.weights[i] = rule.Points
+	}
+	for code, w := range s.Weights {
+		i := ruleIndex(code)
+		switch {
+		case i < 0:
+			bad("weights."+code, "unknown reason code")
+		case w < 0 || w > 100:
+			bad("weights."+code, "%d is not between 0 and 100", w)
+		default:
+			r.weights[i] = w
+		}
+	}
+	merged := make(map[string][]string)
+	for _, list := range ListNames() {
+		for _, lang := range lists.Languages(list) {
+			merged[list] = append(merged[list], lists.phrases[list][lang]...)
+		}
+	}
+	for list, langs := range s.Phrases {
+		if _, ok := lists.phrases[list]; !ok && !isList(list) {
+			bad("phrases."+list, "unknown list (want one of %s)", strings.Join(ListNames(), ", "))
+			continue
+		}
+		for lang, phrases := range langs {
+			if !langCode.MatchString(lang) {
+				bad("phrases."+list+"."+lang, "not a language code like tr, en or de")
+				continue
+			}
+			for i, p := range phrases {
+				if _, ok := parsePhrase(p); !ok {
+					bad(fmt.Sprintf("phrases.%s.%s[%d]", list, lang, i), "%q has no words", p)
+				}
+			}
+			merged[list] = append(merged[list], phrases...)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	r.vendor = newPhraseMatcher(merged[ListVendor])
+	r.job = newPhraseMatcher(merged[ListJob])
+	r.price = newPhraseMatcher(merged[ListPrice])
+	r.filler = newPhraseMatcher(merged[ListFiller])
+	r.test = newPhraseMatcher(merged[ListTest])
+	return r, nil
+}
+
+func isList(name string) bool {
+	for _, l := range ListNames() {
+		if l == name {
+			return true
+		}
+	}
+	return false
+}
+
+func or(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// DuplicateWindow is how far back the caller looks for the same person's
+// earlier lead (Context.Previous).
+func (r *Rules) DuplicateWindow() time.Duration { return r.duplicateWindow }
+
+// ReviewTimeout is how long after its submit time a review lead waits for
+// evidence before it expires unconfirmed; always under Meta's 7 days.
+func (r *Rules) ReviewTimeout() time.Duration { return r.reviewTimeout }
+
+// Weight returns the points a reason code gives on this site (0 when the
+// rule is off or the code unknown).
+func (r *Rules) Weight(code string) int {
+	if i := ruleIndex(code); i >= 0 {
+		return r.weights[i]
+	}
+	return 0
+}
+
+// Thresholds returns the scores from which a lead is held for review and
+// from which it is junk.
+func (r *Rules) Thresholds() (reviewFrom, junkFrom int) { return r.reviewFrom, r.junkFrom }
+
+// scoring gathers the reasons of one Score call.
+type scoring struct {
+	r       *Rules
+	reasons []model.Reason
+	floor   bool // an AtLeastReview rule fired
+}
+
+// add gives a reason with points derived from the site's weight for code:
+// points = weight * num / den. A rule whose weight is 0 is off.
+func (s *scoring) add(code string, num, den int, evidence map[string]any) {
+	i := ruleIndex(code)
+	w := s.r.weights[i]
+	if w == 0 {
+		return
+	}
+	pts := min(w*num/den, 100)
+	rule := ruleTable[i]
+	s.floor = s.floor || rule.AtLeastReview
+	s.reasons = append(s.reasons, model.Reason{
+		Code:     code,
+		Points:   pts,
+		Final:    rule.Final,
+		Evidence: evidence,
+		Message:  Message(code, "en", evidence),
+	})
+}
+
+// Score judges a lead: the reasons, the junk score (their points summed and
+// clamped to 0-100) and the verdict. A final reason makes the lead junk
+// whatever the score; a missing contact or a grey-area lead (price-only,
+// says nothing) is held for review at least. Score is pure: the same lead
+// and context give the same decision. lead must not be nil.
+func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
+	s := scoring{r: r, reasons: make([]model.Reason, 0, 4)}
+
+	if strings.TrimSpace(lead.Honeypot) != "" {
+		s.add(CodeHoneypot, 1, 1, map[string]any{"hp_len": len(lead.Honeypot)})
+	}
+	if p := c.Previous; p != nil {
+		ev := map[string]any{"lead_id": string(p.LeadID), "match": p.Match}
+		if !p.At.IsZero() {
+			ev["first_at"] = p.At.UTC().Format(time.RFC3339)
+			if !lead.SubmittedAt.IsZero() {
+				ev["after_s"] = int64(lead.SubmittedAt.Sub(p.At) / time.Second)
+			}
+		}
+		s.add(CodeDuplicate, 1, 1, ev)
+	}
+	r.scoreToken(&s, c.Token)
+	r.scoreFill(&s, lead, c.Token)
+
+	// Contact: phone, e-mail, and whether anything can reach the person.
+	phone := strings.TrimSpace(lead.Phone)
+	email := strings.TrimSpace(lead.Email)
+	phoneOK, emailOK := false, false
+	if phone != "" {
+		pr := checkPhone(phone, strings.ToUpper(strings.TrimSpace(c.Country)))
+		if pr.code != "" {
+			s.add(pr.code, 1, 1, pr.evidence)
+		}
+		phoneOK = pr.usable
+	}
+	var emailLocal string
+	if email != "" {
+		emailOK, emailLocal = r.scoreEmail(&s, email)
+	}
+	switch {
+	case phone == "" && email == "":
+		s.add(CodePhoneMissing, 1, 1, map[string]any{})
+	case !phoneOK && !emailOK:
+		s.add(CodeNoValidContact, 1, 1, map[string]any{})
+	}
+
+	// Text: the name and the message.
+	name := strings.TrimSpace(lead.Name)
+	if name == "" {
+		name = strings.TrimSpace(lead.FirstName + " " + lead.LastName)
+	}
+	var buf [96]string
+	nameWords := tokens(fold(name), buf[:0])
+	rest := buf[:0]
+	if n := len(nameWords); n < len(buf) {
+		rest = buf[n:n]
+	}
+	msgFolded := fold(lead.Message)
+	msgWords := tokens(msgFolded, rest)
+
+	r.scoreTest(&s, nameWords, msgWords, emailLocal)
+	r.scoreGibberish(&s, nameWords, msgWords, emailLocal)
+	r.scorePhrases(&s, CodeVendorPitch, r.vendor, nameWords, msgWords)
+	r.scorePhrases(&s, CodeJobApplication, r.job, nameWords, msgWords)
+	if links := countLinks(msgFolded); links > 0 {
+		s.add(CodeMessageHasLink, 1, 1, map[string]any{"links": links})
+	}
+	if !emailOK {
+		r.scoreGrey(&s, msgWords)
+	}
+
+	return r.decide(s)
+}
+
+// decide adds the reasons up to a decision.
+func (r *Rules) decide(s scoring) model.Decision {
+	score, final := 0, false
+	for _, x := range s.reasons {
+		score += x.Points
+		final = final || x.Final
+	}
+	score = max(0, min(score, 100))
+	v := model.VerdictClean
+	switch {
+	case final || score >= r.junkFrom:
+		v = model.VerdictJunk
+	case score >= r.reviewFrom || s.floor:
+		v = model.VerdictReview
+	}
+	return model.Decision{
+		Verdict:      v,
+		Score:        score,
+		Reasons:      s.reasons,
+		RulesVersion: RulesVersion,
+		DecidedBy:    model.DecidedByRules,
+	}
+}
+
+func (r *Rules) scoreToken(s *scoring, t TokenCheck) {
+	if !t.Checked || t.Valid {
+		return
+	}
+	switch t.Problem {
+	case "replayed":
+		s.add(CodeTokenReplayed, 1, 1, map[string]any{"problem": t.Problem})
+	case "expired":
+		s.add(CodeTokenExpired, 1, 1, map[string]any{"problem": t.Problem})
+	default:
+		// A token that fails its check for any other reason was not made
+		// by us for this form.
+		p := t.Problem
+		if p == "" {
+			p = "forged"
+		}
+		s.add(CodeTokenForged, 1, 1, map[string]any{"problem": p})
+	}
+}
+
+// scoreFill prefers the fill time measured on the server's clock: the
+// browser's figure is whatever the client says.
+func (r *Rules) scoreFill(s *scoring, lead *model.Lead, t TokenCheck) {
+	var ms int64
+	source := ""
+	switch {
+	case t.ServerFillMS > 0:
+		ms, source = t.ServerFillMS, "server"
+	case lead.FillMS != nil:
+		ms, source = *lead.FillMS, "client"
+	default:
+		s.add(CodeFillTimeMissing, 1, 1, map[string]any{})
+		return
+	}
+	if r.minFillMS == 0 || ms >= r.minFillMS {
+		return
+	}
+	ev := map[string]any{"fill_ms": ms, "min_ms": r.minFillMS, "source": source}
+	if ms < r.minFillMS/4 {
+		// No person focuses a form and submits it this fast: half as
+		// many points again.
+		s.add(CodeFillTooFast, 3, 2, ev)
+		return
+	}
+	s.add(CodeFillTooFast, 1, 1, ev)
+}
+
+// scoreEmail judges the address and returns whether it can reach someone,
+// and its folded local part for the text rules.
+func (r *Rules) scoreEmail(s *scoring, email string) (ok bool, local string) {
+	lower := strings.ToLower(email)
+	at := strings.LastIndexByte(lower, '@')
+	if at >= 0 {
+		local = fold(lower[:at])
+	}
+	if p := emailProblem(email); p != "" {
+		// a@b.c and friends are someone trying the form.
+		if at == 1 && strings.IndexByte(lower[at+1:], '.') == 1 {
+			s.add(CodeTestEntry, 1, 1, map[string]any{"fields": []string{"email"}, "words": []string{"single letters"}})
+			return false, ""
+		}
+		s.add(CodeEmailInvalid, 1, 1, map[string]any{"problem": p})
+		return false, local
+	}
+	domain := lower[at+1:]
+	if reservedDomain(domain) {
+		s.add(CodeEmailInvalid, 1, 1, map[string]any{"problem": "reserved example domain"})
+		return false, local
+	}
+	if d, hit := disposableMatch(r.disposable, domain); hit {
+		s.add(CodeEmailDisposable, 1, 1, map[string]any{"domain": d})
+		return false, local
+	}
+	return true, local
+}
+
+// wholeOf reports whether matcher m covers every word, and which phrases it
+// used. Words that are only digits are neutral ("test 123").
+func wholeOf(m *phraseMatcher, words []string) (bool, []string) {
+	if len(words) == 0 {
+		return false, nil
+	}
+	var spanBuf [16]span
+	spans := m.find(words, spanBuf[:0])
+	covered := 0
+	var found []string
+	for _, sp := range spans {
+		covered += sp.end - sp.start
+		found = appendUnique(found, m.phrases[sp.phrase].text)
+	}
+	letters := 0
+	for _, w := range words {
+		if !allDigits(w) {
+			letters++
+		}
+	}
+	return letters > 0 && covered == letters && covered > 0, found
+}
+
+func (r *Rules) scoreTest(s *scoring, name, msg []string, emailLocal string) {
+	var fields, words []string
+	check := func(field string, ws []string) {
+		ws = trimDigits(ws)
+		if ok, found := wholeOf(r.test, ws); ok {
+			fields = append(fields, field)
+			for _, f := range found {
+				words = appendUnique(words, f)
+			}
+		}
+	}
+	check("name", name)
+	check("message", msg)
+	if emailLocal != "" {
+		var buf [8]string
+		check("email", tokens(emailLocal, buf[:0]))
+	}
+	if len(fields) > 0 {
+		s.add(CodeTestEntry, 1, 1, map[string]any{"fields": fields, "words": words})
+	}
+}
+
+// trimDigits drops trailing digits of each word ("test123" -> "test") in a
+// copy when any word changes.
+func trimDigits(ws []string) []string {
+	var out []string
+	for i, w := range ws {
+		t := strings.TrimRight(w, "0123456789")
+		if t == w || t == "" {
+			if out != nil {
+				out = append(out, w)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]string, 0, len(ws)), ws[:i]...)
+		}
+		out = append(out, t)
+	}
+	if out == nil {
+		return ws
+	}
+	return out
+}
+
+func (r *Rules) scoreGibberish(s *scoring, name, msg []string, emailLocal string) {
+	var fields, kinds []string
+	hit := func(field, kind string) {
+		fields = append(fields, field)
+		kinds = append(kinds, kind)
+	}
+	// Name: only single letters ("a", "x y"), or a word typed without
+	// meaning. An initial next to a real name ("Mehmet Ö.") is fine.
+	if len(name) > 0 {
+		single, digits := true, true
+		kind := ""
+		for _, w := range name {
+			single = single && len([]rune(w)) == 1 && !allDigits(w)
+			digits = digits && allDigits(w)
+			if kind == "" {
+				kind = mash(strings.TrimRight(w, "0123456789"), 4)
+			}
+		}
+		switch {
+		case digits:
+			hit("name", "digits")
+		case single:
+			hit("name", "one_letter")
+		case kind != "":
+			hit("name", kind)
+		}
+	}
+	// Message: every word of three letters or more is typed without
+	// meaning. Short words and texting abbreviations ("mrb", "slm") are
+	// not judged.
+	judged, mashed, kind := 0, 0, ""
+	for _, w := range msg {
+		if len(w) < 3 || allDigits(w) {
+			continue
+		}
+		judged++
+		if k := mash(w, 5); k != "" {
+			mashed++
+			kind = k
+		}
+	}
+	if judged > 0 && mashed == judged {
+		hit("message", kind)
+	}
+	if emailLocal != "" {
+		var buf [8]string
+		for _, w := range tokens(emailLocal, buf[:0]) {
+			if k := mash(strings.TrimRight(w, "0123456789"), 0); k != "" {
+				hit("email", k)
+				break
+			}
+		}
+	}
+	if len(fields) > 0 {
+		// One field: the weight; each further field adds half.
+		s.add(CodeGibberish, len(fields)+1, 2, map[string]any{"fields": fields, "kinds": kinds})
+	}
+}
+
+// scorePhrases gives code when m finds phrases in the name or the message:
+// the weight for the first phrase, half of it again for each further one.
+func (r *Rules) scorePhrases(s *scoring, code string, m *phraseMatcher, name, msg []string) {
+	var spanBuf [16]span
+	spans := m.find(name, spanBuf[:0])
+	spans = m.find(msg, spans)
+	if len(spans) == 0 {
+		return
+	}
+	var found []string
+	for _, sp := range spans {
+		found = appendUnique(found, m.phrases[sp.phrase].text)
+	}
+	n := min(len(found), 5)
+	s.add(code, n+1, 2, map[string]any{"phrases": found[:n]})
+}
+
+// scoreGrey holds a lead that left no usable e-mail and either says nothing
+// (only greetings and politeness) or only asks for a price (price words,
+// filler and at most one other word, the thing priced): it may be a real
+// person, but nothing yet shows it, so it waits for a reply or a call.
+func (r *Rules) scoreGrey(s *scoring, msg []string) {
+	if len(msg) == 0 {
+		s.add(CodeNoMessage, 1, 1, map[string]any{"empty": true})
+		return
+	}
+	if len(msg) > 64 {
+		return
+	}
+	var covered [64]bool
+	var spanBuf [16]span
+	var priceWords []string
+	for _, sp := range r.price.find(msg, spanBuf[:0]) {
+		for i := sp.start; i < sp.end; i++ {
+			covered[i] = true
+		}
+		priceWords = appendUnique(priceWords, r.price.phrases[sp.phrase].text)
+	}
+	for _, sp := range r.filler.find(msg, spanBuf[:0]) {
+		for i := sp.start; i < sp.end; i++ {
+			covered[i] = true
+		}
+	}
+	other := 0
+	for i, w := range msg {
+		if !covered[i] && !allDigits(w) {
+			other++
+		}
+	}
+	switch {
+	case len(priceWords) > 0 && other <= 1:
+		// "fiyat?", and also "implant fiyatı ne kadar": the price of one
+		// named thing is still only a price question.
+		s.add(CodePriceOnly, 1, 1, map[string]any{"phrases": priceWords})
+	case other == 0:
+		s.add(CodeNoMessage, 1, 1, map[string]any{"empty": false})
+	}
+}
+
+// countLinks counts web links in folded text.
+func countLinks(folded string) int {
+	n := 0
+	for _, p := range [...]string{"http://", "https://", "www."} {
+		n += strings.Count(folded, p)
+	}
+	// "https://www.x" is one link.
+	n -= strings.Count(folded, "://www.")
+	return n
+}
+
+func allDigits(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}

@@ -1,0 +1,195 @@
+package qualify
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// fold lower-cases s with Turkish casing (İ and I both become i, so that
+// "İŞ BAŞVURUSU", "iş başvurusu" and "is basvurusu" compare equal) and strips
+// the diacritics of the languages we read, so matching tolerates both
+// keyboards without Turkish or German letters and people who use them.
+func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			b.WriteByte(byte(r))
+		case r == 'ß':
+			b.WriteString("ss")
+		default:
+			if f, ok := foldMap[r]; ok {
+				b.WriteByte(f)
+			} else {
+				b.WriteRune(unicode.ToLower(r))
+			}
+		}
+	}
+	return b.String()
+}
+
+// foldMap maps accented and Turkish letters to their plain ASCII letter. It is
+// never written after package initialisation.
+var foldMap = func() map[rune]byte {
+	m := make(map[rune]byte)
+	add := func(letters string, to byte) {
+		for _, r := range letters {
+			m[r] = to
+		}
+	}
+	add("İıÌÍÎÏìíîï", 'i')
+	add("ŞşŚśŠš", 's')
+	add("ĞğĜĝ", 'g')
+	add("ÇçĆćČč", 'c')
+	add("ÖöØøÒÓÔÕòóôõŒœ", 'o')
+	add("ÜüÙÚÛùúûŪū", 'u')
+	add("ÄäÀÁÂÃÅàáâãåĀā", 'a')
+	add("ÉéÈèÊêËëĒēĘę", 'e')
+	add("Ññ", 'n')
+	add("Ýýÿ", 'y')
+	add("Łł", 'l')
+	add("Žž", 'z')
+	return m
+}()
+
+// tokens splits folded text into words: runs of letters and digits. An
+// apostrophe ends a word, so the Turkish suffix in "CV'mi" or "Google'da"
+// becomes a word of its own and the stem still matches.
+func tokens(folded string, dst []string) []string {
+	start := -1
+	for i, r := range folded {
+		word := r < utf8.RuneSelf && (('a' <= r && r <= 'z') || ('0' <= r && r <= '9')) ||
+			r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
+		if word {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			dst = append(dst, folded[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, folded[start:])
+	}
+	return dst
+}
+
+// isVowel reports whether a folded letter is a vowel (y counts, as in Glyn).
+func isVowel(b byte) bool {
+	switch b {
+	case 'a', 'e', 'i', 'o', 'u', 'y':
+		return true
+	}
+	return false
+}
+
+// keyboardRows are the letter rows of QWERTY, QWERTZ, AZERTY and Turkish Q
+// keyboards, folded.
+var keyboardRows = [...]string{
+	"qwertyuiop", "asdfghjkl", "zxcvbnm",
+	"qwertzuiop", "yxcvbnm",
+	"azertyuiop", "qsdfghjklm", "wxcvbn",
+	"qwertyuiopgu", "asdfghjklsi", "zxcvbnmoc",
+}
+
+// mash tells why a folded word looks typed without meaning, or "": a short
+// unit repeated, five neighbouring keys, or (when noVowelLen > 0) that many
+// letters without a vowel.
+func mash(w string, noVowelLen int) string {
+	if len(w) < 3 {
+		return ""
+	}
+	letters, vowels := 0, 0
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'a' <= c && c <= 'z' {
+			letters++
+			if isVowel(c) {
+				vowels++
+			}
+		}
+	}
+	if letters < len(w) {
+		return "" // digits or non-ASCII letters: not judged
+	}
+	if repeatedUnit(w) {
+		return "repeated"
+	}
+	if keyboardRun(w, 5) {
+		return "keyboard"
+	}
+	if noVowelLen > 0 && letters >= noVowelLen && vowels == 0 {
+		return "no_vowels"
+	}
+	return ""
+}
+
+// repeatedUnit reports whether w is one short unit said again and again:
+// "aaaa", "asdasd", "hjhjhj".
+func repeatedUnit(w string) bool {
+	for unit := 1; unit <= 3; unit++ {
+		if len(w) < 3*unit || len(w)%unit != 0 {
+			continue
+		}
+		ok := true
+		for i := unit; i < len(w); i++ {
+			if w[i] != w[i-unit] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// keyAdjacent has bit b of entry a set when letters a and b sit next to
+// each other on a row of one of keyboardRows. It is built once and never
+// written afterwards.
+var keyAdjacent = func() (adj [26]uint32) {
+	for _, row := range keyboardRows {
+		for i := 1; i < len(row); i++ {
+			a, b := row[i-1]-'a', row[i]-'a'
+			adj[a] |= 1 << b
+			adj[b] |= 1 << a
+		}
+	}
+	return adj
+}()
+
+// keyboardRun reports whether w (folded letters a-z) holds n or more
+// neighbouring keys in a row, either way: "asdfg", "poiuy".
+func keyboardRun(w string, n int) bool {
+	run := 1
+	for i := 1; i < len(w); i++ {
+		if keyAdjacent[w[i-1]-'a']&(1<<(w[i]-'a')) != 0 {
+			run++
+			if run >= n {
+				return true
+			}
+		} else {
+			run = 1
+		}
+	}
+	return false
+}
