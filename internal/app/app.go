@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -16,13 +18,18 @@ type Options struct {
 	Store  *store.DB
 	Logger *slog.Logger
 	Now    func() time.Time
+	// Lists are the word lists and disposable domains of the rules; nil
+	// means the embedded ones.
+	Lists *qualify.Lists
 }
 
 // Service runs the use cases.
 type Service struct {
-	db  *store.DB
-	log *slog.Logger
-	now func() time.Time
+	db         *store.DB
+	log        *slog.Logger
+	now        func() time.Time
+	rulesCache rulesCache
+	ids        model.IDGen
 }
 
 // New returns a Service.
@@ -33,5 +40,8 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: o.Store, log: o.Logger, now: o.Now}
+	if o.Lists == nil {
+		o.Lists = qualify.DefaultLists()
+	}
+	return &Service{db: o.Store, log: o.Logger, now: o.Now, rulesCache: rulesCache{lists: o.Lists}}
 }

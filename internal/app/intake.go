@@ -11,6 +11,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -71,12 +72,16 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 		if !errors.Is(err, model.ErrNotFound) {
 			return err
 		}
-		lead.Decision = s.judge(ctx, tx, site, lead, now)
+		d, err := s.judge(ctx, tx, site, lead, now, qualify.TokenCheck{})
+		if err != nil {
+			return err
+		}
+		lead.Decision = d
 		if err := tx.LeadInsert(ctx, lead); err != nil {
 			return err
 		}
 		if err := tx.HistoryInsert(ctx, &model.HistoryEntry{
-			ID: model.NewID("h_", now), LeadID: lead.ID, At: now, Kind: model.HistoryVerdict,
+			ID: s.ids.New("h_", now), LeadID: lead.ID, At: now, Kind: model.HistoryVerdict,
 			Data: map[string]any{"verdict": lead.Verdict, "score": lead.Score, "decided_by": lead.DecidedBy},
 		}); err != nil {
 			return err
@@ -88,11 +93,6 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 		return nil, false, err
 	}
 	return lead, created, nil
-}
-
-// judge decides a new lead's verdict.
-func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time) model.Decision {
-	return model.Decision{Verdict: model.VerdictClean, Reasons: []model.Reason{}, DecidedBy: model.DecidedByRules}
 }
 
 // enqueueLead queues the lead's events for Meta.
@@ -115,7 +115,7 @@ func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) 
 		return v
 	}
 	l := &model.Lead{
-		ID:          model.LeadID(model.NewID("ld_", now)),
+		ID:          model.LeadID(s.ids.New("ld_", now)),
 		SiteID:      site.ID,
 		EventID:     check("event_id", in.EventID, maxEventID),
 		VisitorID:   check("visitor_id", in.VisitorID, maxShort),

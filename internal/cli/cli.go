@@ -34,6 +34,7 @@ func commands() []command {
 		{"serve", "run the server", serve},
 		{"migrate", "bring the database schema up to date", migrate},
 		{"config", "check the configuration and show it with secrets masked", configCmd},
+		{"score", "judge a lead read from stdin with a site's rules; nothing is stored or sent", score},
 	}
 }
 

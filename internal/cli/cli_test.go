@@ -225,3 +225,33 @@ func TestMigrateAndConfigCommands(t *testing.T) {
 		t.Errorf("help: %d %s", code, out)
 	}
 }
+
+func TestScoreCommand(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dir)), 0o600)
+	getenv := func(k string) string { return map[string]string{"DENT_KEY": dentKey}[k] }
+	var out, errOut bytes.Buffer
+	lead := `{"name":"asdf","email":"test@mailinator.com","phone":"555 555 55 55","message":"test","fill_ms":400}`
+	code := cli.Run(context.Background(), []string{"cleanads", "score", "--config", cfg, "--site", "dent"}, getenv, strings.NewReader(lead), &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var d struct {
+		Verdict string `json:"verdict"`
+		Score   int    `json:"score"`
+		Reasons []struct {
+			Code string `json:"code"`
+		} `json:"reasons"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &d); err != nil || d.Verdict != "junk" || d.Score != 100 || len(d.Reasons) < 3 {
+		t.Errorf("score output: %s (%v)", out.String(), err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cleanads.db")); err == nil {
+		t.Error("score created a database")
+	}
+	code = cli.Run(context.Background(), []string{"cleanads", "score", "--config", cfg, "--site", "nope"}, getenv, strings.NewReader(lead), &out, &errOut)
+	if code != 1 {
+		t.Errorf("unknown site: exit %d", code)
+	}
+}

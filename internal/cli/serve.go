@@ -11,6 +11,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/config"
+	"github.com/cleanads/cleanads/internal/jobs"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/web"
@@ -51,7 +52,24 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now})
+	lists, err := qualifyLists(c)
+	if err != nil {
+		return err
+	}
+	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists})
+	periodic := jobs.New(jobs.Options{Logger: log, Jobs: []jobs.Job{
+		{Name: "expire-reviews", Every: time.Minute, Run: func(ctx context.Context) error {
+			n, err := svc.ExpireReviews(ctx)
+			if n > 0 {
+				log.Info("review leads expired unconfirmed", "count", n)
+			}
+			return err
+		}},
+	}})
+	if err := periodic.Start(ctx); err != nil {
+		return err
+	}
+	defer periodic.Stop(context.WithoutCancel(ctx))
 	handler := web.New(web.Options{App: svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies}).Handler()
 
 	ln, err := net.Listen("tcp", c.Listen)

@@ -37,7 +37,10 @@ type Config struct {
 	SecretKey     string `yaml:"secret_key" secret:"true"`
 	SecretKeyFile string `yaml:"secret_key_file"`
 	Log           Log    `yaml:"log"`
-	Sites         []Site `yaml:"sites"`
+	// DisposableDomainsFile replaces the embedded list of disposable e-mail
+	// domains with a newer one (one domain a line).
+	DisposableDomainsFile string `yaml:"disposable_domains_file"`
+	Sites                 []Site `yaml:"sites"`
 
 	// Proxies is TrustedProxies parsed by Validate.
 	Proxies []netip.Prefix `yaml:"-"`

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 
@@ -71,6 +72,11 @@ func (c *Config) validate(errs *Problems) {
 	case "text", "json":
 	default:
 		errs.add("log.format", "want text or json, got %q", c.Log.Format)
+	}
+	if c.DisposableDomainsFile != "" {
+		if _, err := os.Stat(c.DisposableDomainsFile); err != nil {
+			errs.add("disposable_domains_file", "%v", err)
+		}
 	}
 	seen := map[string]bool{}
 	for i := range c.Sites {

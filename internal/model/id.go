@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"sync"
 	"time"
 )
 
@@ -16,7 +17,42 @@ func NewID(prefix string, now time.Time) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixMilli())<<16)
 	rand.Read(b[6:])
-	// 128 bits as 26 base32 digits, most significant first.
+	return encodeID(prefix, b)
+}
+
+// IDGen makes ids like NewID that also sort in the order they were made
+// within one millisecond (the random part is incremented), so entries
+// written in one transaction keep their order. Safe for concurrent use.
+type IDGen struct {
+	mu     sync.Mutex
+	lastMS int64
+	last   [16]byte
+}
+
+// New returns the next id.
+func (g *IDGen) New(prefix string, now time.Time) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ms := now.UnixMilli()
+	if ms <= g.lastMS {
+		// Same (or an earlier) millisecond: count up from the last id.
+		for i := 15; i >= 6; i-- {
+			g.last[i]++
+			if g.last[i] != 0 {
+				break
+			}
+		}
+		return encodeID(prefix, g.last)
+	}
+	g.lastMS = ms
+	binary.BigEndian.PutUint64(g.last[:8], uint64(ms)<<16)
+	rand.Read(g.last[6:])
+	g.last[6] &= 0x7f // room to count up without carrying into the time
+	return encodeID(prefix, g.last)
+}
+
+// encodeID writes 128 bits as 26 Crockford base32 digits after prefix.
+func encodeID(prefix string, b [16]byte) string {
 	hi := binary.BigEndian.Uint64(b[:8])
 	lo := binary.BigEndian.Uint64(b[8:])
 	var out [26]byte

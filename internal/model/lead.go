@@ -88,6 +88,8 @@ type Lead struct {
 	Decision
 	// ReviewUntil is when a review lead expires unconfirmed.
 	ReviewUntil *time.Time `json:"review_until,omitempty"`
+	// ReviewExpiredAt is when a review lead's wait ran out unconfirmed.
+	ReviewExpiredAt *time.Time `json:"review_expired_at,omitempty"`
 }
 
 // HistoryEntry is one event in a lead's life: a verdict change, evidence, a

@@ -74,3 +74,17 @@ func scanDelivery(r scanner) (*model.Delivery, error) {
 	}
 	return &d, nil
 }
+
+// DeliveryCancelByLead ends a lead's events that have not been sent
+// (pending, retry, paused) as dead with the reason, and returns how many.
+func (q Q) DeliveryCancelByLead(ctx context.Context, id model.LeadID, reason string, now time.Time) (int, error) {
+	res, err := q.exec(ctx, `/* Store.DeliveryCancelByLead */ UPDATE deliveries SET state = ?, last_error = ?, updated_at = ?
+		WHERE lead_id = ? AND state IN (?, ?, ?)`,
+		string(model.DeliveryDead), reason, now.UnixMilli(), string(id),
+		string(model.DeliveryPending), string(model.DeliveryRetry), string(model.DeliveryPaused))
+	if err != nil {
+		return 0, fmt.Errorf("store: cancel deliveries of %s: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}

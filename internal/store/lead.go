@@ -13,7 +13,7 @@ import (
 const leadColumns = `id, site_id, event_id, visitor_id, email, phone, name, first_name, last_name, message, fields,
 	page_url, referrer, fbc, fbp, fbclid, gclid, external_id, lead_ads_id, consent, fill_ms, honeypot,
 	client_ip, user_agent, email_key, phone_key, submitted_at, received_at,
-	verdict, score, reasons, rules_version, decided_by, review_until`
+	verdict, score, reasons, rules_version, decided_by, review_until, review_expired_at`
 
 // LeadInsert stores a new lead with its decision. A lead whose site already
 // has its event_id fails with model.ErrConflict.
@@ -38,7 +38,7 @@ func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 		reviewUntil = l.ReviewUntil.UnixMilli()
 	}
 	_, err = q.exec(ctx, `/* Store.LeadInsert */ INSERT INTO leads (`+leadColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
 		string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
 		l.Message, string(fields), l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
 		consent, fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey, l.PhoneKey,
@@ -159,12 +159,13 @@ func scanLead(r scanner) (*model.Lead, error) {
 		id, site, fields, verd  string
 		reasons                 string
 		consent, fill, reviewTo sql.NullInt64
+		expiredAt               sql.NullInt64
 		submitted, received     int64
 	)
 	err := r.Scan(&id, &site, &l.EventID, &l.VisitorID, &l.Email, &l.Phone, &l.Name, &l.FirstName, &l.LastName,
 		&l.Message, &fields, &l.PageURL, &l.Referrer, &l.FBC, &l.FBP, &l.FBClid, &l.GClid, &l.ExternalID, &l.LeadAdsID,
 		&consent, &fill, &l.Honeypot, &l.ClientIP, &l.UserAgent, &l.EmailKey, &l.PhoneKey, &submitted, &received,
-		&verd, &l.Score, &reasons, &l.RulesVersion, &l.DecidedBy, &reviewTo)
+		&verd, &l.Score, &reasons, &l.RulesVersion, &l.DecidedBy, &reviewTo, &expiredAt)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +187,10 @@ func scanLead(r scanner) (*model.Lead, error) {
 	if reviewTo.Valid {
 		t := time.UnixMilli(reviewTo.Int64).UTC()
 		l.ReviewUntil = &t
+	}
+	if expiredAt.Valid {
+		t := time.UnixMilli(expiredAt.Int64).UTC()
+		l.ReviewExpiredAt = &t
 	}
 	l.SubmittedAt = time.UnixMilli(submitted).UTC()
 	l.ReceivedAt = time.UnixMilli(received).UTC()
@@ -213,4 +218,35 @@ func (q Q) LeadCount(ctx context.Context, site model.SiteID) (int, error) {
 		return 0, fmt.Errorf("store: count leads: %w", err)
 	}
 	return n, nil
+}
+
+// LeadExpireReviews marks up to limit review leads whose review time has
+// passed as expired, and returns their ids.
+func (q Q) LeadExpireReviews(ctx context.Context, now time.Time, limit int) ([]model.LeadID, error) {
+	rows, err := q.query(ctx, `/* Store.LeadExpireReviews */ SELECT id FROM leads
+		WHERE verdict = ? AND review_until <= ? AND review_expired_at IS NULL ORDER BY review_until LIMIT ?`,
+		string(model.VerdictReview), now.UnixMilli(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: expiring reviews: %w", err)
+	}
+	var ids []model.LeadID
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: expiring reviews: %w", err)
+		}
+		ids = append(ids, model.LeadID(id))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: expiring reviews: %w", err)
+	}
+	for _, id := range ids {
+		if _, err := q.exec(ctx, `/* Store.LeadExpireReviews */ UPDATE leads SET review_expired_at = ? WHERE id = ?`,
+			now.UnixMilli(), string(id)); err != nil {
+			return nil, fmt.Errorf("store: expire review %s: %w", id, err)
+		}
+	}
+	return ids, nil
 }

@@ -272,6 +272,22 @@ type deliveryView struct {
 	SentAt    *time.Time      `json:"sent_at,omitempty"`
 }
 
+// leadEventCreate records evidence about a lead of the key's site and
+// answers with the lead as it now stands.
+func (s *Server) leadEventCreate(w http.ResponseWriter, r *http.Request) {
+	var in app.LeadEventInput
+	if err := decodeJSON(r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	lead, err := s.app.AddLeadEvent(r.Context(), siteFrom(r.Context()), model.LeadID(r.PathValue("id")), &in)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeLead(w, r, lead)
+}
+
 // leadGet shows a lead of the key's site as stored, with its history and
 // deliveries.
 func (s *Server) leadGet(w http.ResponseWriter, r *http.Request) {
@@ -284,6 +300,11 @@ func (s *Server) leadGet(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.writeLead(w, r, lead)
+}
+
+// writeLead answers with a lead, its history and its deliveries.
+func (s *Server) writeLead(w http.ResponseWriter, r *http.Request, lead *model.Lead) {
 	hist, err := s.db.HistoryByLead(r.Context(), lead.ID)
 	if err != nil {
 		s.fail(w, r, err)

@@ -18,6 +18,7 @@ func (s *Server) routes() http.Handler {
 
 	// API (site API key).
 	mux.Handle("GET /v1/leads/{id}", api(s.leadGet))
+	mux.Handle("POST /v1/leads/{id}/events", api(s.leadEventCreate))
 
 	return s.recoverPanics(s.logRequests(mux))
 }

@@ -355,3 +355,42 @@ func TestHealth(t *testing.T) {
 		t.Errorf("healthz with a closed database: %d", code)
 	}
 }
+
+func TestLeadEvidenceAPI(t *testing.T) {
+	e := newEnv(t)
+	code, _, body := e.do("POST", "/v1/leads", "application/json",
+		`{"site":"dent","phone":"0533 218 44 90","name":"Mehmet Demir","message":"fiyat?","fill_ms":9000}`, fromSite)
+	if code != 202 {
+		t.Fatalf("%d %s", code, body)
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal([]byte(body), &out)
+	if v := e.lead(out.ID)["verdict"]; v != "review" {
+		t.Fatalf("grey lead verdict %v", v)
+	}
+	key := map[string]string{"Authorization": "Bearer " + apiKey}
+	path := "/v1/leads/" + out.ID + "/events"
+	for _, c := range []struct {
+		body   string
+		status int
+		hdr    map[string]string
+	}{
+		{`{"type":"call","duration_s":75}`, 401, nil},
+		{`{"type":"tweet"}`, 400, key},
+		{`{"type":"call","duration_s":75,"at":"soon"}`, 400, key},
+		{`{"type":"call","duration_s":"long"}`, 400, key},
+	} {
+		if code, _, body := e.do("POST", path, "application/json", c.body, c.hdr); code != c.status {
+			t.Errorf("%s: %d %s, want %d", c.body, code, body, c.status)
+		}
+	}
+	code, _, body = e.do("POST", path, "application/json", `{"type":"call","duration_s":75}`, key)
+	if code != 200 || !strings.Contains(body, `"verdict":"clean"`) || !strings.Contains(body, `"kind":"qualified"`) {
+		t.Errorf("call evidence: %d %s", code, body)
+	}
+	if code, _, _ := e.do("POST", "/v1/leads/ld_nope/events", "application/json", `{"type":"junk"}`, key); code != 404 {
+		t.Errorf("unknown lead: %d", code)
+	}
+}

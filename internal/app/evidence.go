@@ -1,0 +1,162 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// AddEvidence records evidence about a lead (a WhatsApp reply, a call, the
+// owner's word) and applies it, in one transaction: the evidence and any
+// change of verdict go into the lead's history; a lead that becomes clean
+// gets its qualified event queued, if Meta's window is still open; a lead
+// the owner calls junk has its unsent events cancelled.
+func (s *Service) AddEvidence(ctx context.Context, site *model.Site, id model.LeadID, ev qualify.Evidence) (*model.Lead, error) {
+	if err := ev.Validate(); err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	if ev.At.IsZero() {
+		ev.At = now
+	}
+	var lead *model.Lead
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		lead, err = tx.LeadByID(ctx, id)
+		if err != nil {
+			return err
+		}
+		if lead.SiteID != site.ID {
+			return fmt.Errorf("lead %s: %w", id, model.ErrNotFound)
+		}
+		return s.applyEvidence(ctx, tx, site, lead, ev, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return lead, nil
+}
+
+// applyEvidence applies ev to lead inside tx and updates lead in place.
+func (s *Service) applyEvidence(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, ev qualify.Evidence, now time.Time) error {
+	data := map[string]any{"type": ev.Type, "at": ev.At.UTC().Format(time.RFC3339)}
+	if ev.Type == qualify.EvidenceCall {
+		data["duration_s"] = ev.DurationS
+	}
+	if err := tx.HistoryInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now,
+		Kind: model.HistoryEvidence, Data: data}); err != nil {
+		return err
+	}
+	before := lead.Decision
+	after, _ := qualify.ApplyEvidence(before, ev)
+	if after.Verdict == before.Verdict && after.DecidedBy == before.DecidedBy {
+		return nil
+	}
+	return s.setDecision(ctx, tx, site, lead, after, now)
+}
+
+// setDecision stores a new decision for a lead, records it in the history
+// and queues or cancels the lead's events to match.
+func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, d model.Decision, now time.Time) error {
+	was := lead.Verdict
+	reviewUntil := lead.ReviewUntil
+	if d.Verdict != model.VerdictReview {
+		reviewUntil = nil
+	}
+	if err := tx.LeadSetDecision(ctx, lead.ID, d, reviewUntil); err != nil {
+		return err
+	}
+	hist := map[string]any{"verdict": d.Verdict, "was": was, "score": d.Score, "decided_by": d.DecidedBy}
+	expired := lead.ReviewUntil != nil && now.After(*lead.ReviewUntil)
+	lead.Decision, lead.ReviewUntil = d, reviewUntil
+	switch {
+	case d.Verdict == model.VerdictClean && was != model.VerdictClean:
+		if expired || now.After(lead.SubmittedAt.Add(model.MaxEventAge-time.Hour)) {
+			// Meta takes no event older than 7 days, and the qualified
+			// event carries the submit time: too late to tell Meta.
+			hist["note"] = "too late for Meta: the lead came in more than 7 days ago"
+			break
+		}
+		if was == model.VerdictJunk {
+			// The raw lead event was held back for a junk lead.
+			if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindLead}, now); err != nil {
+				return err
+			}
+		}
+		if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindQualified,
+			ActionSource: capi.SourceSystemGenerated}, now); err != nil {
+			return err
+		}
+	case d.Verdict == model.VerdictJunk:
+		n, err := tx.DeliveryCancelByLead(ctx, lead.ID, "cancelled: the lead was marked junk", now)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			hist["cancelled_events"] = n
+		}
+	}
+	return tx.HistoryInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now,
+		Kind: model.HistoryVerdict, Data: hist})
+}
+
+// ExpireReviews closes the review of leads whose time ran out before any
+// evidence came: they stay unconfirmed and are never sent as qualified. It
+// returns how many it closed.
+func (s *Service) ExpireReviews(ctx context.Context) (int, error) {
+	now := s.now().UTC()
+	total := 0
+	for {
+		var n int
+		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			ids, err := tx.LeadExpireReviews(ctx, now, 200)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := tx.HistoryInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: id, At: now,
+					Kind: model.HistoryVerdict, Data: map[string]any{"verdict": model.VerdictReview,
+						"note": "review expired unconfirmed: the qualified event will not be sent"}}); err != nil {
+					return err
+				}
+			}
+			n = len(ids)
+			return nil
+		})
+		total += n
+		if err != nil || n < 200 {
+			return total, err
+		}
+	}
+}
+
+// LeadEventInput is what POST /v1/leads/{id}/events carries: evidence
+// ("whatsapp_reply", "call", "customer", "junk").
+type LeadEventInput struct {
+	Type      string `json:"type"`
+	DurationS int    `json:"duration_s"`
+	// At is when it happened (RFC 3339); now when empty.
+	At string `json:"at"`
+}
+
+// AddLeadEvent records one event of a lead's life given by the site's
+// systems.
+func (s *Service) AddLeadEvent(ctx context.Context, site *model.Site, id model.LeadID, in *LeadEventInput) (*model.Lead, error) {
+	var at time.Time
+	if in.At != "" {
+		t, err := time.Parse(time.RFC3339, in.At)
+		if err != nil {
+			return nil, model.Invalid("at", "want an RFC 3339 time like 2026-12-02T15:04:05Z")
+		}
+		if t.After(s.now().Add(5 * time.Minute)) {
+			return nil, model.Invalid("at", "is in the future")
+		}
+		at = t.UTC()
+	}
+	return s.AddEvidence(ctx, site, id, qualify.Evidence{Type: in.Type, DurationS: in.DurationS, At: at})
+}

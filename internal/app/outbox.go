@@ -1,0 +1,45 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// eventSpec says which event of a lead to queue; empty fields take
+// capi.BuildLeadEvent's defaults.
+type eventSpec struct {
+	Kind         string
+	EventName    string
+	EventTime    time.Time
+	ActionSource string
+	CustomData   map[string]any
+}
+
+// queueEvent builds a lead's server event and puts it in the outbox, in the
+// caller's transaction. The event id comes from the lead (its own for the
+// raw lead event, derived for every other kind), so queueing the same event
+// twice is a no-op. It reports whether a row was added.
+func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (bool, error) {
+	ev, err := capi.BuildLeadEvent(capi.BuildParams{Site: site, Lead: lead, Kind: spec.Kind, EventName: spec.EventName,
+		EventTime: spec.EventTime, ActionSource: spec.ActionSource, CustomData: spec.CustomData})
+	if err != nil {
+		return false, fmt.Errorf("app: build %s event: %w", spec.Kind, err)
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return false, fmt.Errorf("app: encode %s event: %w", spec.Kind, err)
+	}
+	at := time.Unix(ev.EventTime, 0)
+	return tx.DeliveryInsert(ctx, &model.Delivery{
+		ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Kind: spec.Kind,
+		EventName: ev.EventName, EventID: ev.EventID, PixelID: site.Settings.Meta.PixelID, Payload: payload,
+		State: model.DeliveryPending, NextAt: now, DeadlineAt: at.Add(model.MaxEventAge),
+		CreatedAt: now, UpdatedAt: now,
+	})
+}
