@@ -6,6 +6,7 @@ package app
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -21,6 +22,9 @@ type Options struct {
 	// Lists are the word lists and disposable domains of the rules; nil
 	// means the embedded ones.
 	Lists *qualify.Lists
+	// SecretKey (config secret_key) signs form tokens; when empty a random
+	// key is generated once and kept in the database.
+	SecretKey string
 }
 
 // Service runs the use cases.
@@ -30,6 +34,10 @@ type Service struct {
 	now        func() time.Time
 	rulesCache rulesCache
 	ids        model.IDGen
+
+	secret string
+	keyMu  sync.Mutex
+	key    []byte // the form-token key, loaded once
 }
 
 // New returns a Service.
@@ -43,5 +51,6 @@ func New(o Options) *Service {
 	if o.Lists == nil {
 		o.Lists = qualify.DefaultLists()
 	}
-	return &Service{db: o.Store, log: o.Logger, now: o.Now, rulesCache: rulesCache{lists: o.Lists}}
+	return &Service{db: o.Store, log: o.Logger, now: o.Now, rulesCache: rulesCache{lists: o.Lists},
+		secret: o.SecretKey}
 }

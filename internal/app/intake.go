@@ -11,7 +11,6 @@ import (
 
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
-	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -37,6 +36,8 @@ type LeadInput struct {
 	Consent    *bool             `json:"consent"`
 	FillMS     *int64            `json:"fill_ms"`
 	Honeypot   string            `json:"hp"`
+	// FormToken is the signed token t.js got with the visit.
+	FormToken string `json:"form_token"`
 
 	// Set only by a caller holding the site's API key.
 	ClientIP    string `json:"client_ip"`
@@ -63,6 +64,13 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 	if err != nil {
 		return nil, false, err
 	}
+	var key []byte
+	if in.FormToken != "" {
+		// Loaded before the transaction: on SQLite it holds the only writer.
+		if key, err = s.tokenKey(ctx); err != nil {
+			return nil, false, err
+		}
+	}
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		old, err := tx.LeadByEventID(ctx, site.ID, lead.EventID)
 		if err == nil {
@@ -72,7 +80,14 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 		if !errors.Is(err, model.ErrNotFound) {
 			return err
 		}
-		d, err := s.judge(ctx, tx, site, lead, now, qualify.TokenCheck{})
+		tc, ft, err := s.checkToken(ctx, tx, key, site, lead, in.FormToken, now)
+		if err != nil {
+			return err
+		}
+		if err := s.link(ctx, tx, site, lead, ft.visitor); err != nil {
+			return err
+		}
+		d, err := s.judge(ctx, tx, site, lead, now, tc)
 		if err != nil {
 			return err
 		}
@@ -80,13 +95,19 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 		if err := tx.LeadInsert(ctx, lead); err != nil {
 			return err
 		}
+		data := map[string]any{"verdict": lead.Verdict, "score": lead.Score, "decided_by": lead.DecidedBy}
+		if tc.Checked {
+			data["form_token"] = tokenFacts(tc)
+		}
 		if err := tx.HistoryInsert(ctx, &model.HistoryEntry{
-			ID: s.ids.New("h_", now), LeadID: lead.ID, At: now, Kind: model.HistoryVerdict,
-			Data: map[string]any{"verdict": lead.Verdict, "score": lead.Score, "decided_by": lead.DecidedBy},
+			ID: s.ids.New("h_", now), LeadID: lead.ID, At: now, Kind: model.HistoryVerdict, Data: data,
 		}); err != nil {
 			return err
 		}
 		created = true
+		if !mayQueueLead(site, lead) {
+			return nil
+		}
 		return s.enqueueLead(ctx, tx, site, lead, now)
 	})
 	if err != nil {
@@ -95,7 +116,8 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 	return lead, created, nil
 }
 
-// enqueueLead queues the lead's events for Meta.
+// enqueueLead queues the lead's events for Meta. Submit calls it only when
+// the lead's consent allows (mayQueueLead).
 func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time) error {
 	return nil
 }

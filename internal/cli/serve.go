@@ -56,7 +56,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists})
+	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey})
 	periodic := jobs.New(jobs.Options{Logger: log, Jobs: []jobs.Job{
 		{Name: "expire-reviews", Every: time.Minute, Run: func(ctx context.Context) error {
 			n, err := svc.ExpireReviews(ctx)

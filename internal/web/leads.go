@@ -60,6 +60,7 @@ func (s *Server) leadCreate(w http.ResponseWriter, r *http.Request) {
 		}
 		in.ClientIP = s.clientIP(r)
 		in.UserAgent = r.UserAgent()
+		s.browserCookies(r, in)
 	}
 	if isForm {
 		if redirect == "" {
@@ -164,6 +165,7 @@ var formFields = map[string]func(in *app.LeadInput, v string) error{
 	"lead_id":      func(in *app.LeadInput, v string) error { in.LeadAdsID = v; return nil },
 	"visitor_id":   func(in *app.LeadInput, v string) error { in.VisitorID = v; return nil },
 	"hp":           func(in *app.LeadInput, v string) error { in.Honeypot = v; return nil },
+	"form_token":   func(in *app.LeadInput, v string) error { in.FormToken = v; return nil },
 	"client_ip":    func(in *app.LeadInput, v string) error { in.ClientIP = v; return nil },
 	"user_agent":   func(in *app.LeadInput, v string) error { in.UserAgent = v; return nil },
 	"submitted_at": func(in *app.LeadInput, v string) error { in.SubmittedAt = v; return nil },

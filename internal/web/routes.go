@@ -13,6 +13,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /readyz", s.readyz)
 
 	// Public, browser-facing.
+	mux.Handle("GET /t.js", newScript(trackerJS, "public, max-age=300"))
+	mux.Handle("GET /t.v1.js", newScript(trackerJS, "public, max-age=31536000, immutable"))
+	mux.Handle("POST /v1/collect", public(s.collect))
+	mux.Handle("OPTIONS /v1/collect", public(s.preflight))
 	mux.Handle("POST /v1/leads", public(s.leadCreate))
 	mux.Handle("OPTIONS /v1/leads", public(s.preflight))
 

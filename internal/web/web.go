@@ -1,7 +1,7 @@
 // Package web owns CleanAds' HTTP surface: every route in routes.go, plain
-// middleware, the public browser endpoints (lead intake, later t.js and
-// collect), the server-to-server API, and the one place that turns errors
-// into HTTP statuses. It never imports deliver or cli.
+// middleware, the public browser endpoints (t.js, collect, lead intake), the
+// server-to-server API, and the one place that turns errors into HTTP
+// statuses. It never imports deliver or cli.
 package web
 
 import (

@@ -1,0 +1,145 @@
+package app
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// The problems a form token can have (qualify.TokenCheck.Problem).
+const (
+	TokenForged   = "forged"
+	TokenExpired  = "expired"
+	TokenReplayed = "replayed"
+)
+
+// TokenMaxAge is how long a form token is accepted after it was issued.
+const TokenMaxAge = 24 * time.Hour
+
+// tokenSkew is how far ahead of this node's clock another node may have
+// issued a token.
+const tokenSkew = time.Minute
+
+// formToken is the decoded content of a token: t1.<visitor>.<issued ms>.<nonce>.<mac>.
+type formToken struct {
+	visitor string
+	issued  time.Time
+	nonce   string
+}
+
+var b64 = base64.RawURLEncoding
+
+// issueToken signs a new token for the site and visitor (empty without
+// consent: the token still lets the server time the form).
+func (s *Service) issueToken(key []byte, site model.SiteID, visitor string, now time.Time) string {
+	var n [16]byte
+	rand.Read(n[:])
+	nonce := b64.EncodeToString(n[:])
+	issued := strconv.FormatInt(now.UnixMilli(), 10)
+	return "t1." + visitor + "." + issued + "." + nonce + "." + tokenMAC(key, site, visitor, issued, nonce)
+}
+
+// tokenMAC is HMAC-SHA256 over the site, visitor, issue time and nonce.
+func tokenMAC(key []byte, site model.SiteID, visitor, issued, nonce string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("t1\x00" + string(site) + "\x00" + visitor + "\x00" + issued + "\x00" + nonce))
+	return b64.EncodeToString(m.Sum(nil))
+}
+
+// parseToken checks a token's form and signature for the site.
+func parseToken(key []byte, site model.SiteID, tok string) (formToken, bool) {
+	p := strings.Split(tok, ".")
+	if len(p) != 5 || p[0] != "t1" || len(p[3]) != 22 {
+		return formToken{}, false
+	}
+	want := tokenMAC(key, site, p[1], p[2], p[3])
+	if !hmac.Equal([]byte(want), []byte(p[4])) {
+		return formToken{}, false
+	}
+	ms, err := strconv.ParseInt(p[2], 10, 64)
+	if err != nil {
+		return formToken{}, false
+	}
+	return formToken{visitor: p[1], issued: time.UnixMilli(ms), nonce: p[3]}, true
+}
+
+// checkToken judges a lead's form token inside the lead's transaction: a
+// genuine, fresh token's nonce is used up here, so a second lead with the
+// same token is a replay.
+func (s *Service) checkToken(ctx context.Context, tx *store.Tx, key []byte, site *model.Site, lead *model.Lead, tok string, now time.Time) (qualify.TokenCheck, formToken, error) {
+	if tok == "" {
+		return qualify.TokenCheck{}, formToken{}, nil
+	}
+	tc := qualify.TokenCheck{Checked: true}
+	ft, ok := parseToken(key, site.ID, tok)
+	if !ok || ft.issued.Sub(now) > tokenSkew {
+		tc.Problem = TokenForged
+		return tc, formToken{}, nil
+	}
+	tc.ServerFillMS = max(0, now.Sub(ft.issued).Milliseconds())
+	if now.Sub(ft.issued) > TokenMaxAge {
+		tc.Problem = TokenExpired
+		return tc, ft, nil
+	}
+	switch err := tx.FormTokenUse(ctx, site.ID, ft.nonce, lead.ID, now); {
+	case errors.Is(err, model.ErrConflict):
+		tc.Problem = TokenReplayed
+		return tc, ft, nil
+	case err != nil:
+		return qualify.TokenCheck{}, formToken{}, err
+	}
+	tc.Valid = true
+	return tc, ft, nil
+}
+
+// tokenKey returns the key that signs form tokens: derived from the
+// configured secret_key, or else a random key generated once and kept in
+// the database so that every node shares it. Call it outside a transaction:
+// on SQLite the transaction holds the only writer.
+func (s *Service) tokenKey(ctx context.Context) ([]byte, error) {
+	s.keyMu.Lock()
+	defer s.keyMu.Unlock()
+	if s.key != nil {
+		return s.key, nil
+	}
+	if s.secret != "" {
+		// A derived key: the secret may serve other purposes too.
+		m := hmac.New(sha256.New, []byte(s.secret))
+		m.Write([]byte("cleanads form token v1"))
+		s.key = m.Sum(nil)
+		return s.key, nil
+	}
+	var fresh [32]byte
+	rand.Read(fresh[:])
+	v, err := s.db.ServerKey(ctx, "form_token", hex.EncodeToString(fresh[:]), s.now())
+	if err != nil {
+		return nil, err
+	}
+	k, err := hex.DecodeString(v)
+	if err != nil || len(k) < 32 {
+		return nil, fmt.Errorf("app: the stored form token key is damaged")
+	}
+	s.key = k
+	return k, nil
+}
+
+// tokenFacts is a token check as the lead's history keeps it.
+func tokenFacts(tc qualify.TokenCheck) map[string]any {
+	m := map[string]any{"checked": tc.Checked, "valid": tc.Valid, "server_fill_ms": tc.ServerFillMS}
+	if tc.Problem != "" {
+		m["problem"] = tc.Problem
+	}
+	return m
+}

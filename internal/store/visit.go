@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+const visitColumns = `id, site_id, visitor_id, page_url, referrer, fbclid, gclid, wbraid, gbraid, ttclid, msclkid,
+	utm_source, utm_medium, utm_campaign, utm_term, utm_content, client_ip, user_agent, at, event_id`
+
+// VisitInsert stores a visit; its visitor must exist.
+func (q Q) VisitInsert(ctx context.Context, v *model.Visit) error {
+	_, err := q.exec(ctx, `/* Store.VisitInsert */ INSERT INTO visits (`+visitColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		v.ID, string(v.SiteID), v.VisitorID, v.PageURL, v.Referrer, v.FBClid, v.GClid, v.WBraid, v.GBraid, v.TTClid,
+		v.MSClkid, v.Source, v.Medium, v.Campaign, v.Term, v.Content, v.ClientIP, v.UserAgent, v.At.UnixMilli(), v.EventID)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("visit with event_id %s: %w", v.EventID, model.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("store: insert visit: %w", err)
+	}
+	return nil
+}
+
+// VisitByEventID returns the site's visit whose PageView had the event_id.
+func (q Q) VisitByEventID(ctx context.Context, site model.SiteID, eventID string) (*model.Visit, error) {
+	row := q.queryRow(ctx, `/* Store.VisitByEventID */ SELECT `+visitColumns+` FROM visits WHERE site_id = ? AND event_id = ?`,
+		string(site), eventID)
+	v, err := scanVisit(row)
+	if err != nil {
+		return nil, notFound(err, "visit with event_id "+eventID)
+	}
+	return v, nil
+}
+
+// VisitsByVisitor returns a visitor's visits, oldest first.
+func (q Q) VisitsByVisitor(ctx context.Context, site model.SiteID, visitorID string) ([]*model.Visit, error) {
+	rows, err := q.query(ctx, `/* Store.VisitsByVisitor */ SELECT `+visitColumns+` FROM visits
+		WHERE site_id = ? AND visitor_id = ? ORDER BY at, id`, string(site), visitorID)
+	if err != nil {
+		return nil, fmt.Errorf("store: visits: %w", err)
+	}
+	defer rows.Close()
+	var list []*model.Visit
+	for rows.Next() {
+		v, err := scanVisit(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: visits: %w", err)
+		}
+		list = append(list, v)
+	}
+	return list, rows.Err()
+}
+
+// VisitPageView returns the outbox row of the PageView a visit caused
+// (named by its event_id).
+func (q Q) VisitPageView(ctx context.Context, site model.SiteID, eventID string) (*model.Delivery, error) {
+	row := q.queryRow(ctx, `/* Store.VisitPageView */ SELECT `+deliveryColumns+` FROM deliveries
+		WHERE site_id = ? AND kind = ? AND event_id = ?`, string(site), model.KindPageView, eventID)
+	d, err := scanDelivery(row)
+	if err != nil {
+		return nil, notFound(err, "PageView "+eventID)
+	}
+	return d, nil
+}
+
+func scanVisit(r scanner) (*model.Visit, error) {
+	var (
+		v    model.Visit
+		site string
+		at   int64
+	)
+	if err := r.Scan(&v.ID, &site, &v.VisitorID, &v.PageURL, &v.Referrer, &v.FBClid, &v.GClid, &v.WBraid, &v.GBraid,
+		&v.TTClid, &v.MSClkid, &v.Source, &v.Medium, &v.Campaign, &v.Term, &v.Content, &v.ClientIP, &v.UserAgent,
+		&at, &v.EventID); err != nil {
+		return nil, err
+	}
+	v.SiteID = model.SiteID(site)
+	v.At = time.UnixMilli(at).UTC()
+	return &v, nil
+}

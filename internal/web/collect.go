@@ -1,0 +1,193 @@
+package web
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// Cookie names: Meta's own for the click and browser ids (the pixel reads
+// them), and ours for the visitor.
+const (
+	cookieFBC     = "_fbc"
+	cookieFBP     = "_fbp"
+	cookieVisitor = "cleanads_vid"
+)
+
+// cookieLifetime is how long the tracker's cookies live: 390 days, set by the
+// server so browsers do not cap them at 7 days as they do script-set ones.
+const cookieLifetime = 390 * 24 * time.Hour
+
+// collectBody is the JSON body of POST /v1/collect.
+type collectBody struct {
+	Site     string `json:"site"`
+	URL      string `json:"url"`
+	Referrer string `json:"referrer"`
+	Consent  *bool  `json:"consent"`
+	FBC      string `json:"fbc"`
+	FBP      string `json:"fbp"`
+}
+
+// collectAnswer is what t.js needs after a visit.
+type collectAnswer struct {
+	// Consent tells the page whether the pixel may be told about events.
+	Consent bool `json:"consent"`
+	// EventID is the PageView's event_id; the pixel fires PageView with it.
+	EventID   string `json:"event_id,omitempty"`
+	FormToken string `json:"form_token"`
+	FBC       string `json:"fbc,omitempty"`
+	FBP       string `json:"fbp,omitempty"`
+	// LeadEvent is the pixel event a lead is fired as.
+	LeadEvent string `json:"lead_event"`
+}
+
+// collect takes a page view from t.js (JSON, or text/plain so the browser
+// sends it without a preflight), stores it and sets the click-identity
+// cookies with Set-Cookie.
+func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
+	var body collectBody
+	switch ct := mediaType(r); ct {
+	case "application/json", "text/plain":
+		if err := decodeJSON(r, &body); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	default:
+		s.fail(w, r, errStatus(http.StatusUnsupportedMediaType, "set Content-Type: application/json or text/plain"))
+		return
+	}
+	id := r.URL.Query().Get("site")
+	if id == "" {
+		id = body.Site
+	}
+	site, err := s.site(r, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !site.AllowsOrigin(requestOrigin(r)) {
+		w.Header().Del("Access-Control-Allow-Origin")
+		w.Header().Del("Access-Control-Allow-Credentials")
+		s.fail(w, r, errStatus(http.StatusForbidden, fmt.Sprintf("origin %q is not one of site %q's origins", requestOrigin(r), site.ID)))
+		return
+	}
+	in := &app.CollectInput{
+		VisitorID: cookieValue(r, cookieVisitor), PageURL: body.URL, Referrer: body.Referrer, Consent: body.Consent,
+		FBC: firstNonEmpty(cookieValue(r, cookieFBC), body.FBC), FBP: firstNonEmpty(cookieValue(r, cookieFBP), body.FBP),
+		ClientIP: s.clientIP(r), UserAgent: r.UserAgent(),
+	}
+	res, err := s.app.Collect(r.Context(), site, in)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ans := collectAnswer{Consent: res.Consent, FormToken: res.FormToken, LeadEvent: site.Settings.Meta.LeadEventName()}
+	switch {
+	case res.Visitor != nil:
+		v := res.Visitor
+		ans.EventID, ans.FBC, ans.FBP = res.EventID, v.FBC, v.FBP
+		s.setCookie(w, r, site, cookieVisitor, v.ID, true)
+		s.setCookie(w, r, site, cookieFBP, v.FBP, false)
+		if v.FBC != "" {
+			s.setCookie(w, r, site, cookieFBC, v.FBC, false)
+		}
+	case body.Consent != nil && !*body.Consent:
+		// A no withdraws what an earlier yes set.
+		for _, name := range []string{cookieVisitor, cookieFBC, cookieFBP} {
+			if _, err := r.Cookie(name); err == nil {
+				s.setCookie(w, r, site, name, "", name == cookieVisitor)
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, ans)
+}
+
+// setCookie sets one of the tracker's cookies for 390 days on the site's
+// cookie domain, or removes it when value is empty. SameSite=Lax: the site's
+// pages and the tracker are the same site, and Lax keeps the cookies off
+// other sites' requests. Secure on https.
+func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, site *model.Site, name, value string, httpOnly bool) {
+	c := &http.Cookie{
+		Name: name, Value: value, Path: "/", Domain: s.cookieDomain(r, site),
+		MaxAge: int(cookieLifetime / time.Second), Expires: s.now().Add(cookieLifetime).UTC(),
+		HttpOnly: httpOnly, Secure: s.isHTTPS(r), SameSite: http.SameSiteLaxMode,
+	}
+	if value == "" {
+		c.MaxAge, c.Expires = -1, time.Unix(0, 0).UTC()
+	}
+	http.SetCookie(w, c)
+}
+
+// cookieDomain is the site's cookie_domain when the tracker's own host is
+// inside it (a browser drops a cookie for a domain it was not sent from);
+// else the cookie is left to the tracker's host.
+func (s *Server) cookieDomain(r *http.Request, site *model.Site) string {
+	d := strings.ToLower(strings.TrimPrefix(site.Settings.CookieDomain, "."))
+	if d == "" {
+		return ""
+	}
+	host := strings.ToLower(stripPort(r.Host))
+	if host == d || strings.HasSuffix(host, "."+d) {
+		return d
+	}
+	s.log.WarnContext(r.Context(), "cookie_domain does not contain the tracker's host; cookies are set for the host only",
+		"site", string(site.ID), "cookie_domain", site.Settings.CookieDomain, "host", host)
+	return ""
+}
+
+// isHTTPS tells whether the browser reached us over https: directly, or
+// through a trusted proxy that says so in X-Forwarded-Proto.
+func (s *Server) isHTTPS(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	peer := peerAddr(r.RemoteAddr)
+	if !peer.IsValid() || !s.trusted(peer) {
+		return false
+	}
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	return strings.EqualFold(strings.TrimSpace(proto), "https")
+}
+
+// cookieValue returns a request cookie's value, "" when it is absent.
+func cookieValue(r *http.Request, name string) string {
+	c, err := r.Cookie(name)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// browserCookies fills a browser-posted lead's missing fbc and fbp from the
+// _fbc and _fbp cookies (well-formed ones only), and its visitor from ours.
+func (s *Server) browserCookies(r *http.Request, in *app.LeadInput) {
+	now := s.now()
+	if v := cookieValue(r, cookieFBC); in.FBC == "" && v != "" && capi.CheckFBC(v, now) == nil {
+		in.FBC = v
+	}
+	if v := cookieValue(r, cookieFBP); in.FBP == "" && v != "" && capi.CheckFBP(v, now) == nil {
+		in.FBP = v
+	}
+	if in.VisitorID == "" {
+		in.VisitorID = cookieValue(r, cookieVisitor)
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// mediaType is the request's Content-Type without parameters.
+func mediaType(r *http.Request) string {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return ct
+}
