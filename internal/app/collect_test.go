@@ -1,0 +1,106 @@
+package app
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+func TestNextFBC(t *testing.T) {
+	t0 := time.UnixMilli(1796205600123).UTC()
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	fbc := func(d time.Duration, click string) string { return "fb.1." + itoa(at(d).UnixMilli()) + "." + click }
+	cases := []struct {
+		name          string
+		cur           string
+		curAt         time.Time
+		fbclid, pixel string
+		now           time.Time
+		want          string
+		wantAt        time.Time
+	}{
+		{"nothing", "", time.Time{}, "", "", t0, "", time.Time{}},
+		{"first click minted", "", time.Time{}, "AAA", "", t0, fbc(0, "AAA"), t0},
+		{"same click keeps first time", fbc(0, "AAA"), t0, "AAA", "", at(time.Hour), fbc(0, "AAA"), t0},
+		{"no click keeps it", fbc(0, "AAA"), t0, "", "", at(time.Hour), fbc(0, "AAA"), t0},
+		{"new click replaces", fbc(0, "AAA"), t0, "BBB", "", at(time.Hour), fbc(time.Hour, "BBB"), at(time.Hour)},
+		{"pixel when we have none", "", time.Time{}, "", fbc(-time.Hour, "PIX"), t0, fbc(-time.Hour, "PIX"), at(-time.Hour)},
+		{"pixel's value for the same new click", "", time.Time{}, "PIX", fbc(-time.Second, "PIX"), t0, fbc(-time.Second, "PIX"), at(-time.Second)},
+		{"pixel's newer click", fbc(0, "AAA"), t0, "", fbc(time.Hour, "NEW"), at(2 * time.Hour), fbc(time.Hour, "NEW"), at(time.Hour)},
+		{"pixel's older click loses", fbc(0, "AAA"), t0, "", fbc(-time.Hour, "OLD"), at(time.Hour), fbc(0, "AAA"), t0},
+		{"pixel's copy of ours", fbc(0, "AAA"), t0, "", fbc(time.Minute, "AAA"), at(time.Hour), fbc(0, "AAA"), t0},
+		{"pixel value in seconds ignored", "", time.Time{}, "", "fb.1.1796205600.PIX", t0, "", time.Time{}},
+		{"pixel value from the future ignored", "", time.Time{}, "", fbc(time.Hour, "PIX"), t0, "", time.Time{}},
+		{"fbclid that a cookie would alter ignored", "", time.Time{}, "a b;c", "", t0, "", time.Time{}},
+		{"a builder appendix is the same click", "fb.1." + itoa(t0.UnixMilli()) + ".AAA.Ab", t0, "AAA", "", at(time.Hour), "fb.1." + itoa(t0.UnixMilli()) + ".AAA.Ab", t0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, gotAt := nextFBC(c.cur, c.curAt, c.fbclid, c.pixel, c.now)
+			if got != c.want || !gotAt.Equal(c.wantAt) {
+				t.Errorf("nextFBC = %q at %v, want %q at %v", got, gotAt, c.want, c.wantAt)
+			}
+		})
+	}
+}
+
+func TestNextFBP(t *testing.T) {
+	now := time.UnixMilli(1796205600123)
+	if got := nextFBP("fb.1.1796205000000.1", "fb.1.1796205000001.2", now); got != "fb.1.1796205000000.1" {
+		t.Errorf("ours is kept: %q", got)
+	}
+	if got := nextFBP("", "fb.1.1796205000001.2", now); got != "fb.1.1796205000001.2" {
+		t.Errorf("the pixel's is taken: %q", got)
+	}
+	a, b := nextFBP("", "", now), nextFBP("", "junk", now)
+	if a == b || a[:19] != "fb.1.1796205600123." || b[:19] != "fb.1.1796205600123." {
+		t.Errorf("minted: %q %q", a, b)
+	}
+}
+
+func TestMayQueueLead(t *testing.T) {
+	yes, no := true, false
+	for _, c := range []struct {
+		consent string
+		given   *bool
+		want    bool
+	}{
+		{model.ConsentImplied, nil, true},
+		{model.ConsentImplied, &yes, true},
+		{model.ConsentImplied, &no, false},
+		{"", nil, true},
+		{model.ConsentRequired, nil, false},
+		{model.ConsentRequired, &no, false},
+		{model.ConsentRequired, &yes, true},
+	} {
+		site := &model.Site{Settings: model.SiteSettings{Consent: c.consent}}
+		if got := mayQueueLead(site, &model.Lead{Consent: c.given}); got != c.want {
+			t.Errorf("consent %q, given %v: %v, want %v", c.consent, c.given, got, c.want)
+		}
+	}
+}
+
+func TestTokenRoundTrip(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	s := New(Options{})
+	now := time.UnixMilli(1796205600123)
+	tok := s.issueToken(key, "dent", "v_01hx0000000000000000000000", now)
+	ft, ok := parseToken(key, "dent", tok)
+	if !ok || ft.visitor != "v_01hx0000000000000000000000" || !ft.issued.Equal(now) || len(ft.nonce) != 22 {
+		t.Fatalf("round trip: %+v %v", ft, ok)
+	}
+	if _, ok := parseToken(key, "other", tok); ok {
+		t.Errorf("a token of dent passed for other")
+	}
+	if _, ok := parseToken([]byte("another key of thirty-two bytes!"), "dent", tok); ok {
+		t.Errorf("a token passed under another key")
+	}
+	if s.issueToken(key, "dent", "", now) == s.issueToken(key, "dent", "", now) {
+		t.Errorf("two tokens share a nonce")
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
