@@ -103,4 +103,3 @@ func TestTokenRoundTrip(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
