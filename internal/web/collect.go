@@ -174,8 +174,9 @@ func (s *Server) browserCookies(r *http.Request, in *app.LeadInput) {
 	if v := cookieValue(r, cookieFBP); in.FBP == "" && v != "" && capi.CheckFBP(v, now) == nil {
 		in.FBP = v
 	}
-	if in.VisitorID == "" {
-		in.VisitorID = cookieValue(r, cookieVisitor)
+	// Only a value shaped like ours: a tampered cookie must not fail the lead.
+	if v := cookieValue(r, cookieVisitor); in.VisitorID == "" && len(v) <= 64 && strings.HasPrefix(v, "v_") {
+		in.VisitorID = v
 	}
 }
 

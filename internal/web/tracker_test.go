@@ -46,13 +46,13 @@ func (c *clock) Add(d time.Duration) {
 // consent, a pixel, cookie domain .istanbuldis.example) and strict (consent
 // required).
 type tracker struct {
-	t     *testing.T
+	t     testing.TB
 	db    *store.DB
 	srv   *httptest.Server
 	clock *clock
 }
 
-func newTracker(t *testing.T, proxies ...string) *tracker {
+func newTracker(t testing.TB, proxies ...string) *tracker {
 	t.Helper()
 	db := storetest.SQLite(t)
 	clk := &clock{t: time.Date(2026, 12, 2, 10, 0, 0, 123e6, time.UTC)}
@@ -649,5 +649,36 @@ func TestREADMEIntegrity(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `integrity="`+web.TrackerSRI()+`"`) {
 		t.Errorf("README.md does not give t.v1.js's hash; the snippet should say integrity=%q", web.TrackerSRI())
+	}
+}
+
+// BenchmarkCollect measures a whole visit over HTTP on SQLite: a returning
+// visitor's page view stored with its PageView row and cookies set.
+func BenchmarkCollect(b *testing.B) {
+	tr := newTracker(b)
+	rep, _ := tr.collect("dent", "/?fbclid=BENCH", nil, nil, nil)
+	cookies := jar(nil, rep)
+	b.ResetTimer()
+	for b.Loop() {
+		tr.collect("dent", "/page", nil, cookies, nil)
+	}
+}
+
+// BenchmarkLeadWithToken measures a browser lead with a form token: token
+// check, visitor link and insert in one transaction.
+func BenchmarkLeadWithToken(b *testing.B) {
+	tr := newTracker(b)
+	rep, ans := tr.collect("dent", "/?fbclid=BENCH", nil, nil, nil)
+	cookies := jar(nil, rep)
+	hdr := map[string]string{"Origin": origin}
+	i := 0
+	b.ResetTimer()
+	for b.Loop() {
+		i++
+		r := tr.req("POST", "/v1/leads", "application/json",
+			`{"site":"dent","email":"b@example.com","event_id":"b`+strconv.Itoa(i)+`","form_token":"`+ans.FormToken+`"}`, hdr, cookies)
+		if r.code != 202 {
+			b.Fatal(r.body)
+		}
 	}
 }
