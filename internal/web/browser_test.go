@@ -167,6 +167,15 @@ func waitLead(t *testing.T, db *store.DB, site model.SiteID, eventID string) *mo
 	}
 }
 
+func hasReason(l *model.Lead, code string) bool {
+	for _, r := range l.Reasons {
+		if r.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
 func fill(ms *int64) string {
 	if ms == nil {
 		return "none"
@@ -301,7 +310,7 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("lead page/IP/agent: %q %q %q", l.PageURL, l.ClientIP, l.UserAgent)
 		}
 		h, _ := db.HistoryByLead(ctx, l.ID)
-		if tc, _ := h[0].Data["form_token"].(map[string]any); tc["valid"] != true {
+		if tc, _ := h[0].Data["form_token"].(map[string]any); tc["valid"] != true || tc["server_fill_ms"] == 0.0 {
 			t.Errorf("form token: %v", h[0].Data)
 		}
 		site.mu.Lock()
@@ -334,6 +343,9 @@ func TestBrowser(t *testing.T) {
 		l := waitLead(t, db, "dent", eventID)
 		if l.Honeypot != "https://seo.example" || l.FillMS == nil || *l.FillMS != 8000 || l.Email != "bot@example.com" {
 			t.Errorf("honeypot lead: hp %q fill %s email %q", l.Honeypot, fill(l.FillMS), l.Email)
+		}
+		if !hasReason(l, "HONEYPOT") {
+			t.Errorf("the filled honeypot is not among the reasons: %+v", l.Reasons)
 		}
 		// No fbclid this time: the first click is kept.
 		if !strings.HasSuffix(l.FBC, ".IwAR_browser-1") {
