@@ -355,14 +355,19 @@ func (r *Rules) scoreToken(s *scoring, t TokenCheck) {
 // scoreFill prefers the fill time measured on the server's clock: the
 // browser's figure is whatever the client says.
 func (r *Rules) scoreFill(s *scoring, lead *model.Lead, t TokenCheck) {
+	// The server's figure runs from the page's load, so it is an upper
+	// bound that a bot cannot shrink; the browser's runs from the first
+	// keystroke. Either one under the minimum is too fast: take the
+	// smaller.
 	var ms int64
 	source := ""
-	switch {
-	case t.ServerFillMS > 0:
+	if t.ServerFillMS > 0 {
 		ms, source = t.ServerFillMS, "server"
-	case lead.FillMS != nil:
+	}
+	if lead.FillMS != nil && (source == "" || *lead.FillMS < ms) {
 		ms, source = *lead.FillMS, "client"
-	default:
+	}
+	if source == "" {
 		s.add(CodeFillTimeMissing, 1, 1, map[string]any{})
 		return
 	}
