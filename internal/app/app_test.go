@@ -281,3 +281,15 @@ func TestScoreOffline(t *testing.T) {
 		t.Errorf("fake phone scored %+v", lead.Decision)
 	}
 }
+
+func TestNoConsentNoEvents(t *testing.T) {
+	f := newFixture(t)
+	no := false
+	in := greyLead()
+	in.Consent = &no
+	lead := f.submit(in)
+	after := f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
+	if after.Verdict != model.VerdictClean || len(f.deliveries(lead.ID)) != 0 {
+		t.Errorf("a lead that said no to consent was queued for Meta: %v", f.deliveries(lead.ID))
+	}
+}

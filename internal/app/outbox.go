@@ -24,8 +24,12 @@ type eventSpec struct {
 // queueEvent builds a lead's server event and puts it in the outbox, in the
 // caller's transaction. The event id comes from the lead (its own for the
 // raw lead event, derived for every other kind), so queueing the same event
-// twice is a no-op. It reports whether a row was added.
+// twice is a no-op. Nothing is queued for a lead whose consent the site's
+// consent setting does not allow. It reports whether a row was added.
 func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (bool, error) {
+	if !site.ConsentAllows(lead.Consent) {
+		return false, nil
+	}
 	ev, err := capi.BuildLeadEvent(capi.BuildParams{Site: site, Lead: lead, Kind: spec.Kind, EventName: spec.EventName,
 		EventTime: spec.EventTime, ActionSource: spec.ActionSource, CustomData: spec.CustomData})
 	if err != nil {
