@@ -98,14 +98,18 @@ type Response struct {
 	Raw json.RawMessage `json:"-"`
 }
 
+// sendBody is the JSON body of a request. The access token travels in it,
+// not in the query string, because proxies and access logs record URLs.
 type sendBody struct {
 	Data          []json.RawMessage `json:"data"`
 	TestEventCode string            `json:"test_event_code,omitempty"`
+	AccessToken   string            `json:"access_token"`
 }
 
 // Send posts the events to {base}/{version}/{pixel}/events with the token as
-// the access_token query parameter. An error answer is an *APIError; use
-// Classify on any error. The token never appears in a returned error.
+// the access_token body parameter (the Graph API takes parameters in a POST
+// body). An error answer is an *APIError; use Classify on any error. The
+// token never appears in a returned error.
 func (c *Client) Send(ctx context.Context, req SendRequest) (*Response, error) {
 	switch {
 	case req.PixelID == "" || strings.ContainsAny(req.PixelID, "/?#"):
@@ -117,7 +121,7 @@ func (c *Client) Send(ctx context.Context, req SendRequest) (*Response, error) {
 	case len(req.Events) > MaxBatch:
 		return nil, fmt.Errorf("capi send: %d events, more than %d: %w", len(req.Events), MaxBatch, ErrInvalidRequest)
 	}
-	body, err := json.Marshal(sendBody{Data: req.Events, TestEventCode: req.TestEventCode})
+	body, err := json.Marshal(sendBody{Data: req.Events, TestEventCode: req.TestEventCode, AccessToken: req.AccessToken})
 	if err != nil {
 		return nil, fmt.Errorf("capi send: encode: %v: %w", err, ErrInvalidRequest)
 	}
@@ -127,8 +131,7 @@ func (c *Client) Send(ctx context.Context, req SendRequest) (*Response, error) {
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		endpoint+"?access_token="+url.QueryEscape(req.AccessToken), bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("capi send to %s: %v: %w", endpoint, scrub(err, req.AccessToken), ErrInvalidRequest)
 	}
@@ -136,7 +139,7 @@ func (c *Client) Send(ctx context.Context, req SendRequest) (*Response, error) {
 	hreq.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		// *url.Error quotes the URL, token included: keep only its cause.
+		// *url.Error quotes the URL: keep only its cause.
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
@@ -194,8 +197,8 @@ func (e *sendError) Error() string {
 // Unwrap returns the cause, for Classify.
 func (e *sendError) Unwrap() error { return e.err }
 
-// scrub removes the access token from an error's text (net/http errors quote
-// the URL, query included).
+// scrub removes the access token from an error's text, should any layer
+// ever echo it.
 func scrub(err error, token string) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -215,5 +216,37 @@ func TestParseRetryAfter(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// urlRecorder records the URL of every request it carries.
+type urlRecorder struct {
+	mu   sync.Mutex
+	urls []string
+	next http.RoundTripper
+}
+
+func (u *urlRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	u.mu.Lock()
+	u.urls = append(u.urls, r.URL.String())
+	u.mu.Unlock()
+	return u.next.RoundTrip(r)
+}
+
+// TestClientTokenNotInURL: proxies and access logs record URLs, so the token
+// goes in the body; the stand-in still accepts it there.
+func TestClientTokenNotInURL(t *testing.T) {
+	g := graphtest.New(t)
+	rec := &urlRecorder{next: g.Client().Transport}
+	c := NewClient(ClientOptions{BaseURL: g.URL, HTTP: &http.Client{Transport: rec}})
+	if _, err := c.Send(context.Background(), SendRequest{PixelID: "7", AccessToken: graphtest.Token,
+		Events: rawEvents(t, 1, time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.urls) != 1 || strings.Contains(rec.urls[0], "access_token") || strings.Contains(rec.urls[0], graphtest.Token) {
+		t.Errorf("request URLs %q", rec.urls)
+	}
+	if len(g.Events()) != 1 {
+		t.Errorf("stand-in accepted %d events", len(g.Events()))
 	}
 }
