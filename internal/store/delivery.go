@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -87,4 +88,151 @@ func (q Q) DeliveryCancelByLead(ctx context.Context, id model.LeadID, reason str
 	}
 	n, _ := res.RowsAffected()
 	return int(n), nil
+}
+
+// DeliveryClaim leases up to limit due events (state pending or retry,
+// next_at reached, no live lease) to owner until leaseUntil, oldest first,
+// leaving out the sites in skip (those the caller is still sending for). A
+// node that dies holding a lease loses it at leaseUntil and the events are
+// claimed again. On PostgreSQL concurrent claimers skip each other's rows.
+func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, skip []model.SiteID) ([]*model.Delivery, error) {
+	var list []*model.Delivery
+	err := db.InTx(ctx, func(tx *Tx) error {
+		query := `/* Store.DeliveryClaim */ SELECT ` + deliveryColumns + ` FROM deliveries
+			WHERE state IN ('pending', 'retry') AND next_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`
+		args := []any{now.UnixMilli(), now.UnixMilli()}
+		if len(skip) > 0 {
+			query += ` AND site_id NOT IN (?` + strings.Repeat(", ?", len(skip)-1) + `)`
+			for _, s := range skip {
+				args = append(args, string(s))
+			}
+		}
+		query += ` ORDER BY next_at, id LIMIT ?` + tx.forUpdateSkipLocked()
+		args = append(args, limit)
+		rows, err := tx.query(ctx, query, args...)
+		if err != nil {
+			return fmt.Errorf("store: claim deliveries: %w", err)
+		}
+		for rows.Next() {
+			d, err := scanDelivery(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("store: claim deliveries: %w", err)
+			}
+			list = append(list, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: claim deliveries: %w", err)
+		}
+		// Lease in chunks: both engines cap the number of parameters.
+		for i := 0; i < len(list); i += 500 {
+			part := list[i:min(i+500, len(list))]
+			args := []any{owner, leaseUntil.UnixMilli()}
+			for _, d := range part {
+				args = append(args, d.ID)
+			}
+			if _, err := tx.exec(ctx, `/* Store.DeliveryClaim */ UPDATE deliveries SET lease_owner = ?, lease_until = ?
+				WHERE id IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, args...); err != nil {
+				return fmt.Errorf("store: lease deliveries: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// DeliveryRecord writes what became of leased events (State, Attempts,
+// NextAt, LastError, Response, Mode, SentAt) and releases their lease, in
+// one transaction. An event whose lease owner lost it (it expired and
+// another node claimed the event) is left alone and counted in lost.
+func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Delivery, now time.Time) (lost int, err error) {
+	err = db.InTx(ctx, func(tx *Tx) error {
+		lost = 0
+		for _, d := range ds {
+			var sent any
+			if d.SentAt != nil {
+				sent = d.SentAt.UnixMilli()
+			}
+			res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ UPDATE deliveries SET state = ?, attempts = ?,
+				next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?,
+				lease_owner = '', lease_until = NULL
+				WHERE id = ? AND lease_owner = ?`,
+				string(d.State), d.Attempts, d.NextAt.UnixMilli(), d.LastError, string(d.Response), d.Mode,
+				now.UnixMilli(), sent, d.ID, owner)
+			if err != nil {
+				return fmt.Errorf("store: record delivery %s: %w", d.ID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				lost++
+			}
+		}
+		return nil
+	})
+	return lost, err
+}
+
+// DeliverySweep expires every unsent event past its deadline (pending,
+// retry or paused: Meta would refuse it now) and makes the paused events of
+// sites that are no longer paused due again. Leased events are left to
+// their owner.
+func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resumed int, err error) {
+	err = db.InTx(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE deliveries SET state = 'expired',
+			last_error = CASE WHEN last_error = '' THEN 'deadline passed before it could be sent' ELSE last_error END,
+			updated_at = ?
+			WHERE state IN ('pending', 'retry', 'paused') AND deadline_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`,
+			now.UnixMilli(), now.UnixMilli(), now.UnixMilli())
+		if err != nil {
+			return fmt.Errorf("store: expire deliveries: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		expired = int(n)
+		res, err = tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE deliveries SET state = 'pending', next_at = ?, updated_at = ?
+			WHERE state = 'paused' AND site_id IN (SELECT id FROM sites WHERE paused_reason = '')`,
+			now.UnixMilli(), now.UnixMilli())
+		if err != nil {
+			return fmt.Errorf("store: resume deliveries: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		resumed = int(n)
+		return nil
+	})
+	return expired, resumed, err
+}
+
+// DeliveryNextDue returns when the earliest unleased pending or retry event
+// is due, and false when there is none.
+func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	var next sql.NullInt64
+	err := q.queryRow(ctx, `/* Store.DeliveryNextDue */ SELECT MIN(next_at) FROM deliveries
+		WHERE state IN ('pending', 'retry') AND (lease_until IS NULL OR lease_until <= ?)`, now.UnixMilli()).Scan(&next)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("store: next due delivery: %w", err)
+	}
+	return fromMS(next), next.Valid, nil
+}
+
+// DeliveryCounts returns the number of events per state, for a site or for
+// all sites when site is empty.
+func (q Q) DeliveryCounts(ctx context.Context, site model.SiteID) (map[model.DeliveryState]int, error) {
+	rows, err := q.query(ctx, `/* Store.DeliveryCounts */ SELECT state, COUNT(*) FROM deliveries
+		WHERE site_id = ? OR ? = '' GROUP BY state`, string(site), string(site))
+	if err != nil {
+		return nil, fmt.Errorf("store: delivery counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[model.DeliveryState]int{}
+	for rows.Next() {
+		var state string
+		var n int
+		if err := rows.Scan(&state, &n); err != nil {
+			return nil, fmt.Errorf("store: delivery counts: %w", err)
+		}
+		out[model.DeliveryState(state)] = n
+	}
+	return out, rows.Err()
 }
