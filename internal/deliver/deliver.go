@@ -1,0 +1,419 @@
+// Package deliver owns the outbox runner: it claims due events under a
+// lease, expires and pre-checks them, sends them to Meta per site and pixel
+// in requests of at most 1000 events, and records Meta's answer per event,
+// retrying, splitting, dead-lettering or pausing the site as the error class
+// says. It reaches the database and Meta only through the Store and Sender
+// interfaces it declares here.
+package deliver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// Store is the outbox and the sites, as the runner needs them.
+type Store interface {
+	DeliveryClaim(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, skip []model.SiteID) ([]*model.Delivery, error)
+	DeliveryRecord(ctx context.Context, owner string, ds []*model.Delivery, now time.Time) (lost int, err error)
+	DeliverySweep(ctx context.Context, now time.Time) (expired, resumed int, err error)
+	DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error)
+	SiteByID(ctx context.Context, id model.SiteID) (*model.Site, error)
+	SitePause(ctx context.Context, id model.SiteID, reason string, now time.Time) error
+}
+
+// Sender posts one request of events to a pixel; *capi.Client is one.
+type Sender interface {
+	Send(ctx context.Context, req capi.SendRequest) (*capi.Response, error)
+}
+
+// Defaults of Options.
+const (
+	DefaultWorkers    = 4
+	DefaultLease      = 10 * time.Minute
+	DefaultPoll       = 30 * time.Second
+	DefaultClaim      = 5000
+	DefaultMinBackoff = 30 * time.Second
+	DefaultMaxBackoff = time.Hour
+)
+
+// deadlineMargin keeps the last retry clear of the 7-day limit, so an event
+// never ages out while it is in flight.
+const deadlineMargin = time.Minute
+
+// recordTimeout bounds writing outcomes after the send context is gone.
+const recordTimeout = 30 * time.Second
+
+// Options configure a Runner; zero values mean the defaults.
+type Options struct {
+	Store  Store
+	Sender Sender
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Node names this process in leases; default host name and a random
+	// suffix.
+	Node string
+	// Workers is how many sites are sent to at once.
+	Workers int
+	// Lease is how long claimed events stay with this node; it must exceed
+	// the time a site's requests take (client timeout times requests).
+	Lease time.Duration
+	// Poll is the longest sleep when nothing is due.
+	Poll time.Duration
+	// Claim is how many events one round claims.
+	Claim int
+	// Batch is the most events per request; default and cap capi.MaxBatch.
+	Batch int
+	// MinBackoff and MaxBackoff bound the retry delay, which doubles with
+	// each attempt.
+	MinBackoff, MaxBackoff time.Duration
+	// Jitter returns a number in [0, 1); default math/rand/v2.
+	Jitter func() float64
+}
+
+// Stats counts what one round did.
+type Stats struct {
+	Claimed, Sent, Retry, Dead, Expired, Paused, DryRun, Requests, Resumed int
+}
+
+func (s *Stats) add(o Stats) {
+	s.Claimed += o.Claimed
+	s.Sent += o.Sent
+	s.Retry += o.Retry
+	s.Dead += o.Dead
+	s.Expired += o.Expired
+	s.Paused += o.Paused
+	s.DryRun += o.DryRun
+	s.Requests += o.Requests
+	s.Resumed += o.Resumed
+}
+
+// Runner sends the outbox to Meta. Start runs it in the background; RunOnce
+// runs one round in the caller.
+type Runner struct {
+	o    Options
+	log  *slog.Logger
+	wake chan struct{}
+
+	mu        sync.Mutex
+	started   bool
+	stopped   bool
+	stop      chan struct{} // closed by Stop: no new rounds
+	done      chan struct{} // closed when the loop has returned
+	cancel    context.CancelFunc
+	busy      map[model.SiteID]bool // sites with a send in flight
+	lastSweep time.Time
+
+	sem      chan struct{}
+	inflight sync.WaitGroup
+}
+
+// New returns a Runner with o.
+func New(o Options) *Runner {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Node == "" {
+		o.Node = nodeName()
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	if o.Claim <= 0 {
+		o.Claim = DefaultClaim
+	}
+	if o.Batch <= 0 || o.Batch > capi.MaxBatch {
+		o.Batch = capi.MaxBatch
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = DefaultMinBackoff
+	}
+	if o.MaxBackoff < o.MinBackoff {
+		o.MaxBackoff = max(DefaultMaxBackoff, o.MinBackoff)
+	}
+	if o.Jitter == nil {
+		o.Jitter = mrand.Float64
+	}
+	return &Runner{
+		o:    o,
+		log:  o.Logger.With("component", "deliver"),
+		wake: make(chan struct{}, 1),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+		busy: map[model.SiteID]bool{},
+		sem:  make(chan struct{}, o.Workers),
+	}
+}
+
+func nodeName() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Node is the name this runner leases events under.
+func (r *Runner) Node() string { return r.o.Node }
+
+// Wake tells the runner that events may be due now; it never blocks.
+func (r *Runner) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start runs the runner in the background until Stop. The runner outlives
+// ctx's cancellation on purpose: serve stops HTTP first, then the runner,
+// so in-flight sends finish. Calling Start again does nothing.
+func (r *Runner) Start(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started || r.stopped {
+		return nil
+	}
+	r.started = true
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	go r.loop(runCtx)
+	r.log.Info("delivery runner started", "node", r.o.Node, "workers", r.o.Workers)
+	return nil
+}
+
+// Stop stops claiming, waits for the sends in flight until ctx ends, then
+// cancels them (their events are recorded for a retry; Meta deduplicates a
+// resend by event_id). Calling Stop again, or without Start, does nothing.
+func (r *Runner) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	if r.stopped || !r.started {
+		r.stopped = true
+		r.mu.Unlock()
+		return nil
+	}
+	r.stopped = true
+	close(r.stop)
+	r.mu.Unlock()
+
+	finished := make(chan struct{})
+	go func() {
+		<-r.done
+		r.inflight.Wait()
+		close(finished)
+	}()
+	var err error
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		err = fmt.Errorf("deliver: stop: %w", ctx.Err())
+		r.cancel()
+		<-finished
+	}
+	r.cancel()
+	r.log.Info("delivery runner stopped")
+	return err
+}
+
+func (r *Runner) loop(ctx context.Context) {
+	defer close(r.done)
+	for {
+		st, err := r.round(ctx, false)
+		if err != nil && ctx.Err() == nil {
+			r.log.Error("delivery round", "err", err)
+		}
+		select {
+		case <-r.stop:
+			return
+		default:
+		}
+		// A full claim means more may be due right now.
+		if err == nil && st.Claimed >= r.o.Claim {
+			continue
+		}
+		wait := r.o.Poll
+		if err == nil {
+			wait = r.sleepFor(ctx)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-r.stop:
+			t.Stop()
+			return
+		case <-r.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// sleepFor is how long to wait for the next due event, at most Poll. An
+// event that is due but was not claimed belongs to a site with a send in
+// flight, which wakes the runner when it ends.
+func (r *Runner) sleepFor(ctx context.Context) time.Duration {
+	now := r.o.Now()
+	next, ok, err := r.o.Store.DeliveryNextDue(ctx, now)
+	if err != nil || !ok {
+		return r.o.Poll
+	}
+	d := next.Sub(now)
+	if d <= 0 || d > r.o.Poll {
+		return r.o.Poll
+	}
+	return d
+}
+
+// RunOnce runs one round in the caller: sweep, claim what is due, send it
+// and record the outcomes. It is what the background loop does, without the
+// waiting; tests drive it with a fake clock.
+func (r *Runner) RunOnce(ctx context.Context) (Stats, error) {
+	return r.round(ctx, true)
+}
+
+// round claims due events and hands each site's share to a worker. With
+// wait it returns when every share is recorded; without, it returns once
+// every share has a worker, and the loop claims again meanwhile (leaving
+// out the busy sites), so a slow site never holds the others back.
+func (r *Runner) round(ctx context.Context, wait bool) (Stats, error) {
+	var total Stats
+	now := r.o.Now()
+	resumed, err := r.sweep(ctx, now, wait)
+	if err != nil {
+		return total, err
+	}
+	total.Resumed = resumed
+	r.mu.Lock()
+	skip := make([]model.SiteID, 0, len(r.busy))
+	for s := range r.busy {
+		skip = append(skip, s)
+	}
+	r.mu.Unlock()
+	claimed, err := r.o.Store.DeliveryClaim(ctx, r.o.Node, now, now.Add(r.o.Lease), r.o.Claim, skip)
+	if err != nil {
+		return total, err
+	}
+	total.Claimed = len(claimed)
+	if len(claimed) == 0 {
+		return total, nil
+	}
+	var order []model.SiteID
+	bySite := map[model.SiteID][]*model.Delivery{}
+	for _, d := range claimed {
+		if _, ok := bySite[d.SiteID]; !ok {
+			order = append(order, d.SiteID)
+		}
+		bySite[d.SiteID] = append(bySite[d.SiteID], d)
+	}
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for i, site := range order {
+		select {
+		case r.sem <- struct{}{}:
+		case <-ctx.Done():
+			r.release(ctx, order[i:], bySite)
+			return total, ctx.Err()
+		case <-r.stop:
+			r.release(ctx, order[i:], bySite)
+			return total, nil
+		}
+		r.mu.Lock()
+		r.busy[site] = true
+		r.mu.Unlock()
+		wg.Add(1)
+		r.inflight.Add(1)
+		go func(site model.SiteID, ds []*model.Delivery) {
+			defer func() {
+				r.mu.Lock()
+				delete(r.busy, site)
+				r.mu.Unlock()
+				<-r.sem
+				wg.Done()
+				r.inflight.Done()
+				// Events of this site that came meanwhile were skipped.
+				r.Wake()
+			}()
+			st := r.deliverSite(ctx, site, ds, now.Add(r.o.Lease))
+			mu.Lock()
+			total.add(st)
+			mu.Unlock()
+		}(site, bySite[site])
+	}
+	if wait {
+		wg.Wait()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return total, nil
+}
+
+// sweep expires events past their deadline and resumes the paused events
+// of sites whose pause was lifted; in the loop at most once per Poll.
+func (r *Runner) sweep(ctx context.Context, now time.Time, always bool) (int, error) {
+	r.mu.Lock()
+	due := always || now.Sub(r.lastSweep) >= r.o.Poll
+	if due {
+		r.lastSweep = now
+	}
+	r.mu.Unlock()
+	if !due {
+		return 0, nil
+	}
+	expired, resumed, err := r.o.Store.DeliverySweep(ctx, now)
+	if err != nil {
+		return 0, err
+	}
+	if expired > 0 {
+		r.log.Warn("events expired unsent", "count", expired)
+	}
+	if resumed > 0 {
+		r.log.Info("paused events resumed after a token change", "count", resumed)
+	}
+	return resumed, nil
+}
+
+// release gives claimed events back unchanged, so they need not wait for
+// the lease to run out.
+func (r *Runner) release(ctx context.Context, sites []model.SiteID, bySite map[model.SiteID][]*model.Delivery) {
+	var ds []*model.Delivery
+	for _, s := range sites {
+		ds = append(ds, bySite[s]...)
+	}
+	r.record(ctx, ds)
+}
+
+// record writes outcomes even when ctx was cancelled: what Meta answered
+// must not be lost to a shutdown.
+func (r *Runner) record(ctx context.Context, ds []*model.Delivery) {
+	if len(ds) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	lost, err := r.o.Store.DeliveryRecord(rctx, r.o.Node, ds, r.o.Now())
+	switch {
+	case err != nil:
+		// The lease runs out and the events are claimed again; a resend
+		// carries the same event_id, so Meta counts it once.
+		r.log.Error("recording deliveries", "count", len(ds), "err", err)
+	case lost > 0:
+		r.log.Warn("deliveries recorded after their lease passed to another node", "count", lost)
+	}
+}
