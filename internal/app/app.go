@@ -5,10 +5,12 @@
 package app
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
@@ -25,7 +27,20 @@ type Options struct {
 	// SecretKey (config secret_key) signs form tokens; when empty a random
 	// key is generated once and kept in the database.
 	SecretKey string
+	// Graph sends events to Meta at once (send-test); *capi.Client is one.
+	Graph Graph
+	// Notifier is woken after events are queued; the delivery runner is
+	// one. Nil is fine: the runner polls.
+	Notifier Notifier
 }
+
+// Graph posts one request of events to Meta.
+type Graph interface {
+	Send(ctx context.Context, req capi.SendRequest) (*capi.Response, error)
+}
+
+// Notifier hears that events were queued.
+type Notifier interface{ Wake() }
 
 // Service runs the use cases.
 type Service struct {
@@ -34,6 +49,8 @@ type Service struct {
 	now        func() time.Time
 	rulesCache rulesCache
 	ids        model.IDGen
+	graph      Graph
+	notify     Notifier
 
 	secret string
 	keyMu  sync.Mutex
@@ -52,5 +69,5 @@ func New(o Options) *Service {
 		o.Lists = qualify.DefaultLists()
 	}
 	return &Service{db: o.Store, log: o.Logger, now: o.Now, rulesCache: rulesCache{lists: o.Lists},
-		secret: o.SecretKey}
+		secret: o.SecretKey, graph: o.Graph, notify: o.Notifier}
 }

@@ -113,13 +113,29 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 	if err != nil {
 		return nil, false, err
 	}
+	if created {
+		s.wake()
+	}
 	return lead, created, nil
 }
 
-// enqueueLead queues the lead's events for Meta. Submit calls it only when
-// the lead's consent allows (mayQueueLead).
+// enqueueLead queues the lead's events for Meta: the raw lead event (the
+// lead's own event_id, shared with the pixel) unless the lead is junk, and
+// the server-only qualified event when it is clean. Submit calls it only
+// when the lead's consent allows (mayQueueLead).
 func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time) error {
-	return nil
+	if lead.Verdict == model.VerdictJunk {
+		return nil
+	}
+	if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindLead}, now); err != nil {
+		return err
+	}
+	if lead.Verdict != model.VerdictClean {
+		return nil
+	}
+	// Judged clean at submit: the rules saw the visit, so website.
+	_, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindQualified, ActionSource: capi.SourceWebsite}, now)
+	return err
 }
 
 func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) (*model.Lead, error) {

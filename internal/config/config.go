@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -40,7 +41,9 @@ type Config struct {
 	// DisposableDomainsFile replaces the embedded list of disposable e-mail
 	// domains with a newer one (one domain a line).
 	DisposableDomainsFile string `yaml:"disposable_domains_file"`
-	Sites                 []Site `yaml:"sites"`
+	// Delivery tunes the outbox runner that sends events to Meta.
+	Delivery Delivery `yaml:"delivery"`
+	Sites    []Site   `yaml:"sites"`
 
 	// Proxies is TrustedProxies parsed by Validate.
 	Proxies []netip.Prefix `yaml:"-"`
@@ -50,6 +53,19 @@ type Config struct {
 type Meta struct {
 	GraphURL   string `yaml:"graph_url"`
 	APIVersion string `yaml:"api_version"`
+}
+
+// Delivery tunes the outbox runner.
+type Delivery struct {
+	// Workers is how many sites are sent to at once.
+	Workers int `yaml:"workers"`
+	// Lease is how long a node keeps the events it claimed; a crashed
+	// node's events are claimed again after it.
+	Lease model.Duration `yaml:"lease"`
+	// Poll is the longest the runner sleeps when nothing is due.
+	Poll model.Duration `yaml:"poll"`
+	// Timeout bounds each request to Meta.
+	Timeout model.Duration `yaml:"timeout"`
 }
 
 // Admin bootstraps the first admin user.
@@ -96,6 +112,8 @@ func Default() *Config {
 		TrustedProxies: []string{"127.0.0.1/32", "::1/128"},
 		Meta:           Meta{GraphURL: "https://graph.facebook.com", APIVersion: "v25.0"},
 		Log:            Log{Level: "info", Format: "text"},
+		Delivery: Delivery{Workers: 4, Lease: model.Duration(10 * time.Minute), Poll: model.Duration(30 * time.Second),
+			Timeout: model.Duration(30 * time.Second)},
 	}
 }
 

@@ -196,3 +196,29 @@ func TestExpand(t *testing.T) {
 		t.Errorf("expand = %q, %v", got, p)
 	}
 }
+
+func TestDeliverySettings(t *testing.T) {
+	c, err := Load("", envOf(map[string]string{"CLEANADS_DELIVERY_WORKERS": "8", "CLEANADS_DELIVERY_POLL": "5s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Delivery.Workers != 8 || time.Duration(c.Delivery.Poll) != 5*time.Second ||
+		time.Duration(c.Delivery.Lease) != 10*time.Minute || time.Duration(c.Delivery.Timeout) != 30*time.Second {
+		t.Errorf("delivery: %+v", c.Delivery)
+	}
+	if d := c.Dump(); !strings.Contains(d, "lease: 10m0s") {
+		t.Errorf("dump shows the lease as %q", d)
+	}
+	path := filepath.Join(t.TempDir(), "d.yaml")
+	os.WriteFile(path, []byte("delivery: {workers: 0, lease: 1m, timeout: 30s, poll: 2h}\n"), 0o600)
+	_, err = Load(path, envOf(nil))
+	var p Problems
+	if !errors.As(err, &p) || len(p) != 3 {
+		t.Fatalf("want 3 problems, got %v", err)
+	}
+	for _, k := range []string{"delivery.workers", "delivery.lease", "delivery.poll"} {
+		if !strings.Contains(err.Error(), k) {
+			t.Errorf("%s not named in %v", k, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/nyaruka/phonenumbers"
 
@@ -78,9 +79,28 @@ func (c *Config) validate(errs *Problems) {
 			errs.add("disposable_domains_file", "%v", err)
 		}
 	}
+	c.Delivery.validate(errs)
 	seen := map[string]bool{}
 	for i := range c.Sites {
 		c.Sites[i].validate(fmt.Sprintf("sites[%d]", i), seen, errs)
+	}
+}
+
+func (d *Delivery) validate(errs *Problems) {
+	if d.Workers < 1 || d.Workers > 256 {
+		errs.add("delivery.workers", "want 1 to 256 sites sent to at once, got %d", d.Workers)
+	}
+	timeout, lease, poll := time.Duration(d.Timeout), time.Duration(d.Lease), time.Duration(d.Poll)
+	if timeout < time.Second || timeout > 5*time.Minute {
+		errs.add("delivery.timeout", "want 1s to 5m per request to Meta, got %s", timeout)
+	}
+	if poll < 100*time.Millisecond || poll > time.Hour {
+		errs.add("delivery.poll", "want 100ms to 1h, got %s", poll)
+	}
+	// A site's round sends several requests (batches, splits); the lease
+	// must outlast them or another node would send the same events.
+	if lease < 4*timeout || lease > 24*time.Hour {
+		errs.add("delivery.lease", "want at least 4 times delivery.timeout (%s) and at most 24h, got %s", 4*timeout, lease)
 	}
 }
 

@@ -47,6 +47,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// MarshalText writes the duration as a string (YAML dumps).
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
 // UnmarshalText reads a string duration (YAML and env values).
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := ParseDuration(string(b))
