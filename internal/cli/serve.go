@@ -11,6 +11,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/config"
+	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/jobs"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
@@ -22,7 +23,7 @@ const shutdownGrace = 30 * time.Second
 
 // serve runs the server until ctx ends (SIGINT or SIGTERM in main), then
 // stops in reverse order of start: HTTP (finishing what is in flight), the
-// background workers, the database.
+// background workers (the delivery runner), the database.
 func serve(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("serve")
 	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
@@ -56,7 +57,17 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey})
+	graph := graphClient(c)
+	runner := deliver.New(deliver.Options{Store: db, Sender: graph, Logger: log, Now: time.Now,
+		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll)})
+	if err := runner.Start(ctx); err != nil {
+		return err
+	}
+	// Stops the runner on an early return too; a second Stop does nothing.
+	defer runner.Stop(context.WithoutCancel(ctx))
+
+	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
+		Graph: graph, Notifier: runner})
 	periodic := jobs.New(jobs.Options{Logger: log, Jobs: []jobs.Job{
 		{Name: "expire-reviews", Every: time.Minute, Run: func(ctx context.Context) error {
 			n, err := svc.ExpireReviews(ctx)
@@ -110,6 +121,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("http", "err", err)
+	}
+	if err := runner.Stop(sctx); err != nil {
+		log.Warn("delivery shutdown", "err", err)
 	}
 	log.Info("stopped")
 	return nil
