@@ -293,11 +293,11 @@ func (r *Runner) RunOnce(ctx context.Context) (Stats, error) {
 func (r *Runner) round(ctx context.Context, wait bool) (Stats, error) {
 	var total Stats
 	now := r.o.Now()
-	resumed, err := r.sweep(ctx, now, wait)
+	expired, resumed, err := r.sweep(ctx, now, wait)
 	if err != nil {
 		return total, err
 	}
-	total.Resumed = resumed
+	total.Expired, total.Resumed = expired, resumed
 	r.mu.Lock()
 	skip := make([]model.SiteID, 0, len(r.busy))
 	for s := range r.busy {
@@ -366,7 +366,7 @@ func (r *Runner) round(ctx context.Context, wait bool) (Stats, error) {
 
 // sweep expires events past their deadline and resumes the paused events
 // of sites whose pause was lifted; in the loop at most once per Poll.
-func (r *Runner) sweep(ctx context.Context, now time.Time, always bool) (int, error) {
+func (r *Runner) sweep(ctx context.Context, now time.Time, always bool) (expired, resumed int, err error) {
 	r.mu.Lock()
 	due := always || now.Sub(r.lastSweep) >= r.o.Poll
 	if due {
@@ -374,11 +374,11 @@ func (r *Runner) sweep(ctx context.Context, now time.Time, always bool) (int, er
 	}
 	r.mu.Unlock()
 	if !due {
-		return 0, nil
+		return 0, 0, nil
 	}
-	expired, resumed, err := r.o.Store.DeliverySweep(ctx, now)
+	expired, resumed, err = r.o.Store.DeliverySweep(ctx, now)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if expired > 0 {
 		r.log.Warn("events expired unsent", "count", expired)
@@ -386,7 +386,7 @@ func (r *Runner) sweep(ctx context.Context, now time.Time, always bool) (int, er
 	if resumed > 0 {
 		r.log.Info("paused events resumed after a token change", "count", resumed)
 	}
-	return resumed, nil
+	return expired, resumed, nil
 }
 
 // release gives claimed events back unchanged, so they need not wait for
