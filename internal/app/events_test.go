@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,7 @@ func TestEnqueueByVerdict(t *testing.T) {
 					t.Errorf("raw e-mail in the payload")
 				}
 			}
+			sort.Strings(names)
 			if strings.Join(names, ",") != strings.Join(tt.want, ",") {
 				t.Errorf("queued %v, want %v", names, tt.want)
 			}

@@ -150,24 +150,43 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 // one transaction. An event whose lease owner lost it (it expired and
 // another node claimed the event) is left alone and counted in lost.
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Delivery, now time.Time) (lost int, err error) {
+	// Events of one request mostly share their outcome: one statement per
+	// distinct outcome, not per event, keeps a batch of 1000 cheap.
+	type outcome struct {
+		state, lastError, response, mode string
+		attempts                         int
+		next                             int64
+		sent                             sql.NullInt64
+	}
+	var order []outcome
+	groups := map[outcome][]any{}
+	for _, d := range ds {
+		o := outcome{state: string(d.State), lastError: d.LastError, response: string(d.Response), mode: d.Mode,
+			attempts: d.Attempts, next: d.NextAt.UnixMilli()}
+		if d.SentAt != nil {
+			o.sent = sql.NullInt64{Int64: d.SentAt.UnixMilli(), Valid: true}
+		}
+		if _, ok := groups[o]; !ok {
+			order = append(order, o)
+		}
+		groups[o] = append(groups[o], d.ID)
+	}
 	err = db.InTx(ctx, func(tx *Tx) error {
 		lost = 0
-		for _, d := range ds {
-			var sent any
-			if d.SentAt != nil {
-				sent = d.SentAt.UnixMilli()
-			}
-			res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ UPDATE deliveries SET state = ?, attempts = ?,
-				next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?,
-				lease_owner = '', lease_until = NULL
-				WHERE id = ? AND lease_owner = ?`,
-				string(d.State), d.Attempts, d.NextAt.UnixMilli(), d.LastError, string(d.Response), d.Mode,
-				now.UnixMilli(), sent, d.ID, owner)
-			if err != nil {
-				return fmt.Errorf("store: record delivery %s: %w", d.ID, err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				lost++
+		for _, o := range order {
+			ids := groups[o]
+			for i := 0; i < len(ids); i += 500 {
+				part := ids[i:min(i+500, len(ids))]
+				args := append([]any{o.state, o.attempts, o.next, o.lastError, o.response, o.mode, now.UnixMilli(), o.sent, owner}, part...)
+				res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ UPDATE deliveries SET state = ?, attempts = ?,
+					next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?,
+					lease_owner = '', lease_until = NULL
+					WHERE lease_owner = ? AND id IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, args...)
+				if err != nil {
+					return fmt.Errorf("store: record deliveries: %w", err)
+				}
+				n, _ := res.RowsAffected()
+				lost += len(part) - int(n)
 			}
 		}
 		return nil
