@@ -678,3 +678,43 @@ func BenchmarkDeliver(b *testing.B) {
 	}
 	b.ReportMetric(float64(sent)/elapsed.Seconds(), "events/s")
 }
+
+// tokenSwap replaces the site's token while the first request, with the
+// old one, is on its way.
+type tokenSwap struct {
+	f     *fixture
+	t     *testing.T
+	inner deliver.Sender
+	done  bool
+}
+
+func (s *tokenSwap) Send(ctx context.Context, req capi.SendRequest) (*capi.Response, error) {
+	if !s.done {
+		s.done = true
+		s.f.g.SetTokens("fresh")
+		s.f.site.AccessToken = "fresh"
+		if err := s.f.db.SiteUpsert(ctx, s.f.site, s.f.clk.Now()); err != nil {
+			s.t.Error(err)
+		}
+	}
+	return s.inner.Send(ctx, req)
+}
+
+func TestTokenChangedInFlightDoesNotPause(t *testing.T) {
+	f := newFixture(t, model.ModeLive)
+	sw := &tokenSwap{f: f, t: t, inner: capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})}
+	r := deliver.New(deliver.Options{Store: f.db, Sender: sw, Now: f.clk.Now})
+	ds := f.queue(t, f.site, 2, nil)
+	if st, err := r.RunOnce(f.ctx); err != nil || st.Paused != 0 || st.Requests != 1 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if s, _ := f.db.SiteByID(f.ctx, f.site.ID); s.PausedReason != "" {
+		t.Fatalf("paused with a fresh token: %q", s.PausedReason)
+	}
+	if st, err := r.RunOnce(f.ctx); err != nil || st.Sent != 2 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if d := f.reload(t, ds)[0]; d.Attempts != 2 || d.State != model.DeliverySent {
+		t.Errorf("%+v", d)
+	}
+}

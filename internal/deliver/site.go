@@ -69,6 +69,9 @@ func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*mod
 		}
 		ready = append(ready, &item{d: d})
 	}
+	if st.Dead > 0 {
+		r.log.Warn("events failed the pre-check and will not be sent", "site", string(siteID), "count", st.Dead)
+	}
 	r.record(ctx, settled)
 	if len(ready) == 0 {
 		return st
@@ -140,6 +143,19 @@ func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*mod
 		// remaining batches would meet the same answer.
 		switch capi.Classify(stopErr) {
 		case capi.ClassAuth:
+			if r.tokenChanged(ctx, site) {
+				// A new token came while the old one was refused: no
+				// pause, the events go out with it next round.
+				for _, it := range rest {
+					if !it.done && it.tried {
+						it.d.Attempts++
+						it.d.LastError, it.d.Response = stopErr.Error(), errorJSON(stopErr)
+					}
+				}
+				r.record(ctx, deliveries(rest))
+				r.Wake()
+				return st
+			}
 			reason := "Meta refused the access token: " + stopErr.Error()
 			r.pause(ctx, site, reason)
 			st.add(r.settlePaused(ctx, rest, reason, stopErr))
@@ -254,6 +270,13 @@ func (r *Runner) settlePaused(ctx context.Context, items []*item, reason string,
 	}
 	r.record(ctx, deliveries(items))
 	return st
+}
+
+// tokenChanged tells whether the site's token was replaced since site was
+// read.
+func (r *Runner) tokenChanged(ctx context.Context, site *model.Site) bool {
+	cur, err := r.o.Store.SiteByID(ctx, site.ID)
+	return err == nil && cur.AccessToken != site.AccessToken
 }
 
 // pause stops delivery for a site and says so once, when it happens.
