@@ -191,9 +191,11 @@ func TestEvidenceMovesReviewToClean(t *testing.T) {
 			if len(hist) != 3 || hist[1].Kind != model.HistoryEvidence || hist[2].Data["verdict"] != "clean" {
 				t.Errorf("history: %+v", hist)
 			}
-			// The same evidence again changes nothing and queues nothing new.
+			// The same evidence again changes nothing and queues nothing new:
+			// still the raw lead event (queued at submit for a review lead)
+			// and the qualified one.
 			f.evidence(lead.ID, c.ev)
-			if n := len(f.deliveries(lead.ID)); n != 1 {
+			if n := len(f.deliveries(lead.ID)); n != 2 {
 				t.Errorf("%d deliveries after repeated evidence", n)
 			}
 		})

@@ -67,7 +67,7 @@ func TestEnqueueByVerdict(t *testing.T) {
 					t.Errorf("payload %s does not match the row %+v", d.Payload, d)
 				}
 				if d.State != model.DeliveryPending || d.PixelID != "111" ||
-					!d.DeadlineAt.Equal(now.Truncate(time.Second).Add(model.MaxEventAge-time.Minute)) {
+					!d.DeadlineAt.Equal(now.Truncate(time.Second).Add(model.MaxEventAge)) {
 					t.Errorf("row %+v", d)
 				}
 				if strings.Contains(string(d.Payload), "a@example.com") {

@@ -39,6 +39,7 @@ func (s *Service) AddEvidence(ctx context.Context, site *model.Site, id model.Le
 	if err != nil {
 		return nil, err
 	}
+	s.wake() // a lead that became clean has its qualified event queued
 	return lead, nil
 }
 

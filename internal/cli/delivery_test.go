@@ -127,7 +127,9 @@ func TestServeDeliversALead(t *testing.T) {
 		return false
 	})
 	req, _ := http.NewRequest("POST", base+"/v1/leads", strings.NewReader(
-		`{"site":"dent","email":"a@example.com","phone":"05324128719","page_url":"https://www.istanbuldis.example/x","user_agent":"Mozilla/5.0","client_ip":"203.0.113.1"}`))
+		`{"site":"dent","email":"ayse.yilmaz@gmail.com","phone":"05324128719","name":"Ayşe Yılmaz","fill_ms":8400,`+
+			`"message":"Implant tedavisi için randevu almak istiyorum, hafta içi akşam uygunum.",`+
+			`"page_url":"https://www.istanbuldis.example/x","user_agent":"Mozilla/5.0","client_ip":"203.0.113.1"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer dent-key-0123456789abcdef")
 	resp, err := http.DefaultClient.Do(req)

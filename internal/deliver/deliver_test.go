@@ -79,11 +79,17 @@ func (f *fixture) run(t *testing.T) deliver.Stats {
 	return st
 }
 
-// lead is a complete website lead, clean by default.
+// phones are distinct real-looking numbers: the same person twice in a
+// week is judged a duplicate.
+var phones = []string{"0532 412 87 19", "0533 218 44 90", "0535 611 27 43", "0542 774 19 02"}
+
+// lead is a complete website lead that the rules judge clean.
 func lead(n int) *app.LeadInput {
+	fill := int64(8400)
 	return &app.LeadInput{
-		EventID: fmt.Sprintf("browser-%d", n), Email: fmt.Sprintf(" Ayse%d@Example.com ", n),
-		Phone: "0532 412 87 19", Name: "Ayşe Yılmaz", PageURL: "https://www.istanbuldis.example/implant",
+		EventID: fmt.Sprintf("browser-%d", n), Email: fmt.Sprintf(" Ayse.Yilmaz%d@Gmail.com ", n),
+		Phone: phones[n%len(phones)], Name: "Ayşe Yılmaz", Message: "Implant tedavisi için randevu almak istiyorum, hafta içi akşam uygunum.",
+		FillMS: &fill, PageURL: "https://www.istanbuldis.example/implant",
 		FBClid: "IwAR2xYz", ClientIP: "203.0.113.9", UserAgent: "Mozilla/5.0 (test)",
 	}
 }
@@ -155,8 +161,8 @@ func (f *fixture) counts(t *testing.T) map[model.DeliveryState]int {
 func TestCleanLeadArrivesRawAndQualified(t *testing.T) {
 	f := newFixture(t, model.ModeTest)
 	l, created, err := f.svc.Submit(f.ctx, f.site, lead(1))
-	if err != nil || !created {
-		t.Fatal(created, err)
+	if err != nil || !created || l.Verdict != model.VerdictClean {
+		t.Fatal(created, err, l.Decision)
 	}
 	// A replay of the same post queues nothing more.
 	if _, created, err := f.svc.Submit(f.ctx, f.site, lead(1)); err != nil || created {
@@ -183,7 +189,7 @@ func TestCleanLeadArrivesRawAndQualified(t *testing.T) {
 			t.Fatal(err)
 		}
 		u := e.UserData
-		if u.Email[0] != capi.Hash("ayse1@example.com") || u.Phone[0] != capi.Hash("905324128719") ||
+		if u.Email[0] != capi.Hash("ayse.yilmaz1@gmail.com") || u.Phone[0] != capi.Hash("905332184490") ||
 			u.FirstName[0] != capi.Hash("ayşe") || u.Country[0] != capi.Hash("tr") {
 			t.Errorf("hashes %+v", u)
 		}
@@ -527,7 +533,7 @@ func TestDryRunNeverSends(t *testing.T) {
 	for _, d := range ds {
 		var e capi.Event
 		if d.State != model.DeliveryDryRun || d.SentAt != nil || d.Mode != model.ModeDryRun ||
-			json.Unmarshal(d.Payload, &e) != nil || e.UserData.Email[0] != capi.Hash("ayse1@example.com") {
+			json.Unmarshal(d.Payload, &e) != nil || e.UserData.Email[0] != capi.Hash("ayse.yilmaz1@gmail.com") {
 			t.Errorf("%+v", d)
 		}
 	}
