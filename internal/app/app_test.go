@@ -179,12 +179,14 @@ func TestEvidenceMovesReviewToClean(t *testing.T) {
 				t.Fatal("no qualified event queued")
 			}
 			var ev struct {
-				EventTime    int64  `json:"event_time"`
-				ActionSource string `json:"action_source"`
-				EventID      string `json:"event_id"`
+				EventTime    int64          `json:"event_time"`
+				ActionSource string         `json:"action_source"`
+				EventID      string         `json:"event_id"`
+				CustomData   map[string]any `json:"custom_data"`
 			}
 			json.Unmarshal(d.Payload, &ev)
-			if ev.EventTime != lead.SubmittedAt.Unix() || ev.ActionSource != "system_generated" || ev.EventID != d.EventID {
+			if ev.EventTime != lead.SubmittedAt.Unix() || ev.ActionSource != "system_generated" || ev.EventID != d.EventID ||
+				ev.CustomData["lead_status"] != "qualified" || ev.CustomData["qualified_by"] != after.DecidedBy {
 				t.Errorf("qualified event: %s", d.Payload)
 			}
 			hist, _ := f.db.HistoryByLead(context.Background(), lead.ID)

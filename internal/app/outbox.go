@@ -30,6 +30,15 @@ func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site
 	if !site.ConsentAllows(lead.Consent) {
 		return false, nil
 	}
+	if spec.Kind == model.KindQualified {
+		// Meta reads the lead's status from custom_data; ours says who
+		// qualified it.
+		cd := map[string]any{"lead_status": "qualified", "qualified_by": lead.DecidedBy}
+		for k, v := range spec.CustomData {
+			cd[k] = v
+		}
+		spec.CustomData = cd
+	}
 	ev, err := capi.BuildLeadEvent(capi.BuildParams{Site: site, Lead: lead, Kind: spec.Kind, EventName: spec.EventName,
 		EventTime: spec.EventTime, ActionSource: spec.ActionSource, CustomData: spec.CustomData})
 	if err != nil {
