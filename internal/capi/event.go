@@ -2,7 +2,6 @@ package capi
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -239,18 +238,9 @@ func MintFBC(fbclid string, firstSeen time.Time) string {
 // changes, so a retry or a replay cannot count twice at Meta.
 func QualifiedEventID(leadID model.LeadID, kind string) string {
 	sum := sha256.Sum256([]byte("cleanads:" + string(leadID) + ":" + kind))
-	b := sum[:16]
+	var b [16]byte
+	copy(b[:], sum[:16])
 	b[6] = b[6]&0x0f | 0x80 // version 8: custom
 	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:36], b[10:16])
-	return string(out[:])
+	return model.FormatUUID(b)
 }

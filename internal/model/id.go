@@ -71,6 +71,12 @@ func NewUUID() string {
 	rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
+	return FormatUUID(b)
+}
+
+// FormatUUID writes 16 bytes in the 8-4-4-4-12 hex form of a UUID; the
+// caller sets the version and variant bits.
+func FormatUUID(b [16]byte) string {
 	var s [36]byte
 	hex.Encode(s[0:8], b[0:4])
 	s[8] = '-'
