@@ -58,12 +58,14 @@ func (s *Service) applyEvidence(ctx context.Context, tx *store.Tx, site *model.S
 	if after.Verdict == before.Verdict && after.DecidedBy == before.DecidedBy {
 		return nil
 	}
-	return s.setDecision(ctx, tx, site, lead, after, now)
+	return s.setDecision(ctx, tx, site, lead, after, eventSpec{}, now)
 }
 
 // setDecision stores a new decision for a lead, records it in the history
-// and queues or cancels the lead's events to match.
-func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, d model.Decision, now time.Time) error {
+// and queues or cancels the lead's events to match. qualified shapes the
+// qualified event queued when the lead becomes clean; its zero value means
+// the default: system_generated at the lead's submit time.
+func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, d model.Decision, qualified eventSpec, now time.Time) error {
 	was := lead.Verdict
 	reviewUntil := lead.ReviewUntil
 	if d.Verdict != model.VerdictReview {
@@ -77,7 +79,18 @@ func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Sit
 	lead.Decision, lead.ReviewUntil = d, reviewUntil
 	switch {
 	case d.Verdict == model.VerdictClean && was != model.VerdictClean:
-		if expired || now.After(lead.SubmittedAt.Add(model.MaxEventAge-time.Hour)) {
+		q := qualified
+		q.Kind = model.KindQualified
+		if q.ActionSource == "" {
+			q.ActionSource = capi.SourceSystemGenerated
+		}
+		at := lead.SubmittedAt
+		if !q.EventTime.IsZero() {
+			// A CRM's "qualified" stage carries its own time, which the
+			// review window does not bound.
+			at, expired = q.EventTime, false
+		}
+		if expired || now.After(at.Add(model.MaxEventAge-time.Hour)) {
 			// Meta takes no event older than 7 days, and the qualified
 			// event carries the submit time: too late to tell Meta.
 			hist["note"] = "too late for Meta: the lead came in more than 7 days ago"
@@ -89,8 +102,7 @@ func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Sit
 				return err
 			}
 		}
-		if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindQualified,
-			ActionSource: capi.SourceSystemGenerated}, now); err != nil {
+		if _, err := s.queueEvent(ctx, tx, site, lead, q, now); err != nil {
 			return err
 		}
 	case d.Verdict == model.VerdictJunk:
@@ -137,17 +149,36 @@ func (s *Service) ExpireReviews(ctx context.Context) (int, error) {
 }
 
 // LeadEventInput is what POST /v1/leads/{id}/events carries: evidence
-// ("whatsapp_reply", "call", "customer", "junk").
+// ("whatsapp_reply", "call", "customer", "junk") or a CRM stage ("stage").
 type LeadEventInput struct {
 	Type      string `json:"type"`
 	DurationS int    `json:"duration_s"`
 	// At is when it happened (RFC 3339); now when empty.
 	At string `json:"at"`
+
+	// Stage is the CRM stage, one of the site's meta.stages (type "stage").
+	Stage string `json:"stage"`
+	// Value and Currency go to custom_data; the stage's configured value
+	// and currency when absent.
+	Value    *float64 `json:"value"`
+	Currency string   `json:"currency"`
+	// ActionSource is system_generated (default), phone_call or chat.
+	ActionSource string `json:"action_source"`
 }
 
 // AddLeadEvent records one event of a lead's life given by the site's
-// systems.
+// systems: evidence, or a CRM stage.
 func (s *Service) AddLeadEvent(ctx context.Context, site *model.Site, id model.LeadID, in *LeadEventInput) (*model.Lead, error) {
+	switch in.Type {
+	case TypeStage:
+		return s.addStage(ctx, site, id, in)
+	case qualify.EvidenceWhatsAppReply, qualify.EvidenceCall, qualify.EvidenceCustomer, qualify.EvidenceJunk:
+	default:
+		return nil, model.Invalid("type", fmt.Sprintf("unknown type %q (want stage, whatsapp_reply, call, customer or junk)", in.Type))
+	}
+	if in.Stage != "" || in.Value != nil || in.Currency != "" || in.ActionSource != "" {
+		return nil, model.Invalid("type", `stage, value, currency and action_source go with "type": "stage" only`)
+	}
 	var at time.Time
 	if in.At != "" {
 		t, err := time.Parse(time.RFC3339, in.At)

@@ -53,6 +53,13 @@ type SiteSettings struct {
 	Consent      string       `json:"consent,omitempty" yaml:"consent"`
 	Meta         MetaSettings `json:"meta" yaml:"meta"`
 	Qualify      Qualify      `json:"qualify" yaml:"qualify"`
+	// WhatsApp names the WhatsApp Business numbers whose inbound messages
+	// are evidence about the site's leads.
+	WhatsApp WhatsAppSettings `json:"whatsapp,omitempty" yaml:"whatsapp"`
+	// CallTokenHash is the SHA-256 (hex) of the site's call-webhook token,
+	// a narrower secret than the API key for call trackers; empty when the
+	// site has none.
+	CallTokenHash string `json:"call_token_hash,omitempty" yaml:"-"`
 }
 
 // MetaSettings say where and how a site's events go to Meta.

@@ -45,6 +45,9 @@ const (
 	CodeEvidenceCall     = "EVIDENCE_CALL"
 	CodeOwnerCustomer    = "OWNER_CUSTOMER"
 	CodeOwnerJunk        = "OWNER_JUNK"
+	// CodeCRMQualified is added when the site's CRM reports the "qualified"
+	// stage.
+	CodeCRMQualified = "CRM_QUALIFIED"
 )
 
 // Rule describes one scoring rule: its code, default points, whether it
@@ -219,6 +222,10 @@ var messages = map[string][2]string{ // code -> {en, tr}
 	CodeOwnerJunk: {
 		"The owner marked the lead as junk.",
 		"İşletme sahibi talebi çöp olarak işaretledi.",
+	},
+	CodeCRMQualified: {
+		"The CRM reported the lead as qualified.",
+		"CRM talebi nitelikli olarak bildirdi.",
 	},
 }
 

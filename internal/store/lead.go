@@ -80,8 +80,11 @@ type LeadLookup struct {
 	ID         model.LeadID
 	EventID    string
 	ExternalID string
+	LeadAdsID  string
 	EmailKey   string
 	PhoneKey   string
+	// Since, when set, limits the look-up to leads received from then on.
+	Since time.Time
 }
 
 // LeadFind returns the site's newest lead matching the look-up.
@@ -94,15 +97,18 @@ func (q Q) LeadFind(ctx context.Context, site model.SiteID, k LeadLookup) (*mode
 		col, val = "event_id", k.EventID
 	case k.ExternalID != "":
 		col, val = "external_id", k.ExternalID
+	case k.LeadAdsID != "":
+		col, val = "lead_ads_id", k.LeadAdsID
 	case k.EmailKey != "":
 		col, val = "email_key", k.EmailKey
 	case k.PhoneKey != "":
 		col, val = "phone_key", k.PhoneKey
 	default:
-		return nil, model.Invalid("lead", "name the lead by id, event_id, external_id, email or phone")
+		return nil, model.Invalid("lead", "name the lead by id, event_id, external_id, lead_id, email or phone")
 	}
 	row := q.queryRow(ctx, `/* Store.LeadFind */ SELECT `+leadColumns+` FROM leads
-		WHERE site_id = ? AND `+col+` = ? ORDER BY received_at DESC, id DESC LIMIT 1`, string(site), val)
+		WHERE site_id = ? AND `+col+` = ? AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT 1`,
+		string(site), val, k.Since.UnixMilli())
 	l, err := scanLead(row)
 	if err != nil {
 		return nil, notFound(err, "lead by "+col)
