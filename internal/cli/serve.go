@@ -81,7 +81,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer periodic.Stop(context.WithoutCancel(ctx))
-	handler := web.New(web.Options{App: svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies}).Handler()
+	handler := web.New(web.Options{App: svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
+		WhatsApp: web.WhatsAppOptions{VerifyToken: c.WhatsApp.VerifyToken, AppSecret: c.WhatsApp.AppSecret}}).Handler()
 
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
@@ -137,6 +138,9 @@ func provision(ctx context.Context, db *store.DB, c *config.Config, now time.Tim
 			s := c.Sites[i].SiteModel()
 			if c.Sites[i].APIKey != "" {
 				s.APIKeyHash = model.HashAPIKey(c.Sites[i].APIKey)
+			}
+			if c.Sites[i].CallToken != "" {
+				s.Settings.CallTokenHash = model.HashAPIKey(c.Sites[i].CallToken)
 			}
 			if err := tx.SiteUpsert(ctx, s, now); err != nil {
 				return err

@@ -43,6 +43,9 @@ type Config struct {
 	DisposableDomainsFile string `yaml:"disposable_domains_file"`
 	// Delivery tunes the outbox runner that sends events to Meta.
 	Delivery Delivery `yaml:"delivery"`
+	// WhatsApp is the Meta app whose WhatsApp Cloud API webhooks CleanAds
+	// receives; each site names its numbers in its own whatsapp block.
+	WhatsApp WhatsApp `yaml:"whatsapp"`
 	Sites    []Site   `yaml:"sites"`
 
 	// Proxies is TrustedProxies parsed by Validate.
@@ -75,6 +78,18 @@ type Admin struct {
 	PasswordFile string `yaml:"password_file"`
 }
 
+// WhatsApp holds the secrets of the Meta app that sends WhatsApp webhooks:
+// one callback URL per app, so one for every site.
+type WhatsApp struct {
+	// VerifyToken is the token typed into the app's webhook settings; Meta
+	// echoes it in the GET handshake.
+	VerifyToken     string `yaml:"verify_token" secret:"true"`
+	VerifyTokenFile string `yaml:"verify_token_file"`
+	// AppSecret signs every webhook (X-Hub-Signature-256).
+	AppSecret     string `yaml:"app_secret" secret:"true"`
+	AppSecretFile string `yaml:"app_secret_file"`
+}
+
 // Log sets the log output.
 type Log struct {
 	Level  string `yaml:"level"`  // debug, info, warn, error
@@ -87,6 +102,10 @@ type Site struct {
 	Name       string `yaml:"name"`
 	APIKey     string `yaml:"api_key" secret:"true"`
 	APIKeyFile string `yaml:"api_key_file"`
+	// CallToken lets a call tracker post calls (POST /v1/calls) without
+	// holding the API key, which also reads leads.
+	CallToken     string `yaml:"call_token" secret:"true"`
+	CallTokenFile string `yaml:"call_token_file"`
 
 	Origins      []string      `yaml:"origins"`
 	Country      string        `yaml:"country"`
@@ -95,6 +114,8 @@ type Site struct {
 	Consent      string        `yaml:"consent"`
 	Meta         SiteMeta      `yaml:"meta"`
 	Qualify      model.Qualify `yaml:"qualify"`
+	// WhatsApp names the site's WhatsApp Business numbers.
+	WhatsApp model.WhatsAppSettings `yaml:"whatsapp"`
 }
 
 // SiteMeta is a site's meta: block: the model's settings plus the token.
@@ -196,15 +217,18 @@ func readSecretFiles(c *Config, errs *Problems) {
 	}
 	read("secret_key", &c.SecretKey, c.SecretKeyFile)
 	read("admin.password", &c.Admin.Password, c.Admin.PasswordFile)
+	read("whatsapp.verify_token", &c.WhatsApp.VerifyToken, c.WhatsApp.VerifyTokenFile)
+	read("whatsapp.app_secret", &c.WhatsApp.AppSecret, c.WhatsApp.AppSecretFile)
 	for i := range c.Sites {
 		s := &c.Sites[i]
 		read(fmt.Sprintf("sites[%d].api_key", i), &s.APIKey, s.APIKeyFile)
 		read(fmt.Sprintf("sites[%d].meta.access_token", i), &s.Meta.AccessToken, s.Meta.AccessTokenFile)
+		read(fmt.Sprintf("sites[%d].call_token", i), &s.CallToken, s.CallTokenFile)
 	}
 }
 
-// SiteModel turns a configured site into the model's Site; APIKeyHash is
-// left to the caller, which owns hashing.
+// SiteModel turns a configured site into the model's Site; APIKeyHash and
+// CallTokenHash are left to the caller, which owns hashing.
 func (s *Site) SiteModel() *model.Site {
 	return &model.Site{
 		ID:     model.SiteID(s.ID),
@@ -218,6 +242,7 @@ func (s *Site) SiteModel() *model.Site {
 			Consent:      s.Consent,
 			Meta:         s.Meta.MetaSettings,
 			Qualify:      s.Qualify,
+			WhatsApp:     s.WhatsApp,
 		},
 		AccessToken: s.Meta.AccessToken,
 	}

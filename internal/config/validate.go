@@ -19,6 +19,7 @@ var (
 	siteIDPattern     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 	apiVersionPattern = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
 	eventNamePattern  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_ ]{0,49}$`)
+	currencyPattern   = regexp.MustCompile(`^[A-Z]{3}$`)
 )
 
 // MinAPIKeyLength is the shortest API key accepted: keys are bearer secrets.
@@ -81,8 +82,20 @@ func (c *Config) validate(errs *Problems) {
 	}
 	c.Delivery.validate(errs)
 	seen := map[string]bool{}
+	numbers := false
 	for i := range c.Sites {
 		c.Sites[i].validate(fmt.Sprintf("sites[%d]", i), seen, errs)
+		numbers = numbers || len(c.Sites[i].WhatsApp.PhoneNumberIDs) > 0
+	}
+	w := c.WhatsApp
+	switch {
+	case (w.VerifyToken == "") != (w.AppSecret == ""):
+		errs.add("whatsapp", "set both verify_token and app_secret, or neither")
+	case numbers && w.AppSecret == "":
+		errs.add("whatsapp.app_secret", "sites name WhatsApp numbers: set the Meta app's secret (and verify_token) to receive their webhooks")
+	}
+	if w.VerifyToken != "" && len(w.VerifyToken) < MinAPIKeyLength {
+		errs.add("whatsapp.verify_token", "too short: use at least %d random characters", MinAPIKeyLength)
 	}
 }
 
@@ -116,6 +129,19 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 	}
 	if s.APIKey != "" && len(s.APIKey) < MinAPIKeyLength {
 		errs.add(key+".api_key", "too short: use at least %d random characters", MinAPIKeyLength)
+	}
+	if s.CallToken != "" && len(s.CallToken) < MinAPIKeyLength {
+		errs.add(key+".call_token", "too short: use at least %d random characters", MinAPIKeyLength)
+	}
+	if s.CallToken != "" && s.CallToken == s.APIKey {
+		errs.add(key+".call_token", "must differ from api_key: it is given to call trackers")
+	}
+	for j, id := range s.WhatsApp.PhoneNumberIDs {
+		s.WhatsApp.PhoneNumberIDs[j] = strings.TrimSpace(id)
+		if !isDigits(s.WhatsApp.PhoneNumberIDs[j]) {
+			errs.add(fmt.Sprintf("%s.whatsapp.phone_number_ids[%d]", key, j),
+				"want the Cloud API phone number id (digits, from WhatsApp Manager), got %q", id)
+		}
 	}
 	for j, o := range s.Origins {
 		norm, err := parseOrigin(o)
@@ -180,14 +206,20 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 		}
 	}
 	for stage, se := range m.Stages {
+		if strings.TrimSpace(stage) == "" {
+			errs.add(key+".meta.stages", "a stage needs a name")
+		}
 		if !eventNamePattern.MatchString(se.Event) {
 			errs.add(key+".meta.stages."+stage, "not a valid event name: %q", se.Event)
 		}
 		if se.Value < 0 {
 			errs.add(key+".meta.stages."+stage, "value must not be negative")
 		}
-		if se.Currency != "" && len(se.Currency) != 3 {
+		if se.Currency != "" && !currencyPattern.MatchString(strings.ToUpper(se.Currency)) {
 			errs.add(key+".meta.stages."+stage, "currency must be a 3-letter code, got %q", se.Currency)
+		}
+		if se.Value > 0 && se.Currency == "" {
+			errs.add(key+".meta.stages."+stage, "a value needs its currency, e.g. currency: EUR")
 		}
 	}
 	q := s.Qualify
