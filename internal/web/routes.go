@@ -23,6 +23,13 @@ func (s *Server) routes() http.Handler {
 	// API (site API key).
 	mux.Handle("GET /v1/leads/{id}", api(s.leadGet))
 	mux.Handle("POST /v1/leads/{id}/events", api(s.leadEventCreate))
+	mux.Handle("POST /v1/events", api(s.eventCreate))
+
+	// Webhooks: WhatsApp Cloud API (Meta's handshake and signature), call
+	// trackers (call token or API key).
+	mux.HandleFunc("GET /v1/webhooks/whatsapp", s.whatsAppVerify)
+	mux.HandleFunc("POST /v1/webhooks/whatsapp", s.whatsAppReceive)
+	mux.Handle("POST /v1/calls", limitBody(s.requireCallAuth(http.HandlerFunc(s.callCreate))))
 
 	return s.recoverPanics(s.logRequests(mux))
 }

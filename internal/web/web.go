@@ -23,15 +23,19 @@ type Options struct {
 	// TrustedProxies are the peers whose X-Forwarded-For / X-Real-IP are
 	// believed.
 	TrustedProxies []netip.Prefix
+	// WhatsApp holds the Meta app's webhook secrets; empty turns the
+	// WhatsApp webhook off.
+	WhatsApp WhatsAppOptions
 }
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	app     *app.Service
-	db      *store.DB
-	log     *slog.Logger
-	now     func() time.Time
-	proxies []netip.Prefix
+	app      *app.Service
+	db       *store.DB
+	log      *slog.Logger
+	now      func() time.Time
+	proxies  []netip.Prefix
+	whatsApp WhatsAppOptions
 }
 
 // New returns a Server.
@@ -42,7 +46,8 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{app: o.App, db: o.Store, log: o.Logger, now: o.Now, proxies: o.TrustedProxies}
+	return &Server{app: o.App, db: o.Store, log: o.Logger, now: o.Now, proxies: o.TrustedProxies,
+		whatsApp: o.WhatsApp}
 }
 
 // Handler returns the whole application as one handler.

@@ -1,0 +1,151 @@
+package web
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// WhatsAppOptions are the secrets of the Meta app whose WhatsApp Cloud API
+// webhooks CleanAds receives; empty means the webhook is off.
+type WhatsAppOptions struct {
+	VerifyToken string
+	AppSecret   string
+}
+
+// maxWebhookBody is the largest webhook body read: Meta batches several
+// messages in one post.
+const maxWebhookBody = 1 << 20
+
+// whatsAppVerify answers Meta's subscription handshake: the challenge, as
+// plain text, when the mode is subscribe and the verify token is ours.
+func (s *Server) whatsAppVerify(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	token := s.whatsApp.VerifyToken
+	if token == "" || q.Get("hub.mode") != "subscribe" ||
+		subtle.ConstantTimeCompare([]byte(q.Get("hub.verify_token")), []byte(token)) != 1 {
+		s.fail(w, r, errStatus(http.StatusForbidden, "verification failed: wrong hub.mode or hub.verify_token"))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, q.Get("hub.challenge"))
+}
+
+// whatsAppPayload is the part of a WhatsApp Cloud API webhook CleanAds
+// reads; everything else (statuses, message text) is ignored.
+type whatsAppPayload struct {
+	Object string `json:"object"`
+	Entry  []struct {
+		Changes []struct {
+			Field string `json:"field"`
+			Value struct {
+				Metadata struct {
+					PhoneNumberID string `json:"phone_number_id"`
+				} `json:"metadata"`
+				Contacts []struct {
+					WaID   string `json:"wa_id"`
+					UserID string `json:"user_id"`
+				} `json:"contacts"`
+				Messages []struct {
+					ID         string `json:"id"`
+					From       string `json:"from"`
+					FromUserID string `json:"from_user_id"`
+					Timestamp  string `json:"timestamp"`
+					Type       string `json:"type"`
+				} `json:"messages"`
+			} `json:"value"`
+		} `json:"changes"`
+	} `json:"entry"`
+}
+
+// whatsAppReceive takes a signed WhatsApp Cloud API webhook: the signature
+// is checked over the bytes as received before anything is read from them,
+// then each inbound message is handled once. Messages that match no lead
+// are answered 200 too: Meta retries anything else.
+func (s *Server) whatsAppReceive(w http.ResponseWriter, r *http.Request) {
+	if s.whatsApp.AppSecret == "" {
+		s.fail(w, r, errStatus(http.StatusNotFound, "the WhatsApp webhook is off: set whatsapp.app_secret and whatsapp.verify_token"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sig := r.Header.Get("X-Hub-Signature-256")
+	if sig == "" {
+		s.fail(w, r, errStatus(http.StatusUnauthorized, "unsigned: X-Hub-Signature-256 is missing"))
+		return
+	}
+	if !validSignature(body, sig, s.whatsApp.AppSecret) {
+		s.fail(w, r, errStatus(http.StatusForbidden, "X-Hub-Signature-256 does not match the body"))
+		return
+	}
+	var p whatsAppPayload
+	if err := json.Unmarshal(body, &p); err != nil {
+		s.fail(w, r, model.Invalid("", "malformed JSON: "+err.Error()))
+		return
+	}
+	counts := map[string]int{}
+	for _, e := range p.Entry {
+		for _, ch := range e.Changes {
+			v := ch.Value
+			for _, m := range v.Messages {
+				msg := app.WhatsAppMessage{ID: m.ID, PhoneNumberID: v.Metadata.PhoneNumberID, From: m.From,
+					FromUserID: m.FromUserID, Type: m.Type}
+				// Older payloads name the sender only in contacts.
+				if len(v.Contacts) == 1 {
+					if msg.From == "" {
+						msg.From = v.Contacts[0].WaID
+					}
+					if msg.FromUserID == "" {
+						msg.FromUserID = v.Contacts[0].UserID
+					}
+				}
+				if sec, err := strconv.ParseInt(m.Timestamp, 10, 64); err == nil && sec > 0 {
+					msg.At = time.Unix(sec, 0).UTC()
+				}
+				res, err := s.app.WhatsAppInbound(r.Context(), msg)
+				if err != nil {
+					// Meta retries the whole post; the messages handled
+					// so far are claimed and are not handled again.
+					s.fail(w, r, err)
+					return
+				}
+				counts[res.Outcome]++
+				s.log.LogAttrs(r.Context(), slog.LevelInfo, "whatsapp message", slog.String("message_id", m.ID),
+					slog.String("outcome", res.Outcome), slog.String("lead", string(res.LeadID)))
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, counts)
+}
+
+// validSignature checks Meta's "sha256=<hex>" HMAC-SHA256 of body with
+// secret, in constant time.
+func validSignature(body []byte, header, secret string) bool {
+	hexSig, ok := strings.CutPrefix(strings.TrimSpace(header), "sha256=")
+	if !ok {
+		return false
+	}
+	got, err := hex.DecodeString(hexSig)
+	if err != nil {
+		return false
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return hmac.Equal(got, mac.Sum(nil))
+}
