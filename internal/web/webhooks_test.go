@@ -1,0 +1,334 @@
+package web_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/web"
+)
+
+const (
+	waVerify    = "verify-0123456789abcdef"
+	waSecret    = "app-secret-0123456789abcdef"
+	waNumberID  = "106540352242922"
+	callToken   = "dent-calls-0123456789abcdef"
+	leadPhone   = "0533 218 44 90"
+	leadPhoneWA = "905332184490"
+)
+
+// newStageEnv is newEnv with the site's stages, WhatsApp number and call
+// token, and the WhatsApp webhook on.
+func newStageEnv(t *testing.T) *env {
+	t.Helper()
+	db := storetest.SQLite(t)
+	site := &model.Site{ID: "dent", Name: "Istanbul Dental", APIKeyHash: model.HashAPIKey(apiKey), Settings: model.SiteSettings{
+		Origins: []string{origin}, Country: "TR", CallTokenHash: model.HashAPIKey(callToken),
+		WhatsApp: model.WhatsAppSettings{PhoneNumberIDs: []string{waNumberID}},
+		Meta: model.MetaSettings{Mode: model.ModeDryRun, PixelID: "123456789012345", Stages: map[string]model.StageEvent{
+			"qualified": {Event: "QualifiedLead"}, "meeting": {Event: "Schedule"}, "won": {Event: "Purchase"}}}}}
+	if err := db.SiteUpsert(context.Background(), site, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	svc := app.New(app.Options{Store: db})
+	h := web.New(web.Options{App: svc, Store: db, WhatsApp: web.WhatsAppOptions{VerifyToken: waVerify, AppSecret: waSecret}}).Handler()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &env{t: t, db: db, srv: srv}
+}
+
+// greyLead posts a lead the rules hold for review and returns its id.
+func (e *env) greyLead() string {
+	e.t.Helper()
+	code, _, body := e.do("POST", "/v1/leads", "application/json",
+		`{"site":"dent","phone":"`+leadPhone+`","email":"mehmet.demir@gmail.com","name":"Mehmet Demir",
+		  "message":"Bu fiyat geçerli mi? https://www.istanbuldis.example/implant","lead_id":"120212345678901234"}`, fromSite)
+	if code != 202 {
+		e.t.Fatalf("lead: %d %s", code, body)
+	}
+	var out struct{ ID string }
+	json.Unmarshal([]byte(body), &out)
+	if v := e.lead(out.ID)["verdict"]; v != "review" {
+		e.t.Fatalf("want a review lead, got %v", v)
+	}
+	return out.ID
+}
+
+// deliveriesOf returns a lead's deliveries by kind, with their payloads.
+func (e *env) deliveriesOf(id string) map[string]map[string]any {
+	e.t.Helper()
+	list, err := e.db.DeliveriesByLead(context.Background(), model.LeadID(id))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, d := range list {
+		var p map[string]any
+		json.Unmarshal(d.Payload, &p)
+		out[d.Kind] = p
+	}
+	return out
+}
+
+var withKey = map[string]string{"Authorization": "Bearer " + apiKey}
+
+func TestStagesOverHTTP(t *testing.T) {
+	e := newStageEnv(t)
+	id := e.greyLead()
+	at := func(d time.Duration) string { return time.Now().Add(d).UTC().Truncate(time.Second).Format(time.RFC3339) }
+	tQual, tMeet, tWon := at(-50*time.Hour), at(-26*time.Hour), at(-time.Hour)
+	calls := []string{
+		`{"lead":{"email":" Mehmet.Demir@GMAIL.com"},"type":"stage","stage":"qualified","at":"` + tQual + `"}`,
+		`{"lead":{"phone":"+90 (533) 218-4490"},"type":"stage","stage":"meeting","at":"` + tMeet + `","action_source":"phone_call"}`,
+		`{"lead":{"lead_id":"120212345678901234"},"type":"stage","stage":"won","value":6000,"currency":"EUR","at":"` + tWon + `"}`,
+	}
+	for _, c := range calls {
+		code, _, body := e.do("POST", "/v1/events", "application/json", c, withKey)
+		if code != 200 || !strings.Contains(body, `"id":"`+id+`"`) {
+			t.Fatalf("%s: %d %s", c, code, body)
+		}
+	}
+	d := e.deliveriesOf(id)
+	for kind, want := range map[string]struct{ name, at string }{
+		"qualified": {"QualifiedLead", tQual}, "stage:meeting": {"Schedule", tMeet}, "stage:won": {"Purchase", tWon},
+	} {
+		p := d[kind]
+		wantAt, _ := time.Parse(time.RFC3339, want.at)
+		if p == nil || p["event_name"] != want.name || p["event_time"] != float64(wantAt.Unix()) {
+			t.Errorf("%s: %v", kind, p)
+		}
+	}
+	cd := d["stage:won"]["custom_data"].(map[string]any)
+	if cd["value"] != 6000.0 || cd["currency"] != "EUR" || cd["event_source"] != "crm" {
+		t.Errorf("won custom_data: %v", cd)
+	}
+	if ud := d["stage:won"]["user_data"].(map[string]any); ud["lead_id"] != 120212345678901234.0 {
+		t.Errorf("won user_data lacks the Lead Ads id: %v", ud)
+	}
+	n := len(d)
+	// The same calls again: 200 with the lead as it stands, nothing queued.
+	for _, c := range calls {
+		if code, _, body := e.do("POST", "/v1/events", "application/json", c, withKey); code != 200 {
+			t.Errorf("repeat: %d %s", code, body)
+		}
+	}
+	if code, _, body := e.do("POST", "/v1/leads/"+id+"/events", "application/json", `{"type":"stage","stage":"won","value":1,"currency":"USD"}`, withKey); code != 200 {
+		t.Errorf("repeat by id: %d %s", code, body)
+	}
+	if m := len(e.deliveriesOf(id)); m != n {
+		t.Errorf("repeats queued %d events", m-n)
+	}
+
+	for _, c := range []struct {
+		path, body string
+		status     int
+		mention    string
+	}{
+		{"/v1/events", `{"lead":{"email":"nobody@gmail.com"},"type":"stage","stage":"won"}`, 404, "not found"},
+		{"/v1/events", `{"type":"stage","stage":"won"}`, 400, "lead"},
+		{"/v1/events", `{"lead":{"phone":"0533 218 44 90"},"type":"stage","stage":"signed"}`, 400, "meeting, qualified, won"},
+		{"/v1/events", `{"lead":{"phone":"0533 218 44 90"},"type":"stage","stage":"won","value":-5,"currency":"EUR"}`, 400, "value"},
+		{"/v1/events", `{"lead":{"phone":"0533 218 44 90"},"type":"stage","stage":"won","value":5,"currency":"euros"}`, 400, "currency"},
+		{"/v1/events", `{"lead":{"phone":"0533 218 44 90"},"type":"stage","stage":"won","colour":"red"}`, 400, "colour"},
+		{"/v1/leads/" + id + "/events", `{"type":"stage","stage":"lost","at":"` + at(-9*24*time.Hour) + `"}`, 400, "lost"},
+	} {
+		code, _, body := e.do("POST", c.path, "application/json", c.body, withKey)
+		if code != c.status || !strings.Contains(body, c.mention) {
+			t.Errorf("%s: %d %s, want %d mentioning %q", c.body, code, body, c.status, c.mention)
+		}
+	}
+	if code, _, _ := e.do("POST", "/v1/events", "application/json", calls[0], nil); code != 401 {
+		t.Errorf("without a key: %d", code)
+	}
+}
+
+func TestOldStageRefusedOverHTTP(t *testing.T) {
+	e := newStageEnv(t)
+	id := e.greyLead()
+	old := time.Now().Add(-8 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	code, _, body := e.do("POST", "/v1/leads/"+id+"/events", "application/json",
+		`{"type":"stage","stage":"won","value":6000,"currency":"EUR","at":"`+old+`"}`, withKey)
+	if code != 400 || !strings.Contains(body, "7 days") {
+		t.Fatalf("old stage: %d %s", code, body)
+	}
+	if _, ok := e.deliveriesOf(id)["stage:won"]; ok {
+		t.Error("an old stage was queued")
+	}
+	hist := e.lead(id)["history"].([]any)
+	last := hist[len(hist)-1].(map[string]any)
+	if last["kind"] != "stage" || last["data"].(map[string]any)["refused"] == nil {
+		t.Errorf("refusal not in the history: %v", last)
+	}
+}
+
+func sign(body, secret string) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(body))
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// waBody is a WhatsApp Cloud API messages webhook as Meta sends it.
+func waBody(msgID, from string) string {
+	return fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{
+		"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":%q},
+		"contacts":[{"profile":{"name":"Mehmet"},"wa_id":%q,"user_id":"TR.1502576394655843"}],
+		"messages":[{"from":%q,"from_user_id":"TR.1502576394655843","id":%q,"timestamp":"%d","type":"text","text":{"body":"Merhaba, evet ilgileniyorum"}}]},
+		"field":"messages"}]}]}`, waNumberID, from, from, msgID, time.Now().Unix())
+}
+
+func TestWhatsAppHandshake(t *testing.T) {
+	e := newStageEnv(t)
+	q := url.Values{"hub.mode": {"subscribe"}, "hub.verify_token": {waVerify}, "hub.challenge": {"1158201444"}}
+	code, hdr, body := e.do("GET", "/v1/webhooks/whatsapp?"+q.Encode(), "", "", nil)
+	if code != 200 || body != "1158201444" || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
+		t.Errorf("handshake: %d %q %v", code, body, hdr)
+	}
+	for _, bad := range []url.Values{
+		{"hub.mode": {"subscribe"}, "hub.verify_token": {"wrong"}, "hub.challenge": {"1"}},
+		{"hub.mode": {"unsubscribe"}, "hub.verify_token": {waVerify}, "hub.challenge": {"1"}},
+		{"hub.challenge": {"1"}},
+	} {
+		if code, _, body := e.do("GET", "/v1/webhooks/whatsapp?"+bad.Encode(), "", "", nil); code != 403 || strings.Contains(body, `"1"`) {
+			t.Errorf("%v: %d %s", bad, code, body)
+		}
+	}
+}
+
+func TestWhatsAppWebhook(t *testing.T) {
+	e := newStageEnv(t)
+	id := e.greyLead()
+	body := waBody("wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=", leadPhoneWA)
+
+	// Unsigned, signed with another secret, or over other bytes: refused,
+	// nothing recorded.
+	for _, c := range []struct {
+		sig    string
+		status int
+	}{
+		{"", 401}, {sign(body, "another-secret"), 403}, {sign(body+" ", waSecret), 403}, {"sha256=zz", 403},
+		{strings.TrimPrefix(sign(body, waSecret), "sha256="), 403},
+	} {
+		h := map[string]string{}
+		if c.sig != "" {
+			h["X-Hub-Signature-256"] = c.sig
+		}
+		if code, _, resp := e.do("POST", "/v1/webhooks/whatsapp", "application/json", body, h); code != c.status {
+			t.Errorf("signature %q: %d %s", c.sig, code, resp)
+		}
+	}
+	if v := e.lead(id)["verdict"]; v != "review" {
+		t.Fatalf("a refused webhook changed the lead: %v", v)
+	}
+
+	signed := map[string]string{"X-Hub-Signature-256": sign(body, waSecret)}
+	code, _, resp := e.do("POST", "/v1/webhooks/whatsapp", "application/json", body, signed)
+	if code != 200 || !strings.Contains(resp, `"evidence":1`) {
+		t.Fatalf("signed webhook: %d %s", code, resp)
+	}
+	l := e.lead(id)
+	if l["verdict"] != "clean" || l["decided_by"] != "evidence" {
+		t.Errorf("after the reply: %v %v", l["verdict"], l["decided_by"])
+	}
+	q := e.deliveriesOf(id)["qualified"]
+	if q == nil || q["event_name"] != "QualifiedLead" || q["action_source"] != "system_generated" {
+		t.Errorf("qualified event: %v", q)
+	}
+
+	// Meta retries: the same message is handled once.
+	code, _, resp = e.do("POST", "/v1/webhooks/whatsapp", "application/json", body, signed)
+	if code != 200 || !strings.Contains(resp, `"duplicate":1`) {
+		t.Errorf("retry: %d %s", code, resp)
+	}
+	evidence := 0
+	for _, h := range e.lead(id)["history"].([]any) {
+		if h.(map[string]any)["kind"] == "evidence" {
+			evidence++
+		}
+	}
+	if evidence != 1 {
+		t.Errorf("%d evidence entries for one message", evidence)
+	}
+
+	// A stranger's message and a status update are answered 200.
+	other := waBody("wamid.other", "905421112233")
+	code, _, resp = e.do("POST", "/v1/webhooks/whatsapp", "application/json", other, map[string]string{"X-Hub-Signature-256": sign(other, waSecret)})
+	if code != 200 || !strings.Contains(resp, `"no_lead":1`) {
+		t.Errorf("stranger: %d %s", code, resp)
+	}
+	status := `{"object":"whatsapp_business_account","entry":[{"changes":[{"field":"messages","value":{"metadata":{"phone_number_id":"` +
+		waNumberID + `"},"statuses":[{"id":"wamid.x","status":"read"}]}}]}]}`
+	if code, _, resp := e.do("POST", "/v1/webhooks/whatsapp", "application/json", status, map[string]string{"X-Hub-Signature-256": sign(status, waSecret)}); code != 200 {
+		t.Errorf("status update: %d %s", code, resp)
+	}
+}
+
+func TestWhatsAppWebhookOff(t *testing.T) {
+	db := storetest.SQLite(t)
+	srv := httptest.NewServer(web.New(web.Options{App: app.New(app.Options{Store: db}), Store: db}).Handler())
+	defer srv.Close()
+	e := &env{t: t, db: db, srv: srv}
+	body := waBody("wamid.1", leadPhoneWA)
+	if code, _, _ := e.do("POST", "/v1/webhooks/whatsapp", "application/json", body, map[string]string{"X-Hub-Signature-256": sign(body, "")}); code != 404 {
+		t.Errorf("webhook without a secret: %d", code)
+	}
+	if code, _, _ := e.do("GET", "/v1/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=&hub.challenge=1", "", "", nil); code != 403 {
+		t.Errorf("handshake without a token: %d", code)
+	}
+}
+
+func TestCallWebhook(t *testing.T) {
+	e := newStageEnv(t)
+	id := e.greyLead()
+	call := `{"caller":"+90 533 218 44 90","duration_s":75,"call_id":"CAL123"}`
+	for _, c := range []struct {
+		name   string
+		path   string
+		hdr    map[string]string
+		status int
+	}{
+		{"no token", "/v1/calls", nil, 401},
+		{"wrong token", "/v1/calls", map[string]string{"Authorization": "Bearer nope-0123456789abcdef"}, 401},
+		{"wrong query token", "/v1/calls?token=nope", nil, 401},
+	} {
+		if code, _, body := e.do("POST", c.path, "application/json", call, c.hdr); code != c.status {
+			t.Errorf("%s: %d %s", c.name, code, body)
+		}
+	}
+	if v := e.lead(id)["verdict"]; v != "review" {
+		t.Fatalf("a refused call changed the lead: %v", v)
+	}
+	code, _, body := e.do("POST", "/v1/calls?token="+callToken, "application/json", call, nil)
+	if code != 200 || !strings.Contains(body, `"outcome":"evidence"`) || !strings.Contains(body, `"verdict":"clean"`) {
+		t.Fatalf("call: %d %s", code, body)
+	}
+	if e.deliveriesOf(id)["qualified"] == nil {
+		t.Error("no qualified event after a 75 s call")
+	}
+	code, _, body = e.do("POST", "/v1/calls", "application/json", call, map[string]string{"Authorization": "Bearer " + callToken})
+	if code != 200 || !strings.Contains(body, `"outcome":"duplicate"`) {
+		t.Errorf("repeated call: %d %s", code, body)
+	}
+	code, _, body = e.do("POST", "/v1/calls", "application/json", `{"caller":"0542 111 22 33","duration_s":90}`, withKey)
+	if code != 200 || !strings.Contains(body, `"outcome":"no_lead"`) {
+		t.Errorf("stranger with the API key: %d %s", code, body)
+	}
+	code, _, body = e.do("POST", "/v1/calls", "application/json", `{"caller":"","duration_s":-1}`, withKey)
+	if code != 400 || !strings.Contains(body, "caller") || !strings.Contains(body, "duration_s") {
+		t.Errorf("bad call: %d %s", code, body)
+	}
+	// The call token opens nothing else.
+	if code, _, _ := e.do("GET", "/v1/leads/"+id, "", "", map[string]string{"Authorization": "Bearer " + callToken}); code != 401 {
+		t.Errorf("call token read a lead: %d", code)
+	}
+}
