@@ -86,7 +86,9 @@ var withKey = map[string]string{"Authorization": "Bearer " + apiKey}
 func TestStagesOverHTTP(t *testing.T) {
 	e := newStageEnv(t)
 	id := e.greyLead()
-	at := func(d time.Duration) string { return time.Now().Add(d).UTC().Truncate(time.Second).Format(time.RFC3339) }
+	at := func(d time.Duration) string {
+		return time.Now().Add(d).UTC().Truncate(time.Second).Format(time.RFC3339)
+	}
 	tQual, tMeet, tWon := at(-50*time.Hour), at(-26*time.Hour), at(-time.Hour)
 	calls := []string{
 		`{"lead":{"email":" Mehmet.Demir@GMAIL.com"},"type":"stage","stage":"qualified","at":"` + tQual + `"}`,
