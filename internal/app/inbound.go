@@ -115,6 +115,9 @@ func (s *Service) WhatsAppInbound(ctx context.Context, m WhatsAppMessage) (Inbou
 	if err != nil {
 		return InboundResult{}, err
 	}
+	if res.Outcome == OutcomeEvidence {
+		s.wake() // a lead that became clean has its qualified event queued
+	}
 	return res, nil
 }
 
@@ -251,6 +254,9 @@ func (s *Service) Call(ctx context.Context, site *model.Site, in *CallInput) (In
 	})
 	if err != nil {
 		return InboundResult{}, err
+	}
+	if res.Outcome == OutcomeEvidence {
+		s.wake() // a lead that became clean has its qualified event queued
 	}
 	return res, nil
 }

@@ -175,6 +175,7 @@ func (s *Service) addStage(ctx context.Context, site *model.Site, id model.LeadI
 	if refused != nil {
 		return nil, refused
 	}
+	s.wake()
 	return lead, nil
 }
 
