@@ -43,6 +43,7 @@ database: "sqlite:%s/cleanads.db"
 sites:
   - id: dent
     api_key: "${DENT_KEY}"
+    call_token: "dent-calls-0123456789abcdef"
     origins: ["https://www.istanbuldis.example"]
     country: TR
 `
@@ -131,7 +132,8 @@ func TestServePostStop(t *testing.T) {
 	if l, err := db.LeadByID(context.Background(), modelLeadID(out.ID)); err != nil || l.PhoneKey != "905324128719" {
 		t.Fatalf("lead after stop: %+v %v", l, err)
 	}
-	if s, err := db.SiteByID(context.Background(), "dent"); err != nil || !s.Pinned || s.APIKeyHash == "" || s.APIKeyHash == dentKey {
+	if s, err := db.SiteByID(context.Background(), "dent"); err != nil || !s.Pinned || s.APIKeyHash == "" || s.APIKeyHash == dentKey ||
+		s.Settings.CallTokenHash != hashKey("dent-calls-0123456789abcdef") {
 		t.Fatalf("provisioned site: %+v %v", s, err)
 	}
 }
