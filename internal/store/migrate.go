@@ -73,12 +73,12 @@ func LatestVersion() int {
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	if _, err := db.writer.ExecContext(ctx, `/* DB.SchemaVersion */ CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
-		return 0, fmt.Errorf("store: schema_migrations: %w", err)
+		return 0, fmt.Errorf("store: schema_migrations: %w", unavailable(err))
 	}
 	var v int
 	err := db.writer.QueryRowContext(ctx, `/* DB.SchemaVersion */ SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	if err != nil {
-		return 0, fmt.Errorf("store: schema version: %w", err)
+		return 0, fmt.Errorf("store: schema version: %w", unavailable(err))
 	}
 	return v, nil
 }

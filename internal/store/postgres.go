@@ -2,16 +2,144 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 )
 
-// openPostgres is filled in by the PostgreSQL work.
+// openPostgres opens one pool that serves as both reader and writer:
+// PostgreSQL has no single-writer limit, and several nodes share it.
 func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
-	return nil, errors.New("store: PostgreSQL is not supported yet")
+	p, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	n := opt.MaxConns
+	if n <= 0 {
+		n = 10
+	}
+	// At least two: a migration or a job lock holds one connection while
+	// the work it guards runs on another.
+	p.SetMaxOpenConns(max(n, 2))
+	p.SetMaxIdleConns(max(n, 2))
+	var schema string
+	// The schema names this installation: advisory locks are per database,
+	// and two installations in two schemas of one database must not block
+	// each other (the tests run that way).
+	if err := p.QueryRowContext(ctx, `/* DB.Open */ SELECT COALESCE(current_schema(), '')`).Scan(&schema); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("store: open postgres: %w", unavailable(err))
+	}
+	db := &DB{reader: p, writer: p, lockSpace: schema}
+	db.Q = Q{r: p, w: p, dialect: Postgres}
+	return db, nil
 }
 
-// migrationLock serialises migrations across nodes; SQLite has one writer
-// and needs no lock.
+// lockKey turns a lock name into the 64-bit key of a PostgreSQL advisory
+// lock, scoped to this installation's schema.
+func (db *DB) lockKey(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("cleanads\x00" + db.lockSpace + "\x00" + name))
+	return int64(h.Sum64())
+}
+
+// migrationLock serialises migrations across nodes: a session advisory lock
+// held on one dedicated connection until the returned function runs, so
+// several nodes starting together migrate once and the others wait, then
+// find nothing to do. SQLite has one writer and needs no lock.
 func (db *DB) migrationLock(ctx context.Context) (func(), error) {
-	return func() {}, nil
+	if db.dialect != Postgres {
+		return func() {}, nil
+	}
+	conn, err := db.writer.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: migration lock: %w", unavailable(err))
+	}
+	key := db.lockKey("migrate")
+	if _, err := conn.ExecContext(ctx, `/* DB.migrationLock */ SELECT pg_advisory_lock($1)`, key); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("store: migration lock: %w", unavailable(err))
+	}
+	return func() { releaseAdvisoryLock(ctx, conn, key) }, nil
+}
+
+// releaseAdvisoryLock unlocks key and gives the connection back. When the
+// unlock fails the connection is thrown away instead: closing the session
+// is what releases the lock then, and a pooled connection must never keep
+// holding one.
+func releaseAdvisoryLock(ctx context.Context, conn *sql.Conn, key int64) {
+	ctx = context.WithoutCancel(ctx)
+	var ok bool
+	err := conn.QueryRowContext(ctx, `/* DB.releaseAdvisoryLock */ SELECT pg_advisory_unlock($1)`, key).Scan(&ok)
+	if err != nil || !ok {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	conn.Close()
+}
+
+// WithJobLock runs fn unless another node is running the job with the same
+// name; ran tells whether fn ran. On PostgreSQL it takes a session advisory
+// lock (pg_try_advisory_lock, a key hashed from the name) on one connection
+// held for the duration of fn, so exactly one node runs each periodic job at
+// a time and a node that dies releases it with its session. On SQLite one
+// process owns the file, so fn simply runs. fn must not assume it is alone
+// after its ctx is done.
+func (db *DB) WithJobLock(ctx context.Context, name string, fn func(ctx context.Context) error) (ran bool, err error) {
+	if db.dialect != Postgres {
+		return true, fn(ctx)
+	}
+	conn, err := db.writer.Conn(ctx)
+	if err != nil {
+		return false, fmt.Errorf("store: job lock %s: %w", name, unavailable(err))
+	}
+	key := db.lockKey("job:" + name)
+	var got bool
+	if err := conn.QueryRowContext(ctx, `/* DB.WithJobLock */ SELECT pg_try_advisory_lock($1)`, key).Scan(&got); err != nil {
+		conn.Close()
+		return false, fmt.Errorf("store: job lock %s: %w", name, unavailable(err))
+	}
+	if !got {
+		conn.Close()
+		return false, nil
+	}
+	defer releaseAdvisoryLock(ctx, conn, key)
+	return true, fn(ctx)
+}
+
+// pgUnavailable tells whether a PostgreSQL error means the server cannot
+// serve us now (the caller should retry later), rather than that the
+// statement was wrong.
+func pgUnavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true // connection refused, DNS, TLS, auth at start-up
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57P01", // admin_shutdown
+			"57P02", // crash_shutdown
+			"57P03", // cannot_connect_now (starting up, recovering)
+			"53300", // too_many_connections
+			"53100", // disk_full
+			"53200", // out_of_memory
+			"40P01", // deadlock_detected: the transaction can simply be retried
+			"40001": // serialization_failure: likewise
+			return true
+		}
+		// Class 08: connection exceptions.
+		return len(pe.Code) == 5 && pe.Code[:2] == "08"
+	}
+	return false
+}
+
+// pgUniqueViolation tells whether err is PostgreSQL's unique_violation.
+func pgUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
 }

@@ -7,14 +7,18 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the embedded default engine
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/cleanads/cleanads/internal/model"
 )
@@ -46,6 +50,9 @@ type Q struct {
 type DB struct {
 	Q
 	reader, writer *sql.DB
+	// lockSpace scopes PostgreSQL advisory lock keys to this installation
+	// (its schema).
+	lockSpace string
 }
 
 // Tx is a transaction; it has every entity method of DB.
@@ -57,6 +64,11 @@ type Tx struct {
 type Options struct {
 	// ReadConns is the size of the SQLite reader pool (default 4).
 	ReadConns int
+	// MaxConns is the size of the PostgreSQL pool (default 10).
+	MaxConns int
+	// BusyTimeout is how long a SQLite statement waits for a lock before it
+	// fails as unavailable (default 10s).
+	BusyTimeout time.Duration
 }
 
 // Open connects to dsn: "sqlite:PATH" or "postgres://...". It does not
@@ -84,7 +96,11 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	// Go is cheaper than spinning on SQLITE_BUSY. Transactions start with
 	// BEGIN IMMEDIATE so a read-then-write never fails half-way.
 	// synchronous=FULL: a commit is on disk before the caller answers 2xx.
-	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)"
+	busy := opt.BusyTimeout
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)", busy.Milliseconds())
 	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_txlock=immediate&"+common)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -94,7 +110,7 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	if err := w.PingContext(ctx); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, fmt.Errorf("store: open %s: %w", path, unavailable(err))
 	}
 	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&"+common)
 	if err != nil {
@@ -128,7 +144,7 @@ func (db *DB) Close() error {
 func (db *DB) Ping(ctx context.Context) error {
 	var one int
 	if err := db.writer.QueryRowContext(ctx, "/* DB.Ping */ SELECT 1").Scan(&one); err != nil {
-		return fmt.Errorf("store: ping: %w", err)
+		return fmt.Errorf("store: ping: %w", unavailable(err))
 	}
 	return nil
 }
@@ -138,15 +154,17 @@ func (db *DB) Ping(ctx context.Context) error {
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	t, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
+		return fmt.Errorf("store: begin: %w", unavailable(err))
 	}
 	tx := &Tx{Q: Q{r: t, w: t, dialect: db.dialect}}
 	if err := fn(tx); err != nil {
 		_ = t.Rollback()
-		return err
+		// fn's errors come from any entity method; classifying here once
+		// means every write path answers "unavailable" the same way.
+		return unavailable(err)
 	}
 	if err := t.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return fmt.Errorf("store: commit: %w", unavailable(err))
 	}
 	return nil
 }
@@ -173,16 +191,25 @@ func (q Q) rebind(query string) string {
 }
 
 func (q Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return q.w.ExecContext(ctx, q.rebind(query), args...)
+	res, err := q.w.ExecContext(ctx, q.rebind(query), args...)
+	return res, unavailable(err)
 }
 
 func (q Q) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return q.r.QueryContext(ctx, q.rebind(query), args...)
+	rows, err := q.r.QueryContext(ctx, q.rebind(query), args...)
+	return rows, unavailable(err)
 }
 
-func (q Q) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return q.r.QueryRowContext(ctx, q.rebind(query), args...)
+func (q Q) queryRow(ctx context.Context, query string, args ...any) *row {
+	return &row{q.r.QueryRowContext(ctx, q.rebind(query), args...)}
 }
+
+// row is a *sql.Row whose Scan marks storage-unavailable errors;
+// sql.ErrNoRows comes back unchanged.
+type row struct{ r *sql.Row }
+
+// Scan copies the row's columns into dest.
+func (r *row) Scan(dest ...any) error { return unavailable(r.r.Scan(dest...)) }
 
 // forUpdateSkipLocked is the row-locking suffix for claiming work: several
 // PostgreSQL nodes never claim the same row; SQLite has one writer and needs
@@ -218,12 +245,62 @@ func notFound(err error, what string) error {
 	return fmt.Errorf("store: %s: %w", what, err)
 }
 
-// isUniqueViolation tells whether err is a unique-constraint failure.
+// isUniqueViolation tells whether err is a unique-constraint failure, by
+// the engines' error codes.
 func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return pgUniqueViolation(err)
+}
+
+// UnavailableError wraps an error that says the database cannot serve the
+// request now (down, overloaded, locked, disk full) rather than that the
+// request was wrong: callers answer "try again later" (HTTP 503).
+type UnavailableError struct{ Err error }
+
+// Error returns the wrapped error's text.
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Unavailable is always true; web finds it through errors.As.
+func (e *UnavailableError) Unavailable() bool { return true }
+
+// unavailable wraps err in UnavailableError when it says the database
+// cannot serve us now; any other error, and nil, comes back as it is.
+func unavailable(err error) error {
 	if err == nil {
+		return nil
+	}
+	var ue *UnavailableError
+	if errors.As(err, &ue) {
+		return err
+	}
+	if isUnavailable(err) {
+		return &UnavailableError{Err: err}
+	}
+	return err
+}
+
+// isUnavailable classifies a driver error.
+func isUnavailable(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		// The primary code is the low byte of an extended code.
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
+			return true
+		}
 		return false
 	}
-	s := err.Error()
-	return strings.Contains(s, "UNIQUE constraint failed") || strings.Contains(s, "SQLSTATE 23505") ||
-		strings.Contains(s, "duplicate key value")
+	if pgUnavailable(err) {
+		return true
+	}
+	// The connection broke under a statement: the network, or the server
+	// went away. database/sql gives ErrBadConn when every retry failed.
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -1,15 +1,58 @@
 // Package storetest hands each test a fresh, migrated database: SQLite in a
-// temporary folder, and PostgreSQL too when CLEANADS_TEST_POSTGRES is set.
+// temporary folder, or PostgreSQL in a schema of its own when
+// CLEANADS_TEST_POSTGRES holds a server's URL. New gives "the engine under
+// test" (CLEANADS_TEST_ENGINE), Each runs a test on every engine.
 package storetest
 
 import (
 	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/store"
 )
+
+// EnvPostgres names the variable holding the PostgreSQL server's URL, e.g.
+// postgres://postgres@127.0.0.1:5432/test?sslmode=disable.
+const EnvPostgres = "CLEANADS_TEST_POSTGRES"
+
+// EnvEngine names the variable choosing the engine under test: "sqlite"
+// (the default) or "postgres".
+const EnvEngine = "CLEANADS_TEST_ENGINE"
+
+// Engine returns the engine under test.
+func Engine() store.Dialect {
+	if os.Getenv(EnvEngine) == string(store.Postgres) {
+		return store.Postgres
+	}
+	return store.SQLite
+}
+
+// New returns a fresh migrated database on the engine under test.
+func New(t testing.TB) *store.DB {
+	t.Helper()
+	return Open(t, DSN(t))
+}
+
+// DSN returns the address of a fresh, empty database on the engine under
+// test, for tests that open it themselves (a serve command, two nodes). It
+// is removed when the test ends.
+func DSN(t testing.TB) string {
+	t.Helper()
+	if Engine() == store.Postgres {
+		if os.Getenv(EnvPostgres) == "" {
+			t.Fatalf("%s=postgres needs %s to hold a PostgreSQL URL", EnvEngine, EnvPostgres)
+		}
+		return PostgresDSN(t)
+	}
+	return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
+}
 
 // SQLite returns a fresh migrated SQLite database that is closed when the
 // test ends.
@@ -18,13 +61,61 @@ func SQLite(t testing.TB) *store.DB {
 	return Open(t, "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
 }
 
+// Postgres returns a fresh migrated PostgreSQL database in a schema of its
+// own, dropped when the test ends. Without CLEANADS_TEST_POSTGRES the test
+// is skipped.
+func Postgres(t testing.TB) *store.DB {
+	t.Helper()
+	return Open(t, PostgresDSN(t))
+}
+
+// PostgresDSN creates an empty schema with a unique name and returns a URL
+// whose search_path is that schema; the schema and everything in it are
+// dropped when the test ends. Without CLEANADS_TEST_POSTGRES the test is
+// skipped.
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(EnvPostgres)
+	if base == "" {
+		t.Skipf("PostgreSQL half skipped: set %s to a server URL (postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run it", EnvPostgres)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", EnvPostgres, err)
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	schema := "cleanads_test_" + hex.EncodeToString(b[:])
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("%s: %v", EnvPostgres, err)
+	}
+	ctx := context.Background()
+	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
+		admin.Close()
+		t.Fatalf("create schema on %s: %v", u.Redacted(), err)
+	}
+	// Registered before the test opens the database, so it runs after the
+	// database is closed.
+	t.Cleanup(func() {
+		defer admin.Close()
+		if _, err := admin.ExecContext(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // Open opens and migrates the database at dsn, closed when the test ends.
 func Open(t testing.TB, dsn string) *store.DB {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
-		t.Fatalf("open %s: %v", dsn, err)
+		t.Fatalf("open %s: %v", redact(dsn), err)
 	}
 	t.Cleanup(func() { db.Close() })
 	if _, err := db.Migrate(ctx, time.Now); err != nil {
@@ -33,8 +124,18 @@ func Open(t testing.TB, dsn string) *store.DB {
 	return db
 }
 
-// Each runs fn once per available engine, as a subtest named after it.
+// Each runs fn once per engine, as subtests named "sqlite" and "postgres";
+// the PostgreSQL one skips without CLEANADS_TEST_POSTGRES.
 func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
+}
+
+// redact hides a password in a URL for messages.
+func redact(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return dsn
 }
