@@ -110,6 +110,17 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 		}
 		return s.enqueueLead(ctx, tx, site, lead, now)
 	})
+	if errors.Is(err, model.ErrConflict) {
+		// Another node (PostgreSQL) stored the same event_id between our
+		// look-up and our insert: the post is a replay after all.
+		old, lerr := s.db.LeadByEventID(ctx, site.ID, lead.EventID)
+		if lerr == nil {
+			return old, false, nil
+		}
+		if !errors.Is(lerr, model.ErrNotFound) {
+			return nil, false, lerr
+		}
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -119,6 +119,9 @@ func pgUnavailable(err error) bool {
 	if errors.As(err, &ce) {
 		return true // connection refused, DNS, TLS, auth at start-up
 	}
+	if errors.Is(err, pgconn.ErrConnClosed) {
+		return true // a pooled connection whose server went away
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +12,10 @@ import (
 	"github.com/cleanads/cleanads/internal/store/storetest"
 )
 
-func TestMigrateEmptyAndExisting(t *testing.T) {
-	ctx := context.Background()
-	path := "sqlite:" + filepath.Join(t.TempDir(), "m.db")
-	db, err := store.Open(ctx, path, store.Options{})
+// migrateTwice migrates an empty database, writes to it, and opens it again:
+// nothing left to do, data intact.
+func migrateTwice(t *testing.T, ctx context.Context, dsn string) {
+	db, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,11 +31,11 @@ func TestMigrateEmptyAndExisting(t *testing.T) {
 	}
 	db.Close()
 
-	// An existing, current database: nothing to do, data intact.
-	db, err = store.Open(ctx, path, store.Options{})
+	db, err = store.Open(ctx, dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer db.Close()
 	applied, err = db.Migrate(ctx, time.Now)
 	if err != nil || len(applied) != 0 {
 		t.Fatalf("migrate current: %v %v", applied, err)
@@ -47,24 +46,24 @@ func TestMigrateEmptyAndExisting(t *testing.T) {
 	if err := db.CheckSchema(ctx); err != nil {
 		t.Error(err)
 	}
-	db.Close()
 }
 
 func TestRefuseNewerSchema(t *testing.T) {
-	ctx := context.Background()
-	db := storetest.SQLite(t)
-	err := db.InTx(ctx, func(tx *store.Tx) error {
-		return tx.TestExec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'future', 0)`)
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			return tx.TestExec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'future', 0)`)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Migrate(ctx, time.Now); err == nil || !strings.Contains(err.Error(), "newer than this binary") {
+			t.Errorf("migrate on a newer schema: %v", err)
+		}
+		if err := db.CheckSchema(ctx); err == nil || !strings.Contains(err.Error(), "upgrade cleanads") {
+			t.Errorf("check on a newer schema: %v", err)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Migrate(ctx, time.Now); err == nil || !strings.Contains(err.Error(), "newer than this binary") {
-		t.Errorf("migrate on a newer schema: %v", err)
-	}
-	if err := db.CheckSchema(ctx); err == nil || !strings.Contains(err.Error(), "upgrade cleanads") {
-		t.Errorf("check on a newer schema: %v", err)
-	}
 }
 
 func TestSiteUpsertLiftsPauseOnNewToken(t *testing.T) {

@@ -51,6 +51,12 @@ func DSN(t testing.TB) string {
 		}
 		return PostgresDSN(t)
 	}
+	return SQLiteDSN(t)
+}
+
+// SQLiteDSN returns the address of a fresh, empty SQLite database in a
+// temporary folder.
+func SQLiteDSN(t testing.TB) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
 }
 
@@ -58,7 +64,7 @@ func DSN(t testing.TB) string {
 // test ends.
 func SQLite(t testing.TB) *store.DB {
 	t.Helper()
-	return Open(t, "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
+	return Open(t, SQLiteDSN(t))
 }
 
 // Postgres returns a fresh migrated PostgreSQL database in a schema of its

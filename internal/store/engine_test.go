@@ -1,0 +1,213 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/store/storetest"
+)
+
+// Several nodes starting together on one fresh schema: the migration lock
+// lets exactly one apply each step; the others wait and find nothing to do.
+func TestMigrateConcurrently(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	ctx := context.Background()
+	const nodes = 6
+	dbs := make([]*store.DB, nodes)
+	for i := range dbs {
+		db, err := store.Open(ctx, dsn, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		applied []int
+		errs    []error
+	)
+	start := make(chan struct{})
+	for _, db := range dbs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			got, err := db.Migrate(ctx, time.Now)
+			mu.Lock()
+			defer mu.Unlock()
+			applied = append(applied, got...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("concurrent migrate: %v", errors.Join(errs...))
+	}
+	slices.Sort(applied)
+	want := make([]int, 0, store.LatestVersion())
+	for v := 1; v <= store.LatestVersion(); v++ {
+		want = append(want, v)
+	}
+	if !slices.Equal(applied, want) {
+		t.Errorf("versions applied across nodes: %v, want each of %v once", applied, want)
+	}
+	for _, db := range dbs {
+		if err := db.CheckSchema(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// The migration tests run on both engines: an empty database, then the
+// same one again with data in it.
+func TestMigrateEmptyAndExisting(t *testing.T) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.SQLiteDSN(t)
+			if d == store.Postgres {
+				dsn = storetest.PostgresDSN(t)
+			}
+			migrateTwice(t, ctx, dsn)
+		})
+	}
+}
+
+// Two nodes contend for the same job: only one runs it at a time; another
+// job name is independent; once the first is done the job is free again.
+// On SQLite one process owns the file, so the job always runs.
+func TestWithJobLock(t *testing.T) {
+	ctx := context.Background()
+	t.Run("sqlite", func(t *testing.T) {
+		db := storetest.SQLite(t)
+		boom := errors.New("boom")
+		ran, err := db.WithJobLock(ctx, "expire", func(context.Context) error {
+			inner, err := db.WithJobLock(ctx, "expire", func(context.Context) error { return nil })
+			if !inner || err != nil {
+				t.Errorf("nested on sqlite: %v %v", inner, err)
+			}
+			return boom
+		})
+		if !ran || !errors.Is(err, boom) {
+			t.Errorf("sqlite: ran %v, err %v", ran, err)
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := storetest.PostgresDSN(t)
+		a, b := storetest.Open(t, dsn), storetest.Open(t, dsn)
+		var order []string
+		ran, err := a.WithJobLock(ctx, "expire", func(context.Context) error {
+			order = append(order, "a")
+			// b is another node (another pool, other sessions).
+			got, err := b.WithJobLock(ctx, "expire", func(context.Context) error {
+				order = append(order, "b while a holds it")
+				return nil
+			})
+			if got || err != nil {
+				t.Errorf("second node ran the held job: %v %v", got, err)
+			}
+			// a's own pool is other sessions too: the lock is not re-entrant
+			// across connections.
+			if got, _ := a.WithJobLock(ctx, "expire", func(context.Context) error { return nil }); got {
+				t.Error("a second connection of the holder ran the held job")
+			}
+			got, err = b.WithJobLock(ctx, "retention", func(context.Context) error {
+				order = append(order, "b retention")
+				return nil
+			})
+			if !got || err != nil {
+				t.Errorf("another job was blocked: %v %v", got, err)
+			}
+			return nil
+		})
+		if !ran || err != nil {
+			t.Fatalf("first caller: %v %v", ran, err)
+		}
+		ran, err = b.WithJobLock(ctx, "expire", func(context.Context) error {
+			order = append(order, "b after a")
+			return nil
+		})
+		if !ran || err != nil {
+			t.Errorf("lock not released: %v %v", ran, err)
+		}
+		if want := []string{"a", "b retention", "b after a"}; !slices.Equal(order, want) {
+			t.Errorf("ran %q, want %q", order, want)
+		}
+	})
+}
+
+// A database that cannot serve (SQLite locked by another writer beyond the
+// busy timeout; PostgreSQL gone) gives errors that say so, on reads, writes
+// and transactions alike; a wrong statement does not.
+func TestUnavailable(t *testing.T) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			db, cut := storetest.Breakable(t, d)
+			if err := db.SiteUpsert(ctx, &model.Site{ID: "dent"}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.TestExec(ctx, "SELECT no_such_column FROM sites"); err == nil || isUnavailable(err) {
+				t.Errorf("a wrong statement: %v", err)
+			}
+			cut()
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				return tx.SiteUpsert(ctx, &model.Site{ID: "dent", Name: "x"}, time.Now())
+			})
+			if !isUnavailable(err) {
+				t.Errorf("write in a transaction: %v", err)
+			}
+			if err := db.SiteUpsert(ctx, &model.Site{ID: "other"}, time.Now()); !isUnavailable(err) {
+				t.Errorf("write: %v", err)
+			}
+			if d == store.Postgres { // SQLite readers still read under WAL
+				if _, err := db.SiteByID(ctx, "dent"); !isUnavailable(err) {
+					t.Errorf("read: %v", err)
+				}
+				if _, err := db.SiteList(ctx); !isUnavailable(err) {
+					t.Errorf("list: %v", err)
+				}
+				if err := db.Ping(ctx); !isUnavailable(err) {
+					t.Errorf("ping: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// A full disk (here: SQLite's page limit) is unavailable storage too.
+func TestUnavailableDiskFull(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.SQLite(t)
+	now := time.Now()
+	if err := db.SiteUpsert(ctx, &model.Site{ID: "dent"}, now); err != nil {
+		t.Fatal(err)
+	}
+	// The writer is one connection, so the limit holds for every write.
+	if err := db.TestExec(ctx, "PRAGMA max_page_count = 1"); err != nil {
+		t.Fatal(err)
+	}
+	l := &model.Lead{ID: "ld_big", SiteID: "dent", EventID: "e", Message: strings.Repeat("x", 50000),
+		SubmittedAt: now, ReceivedAt: now, Decision: model.Decision{Verdict: model.VerdictClean}}
+	err := db.InTx(ctx, func(tx *store.Tx) error { return tx.LeadInsert(ctx, l) })
+	if !isUnavailable(err) || !strings.Contains(err.Error(), "full") {
+		t.Errorf("insert on a full disk: %v", err)
+	}
+}
+
+func isUnavailable(err error) bool {
+	var u interface{ Unavailable() bool }
+	return errors.As(err, &u) && u.Unavailable()
+}
