@@ -17,6 +17,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/cli"
 	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/store/storetest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -39,7 +40,7 @@ func (s *syncBuffer) String() string {
 
 const testConfig = `
 listen: "127.0.0.1:0"
-database: "sqlite:%s/cleanads.db"
+database: "%s"
 sites:
   - id: dent
     api_key: "${DENT_KEY}"
@@ -50,12 +51,13 @@ sites:
 
 const dentKey = "dent-key-0123456789abcdef"
 
-// server runs "cleanads serve" in-process and returns its base URL and a
+// server runs "cleanads serve" in-process on the database at dsn (the
+// engine under test, from storetest.DSN) and returns its base URL and a
 // stop function that returns the exit code.
-func server(t *testing.T, dir string) (base string, stop func() int, stderr *syncBuffer) {
+func server(t *testing.T, dsn string) (base string, stop func() int, stderr *syncBuffer) {
 	t.Helper()
-	cfg := filepath.Join(dir, "cleanads.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dir)), 0o600)
+	cfg := filepath.Join(t.TempDir(), "cleanads.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dsn)), 0o600)
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	getenv := func(k string) string {
@@ -100,8 +102,8 @@ func server(t *testing.T, dir string) (base string, stop func() int, stderr *syn
 }
 
 func TestServePostStop(t *testing.T) {
-	dir := t.TempDir()
-	base, stop, _ := server(t, dir)
+	dsn := storetest.DSN(t)
+	base, stop, _ := server(t, dsn)
 	req, _ := http.NewRequest("POST", base+"/v1/leads", strings.NewReader(`{"site":"dent","email":"a@example.com","phone":"05324128719"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+dentKey)
@@ -121,7 +123,7 @@ func TestServePostStop(t *testing.T) {
 		t.Fatalf("serve exited %d", code)
 	}
 	// The lead outlived the server, and the config's site was provisioned.
-	db, err := store.Open(context.Background(), "sqlite:"+dir+"/cleanads.db", store.Options{})
+	db, err := store.Open(context.Background(), dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +143,7 @@ func TestServePostStop(t *testing.T) {
 // TestShutdownFinishesInFlight starts a lead whose body is still arriving,
 // stops the server, and expects the lead to be answered and stored.
 func TestShutdownFinishesInFlight(t *testing.T) {
-	dir := t.TempDir()
-	base, stop, _ := server(t, dir)
+	base, stop, _ := server(t, storetest.DSN(t))
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest("POST", base+"/v1/leads", pr)
 	req.Header.Set("Content-Type", "application/json")
@@ -197,9 +198,9 @@ func TestServeRefusesBadConfig(t *testing.T) {
 }
 
 func TestMigrateAndConfigCommands(t *testing.T) {
-	dir := t.TempDir()
+	dir, dsn := t.TempDir(), storetest.DSN(t)
 	getenv := func(k string) string {
-		return map[string]string{"CLEANADS_DATABASE": "sqlite:" + dir + "/x.db", "DENT_KEY": dentKey}[k]
+		return map[string]string{"CLEANADS_DATABASE": dsn, "DENT_KEY": dentKey}[k]
 	}
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
@@ -213,7 +214,7 @@ func TestMigrateAndConfigCommands(t *testing.T) {
 		t.Errorf("migrate again: %d %s", code, out)
 	}
 	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dir)), 0o600)
+	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dsn)), 0o600)
 	if code, out, errOut := run("config", "check", "--config", cfg); code != 0 || !strings.Contains(out, "1 site") {
 		t.Errorf("config check: %d %s %s", code, out, errOut)
 	}

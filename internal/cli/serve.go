@@ -101,7 +101,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	go func() { serveErr <- srv.Serve(ln) }()
 
 	addr := "http://" + ln.Addr().String()
-	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s)\n", addr, c.Database)
+	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s)\n", addr, store.RedactDSN(c.Database))
 	if *cfgPath == "" {
 		fmt.Fprintf(e.stdout, "No config file: running with the defaults and no sites.\n"+
 			"Next: write cleanads.yaml (see README.md, 'Configuration'), then run\n"+

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,15 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 		return openPostgres(ctx, dsn, opt)
 	}
 	return nil, fmt.Errorf("store: unsupported database %q (want sqlite:PATH or postgres://...)", dsn)
+}
+
+// RedactDSN returns dsn with its password, if any, masked: for logs and
+// messages.
+func RedactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return dsn
 }
 
 func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {

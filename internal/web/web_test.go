@@ -32,7 +32,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	db := storetest.SQLite(t)
+	return newEnvOn(t, storetest.New(t))
+}
+
+// newEnvOn serves the app on db with two sites.
+func newEnvOn(t *testing.T, db *store.DB) *env {
+	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
 	for _, s := range []*model.Site{
@@ -324,7 +329,7 @@ func TestClientIP(t *testing.T) {
 
 // An untrusted peer's X-Forwarded-For is never believed.
 func TestClientIPUntrustedPeer(t *testing.T) {
-	db := storetest.SQLite(t)
+	db := storetest.New(t)
 	db.SiteUpsert(context.Background(), &model.Site{ID: "dent", APIKeyHash: model.HashAPIKey(apiKey),
 		Settings: model.SiteSettings{Origins: []string{origin}, Country: "TR"}}, time.Now())
 	h := web.New(web.Options{App: app.New(app.Options{Store: db}), Store: db}).Handler()
@@ -392,5 +397,64 @@ func TestLeadEvidenceAPI(t *testing.T) {
 	}
 	if code, _, _ := e.do("POST", "/v1/leads/ld_nope/events", "application/json", `{"type":"junk"}`, key); code != 404 {
 		t.Errorf("unknown lead: %d", code)
+	}
+}
+
+// When storage cannot serve (SQLite locked past its busy timeout, PostgreSQL
+// gone) a lead is answered 503 with Retry-After, so the page or the posting
+// server tries again, instead of a 500.
+func TestLeadStorageUnavailable(t *testing.T) {
+	db, cut := storetest.Breakable(t, storetest.Engine())
+	e := newEnvOn(t, db)
+	body := `{"site":"dent","email":"ayse@example.com"}`
+	if code, _, resp := e.do("POST", "/v1/leads", "application/json", body, fromSite); code != 202 {
+		t.Fatalf("before: %d %s", code, resp)
+	}
+	cut()
+	code, hdr, resp := e.do("POST", "/v1/leads", "application/json", body, fromSite)
+	if code != 503 || hdr.Get("Retry-After") == "" || !strings.Contains(resp, "unavailable") {
+		t.Errorf("storage unavailable: %d %v %s", code, hdr, resp)
+	}
+}
+
+// The same event_id posted many times at once (a retrying page, two nodes)
+// is one lead, and every post is answered with it.
+func TestLeadReplayConcurrent(t *testing.T) {
+	e := newEnv(t)
+	const n = 8
+	body := `{"site":"dent","event_id":"evt-concurrent-1","email":"ayse@example.com"}`
+	type answer struct {
+		code int
+		id   string
+	}
+	answers := make(chan answer, n)
+	for range n {
+		go func() {
+			req, _ := http.NewRequest("POST", e.srv.URL+"/v1/leads", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+apiKey)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				answers <- answer{}
+				return
+			}
+			defer resp.Body.Close()
+			var out struct{ ID string }
+			json.NewDecoder(resp.Body).Decode(&out)
+			answers <- answer{resp.StatusCode, out.ID}
+		}()
+	}
+	var first string
+	for range n {
+		a := <-answers
+		if a.code != 202 || a.id == "" || (first != "" && a.id != first) {
+			t.Errorf("post: %d %q (first %q)", a.code, a.id, first)
+		}
+		if first == "" {
+			first = a.id
+		}
+	}
+	if c := e.count(); c != 1 {
+		t.Errorf("%d leads stored for one event_id", c)
 	}
 }

@@ -63,7 +63,7 @@ func openOpts(t testing.TB, dsn string, opt store.Options) *store.DB {
 	ctx := context.Background()
 	db, err := store.Open(ctx, dsn, opt)
 	if err != nil {
-		t.Fatalf("open %s: %v", redact(dsn), err)
+		t.Fatalf("open %s: %v", store.RedactDSN(dsn), err)
 	}
 	t.Cleanup(func() { db.Close() })
 	if _, err := db.Migrate(ctx, time.Now); err != nil {

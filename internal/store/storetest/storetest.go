@@ -121,7 +121,7 @@ func Open(t testing.TB, dsn string) *store.DB {
 	ctx := context.Background()
 	db, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
-		t.Fatalf("open %s: %v", redact(dsn), err)
+		t.Fatalf("open %s: %v", store.RedactDSN(dsn), err)
 	}
 	t.Cleanup(func() { db.Close() })
 	if _, err := db.Migrate(ctx, time.Now); err != nil {
@@ -136,12 +136,4 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
 	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
-}
-
-// redact hides a password in a URL for messages.
-func redact(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return dsn
 }
