@@ -211,3 +211,16 @@ func isUnavailable(err error) bool {
 	var u interface{ Unavailable() bool }
 	return errors.As(err, &u) && u.Unavailable()
 }
+
+// pool_max_conns in the URL sizes a node's pool and is not sent to the
+// server (which would refuse an unknown setting).
+func TestPostgresPoolSize(t *testing.T) {
+	dsn := storetest.PostgresDSN(t) + "&pool_max_conns=3"
+	db := storetest.Open(t, dsn)
+	if n := db.TestMaxConns(); n != 3 {
+		t.Errorf("pool of %d, want 3", n)
+	}
+	if _, err := store.Open(context.Background(), dsn+"x", store.Options{}); err == nil || !strings.Contains(err.Error(), "pool_max_conns") {
+		t.Errorf("bad pool_max_conns: %v", err)
+	}
+}

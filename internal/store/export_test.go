@@ -7,3 +7,6 @@ func (q Q) TestExec(ctx context.Context, query string, args ...any) error {
 	_, err := q.exec(ctx, query, args...)
 	return err
 }
+
+// TestMaxConns returns the size of the writer pool.
+func (db *DB) TestMaxConns() int { return db.writer.Stats().MaxOpenConnections }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net/url"
+	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -15,13 +17,27 @@ import (
 // openPostgres opens one pool that serves as both reader and writer:
 // PostgreSQL has no single-writer limit, and several nodes share it.
 func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
-	p, err := sql.Open("pgx", dsn)
+	u, err := url.Parse(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, fmt.Errorf("store: database URL: %w", err)
 	}
 	n := opt.MaxConns
+	// pool_max_conns in the URL (pgxpool's name for it) sizes the pool; it
+	// is ours, not a server setting, so it is taken out before connecting.
+	q := u.Query()
+	if v := q.Get("pool_max_conns"); v != "" {
+		if n, err = strconv.Atoi(v); err != nil || n < 2 {
+			return nil, fmt.Errorf("store: database URL: pool_max_conns wants a number of 2 or more, got %q", v)
+		}
+		q.Del("pool_max_conns")
+		u.RawQuery = q.Encode()
+	}
 	if n <= 0 {
 		n = 10
+	}
+	p, err := sql.Open("pgx", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	// At least two: a migration or a job lock holds one connection while
 	// the work it guards runs on another.

@@ -65,7 +65,8 @@ type Tx struct {
 type Options struct {
 	// ReadConns is the size of the SQLite reader pool (default 4).
 	ReadConns int
-	// MaxConns is the size of the PostgreSQL pool (default 10).
+	// MaxConns is the size of the PostgreSQL pool (default 10, or the URL's
+	// pool_max_conns).
 	MaxConns int
 	// BusyTimeout is how long a SQLite statement waits for a lock before it
 	// fails as unavailable (default 10s).
