@@ -25,15 +25,8 @@ func Breakable(t testing.TB, d store.Dialect) (db *store.DB, cut func()) {
 	t.Helper()
 	ctx := context.Background()
 	if d == store.Postgres {
-		dsn := PostgresDSN(t)
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := newProxy(t, u.Host)
-		u.Host = p.addr()
-		db = openOpts(t, u.String(), store.Options{})
-		return db, p.close
+		dsn, cut := Proxy(t, PostgresDSN(t))
+		return openOpts(t, dsn, store.Options{}), cut
 	}
 	path := filepath.Join(t.TempDir(), "test.db")
 	db = openOpts(t, "sqlite:"+path, store.Options{BusyTimeout: 100 * time.Millisecond})
@@ -55,6 +48,21 @@ func Breakable(t testing.TB, d store.Dialect) (db *store.DB, cut func()) {
 			other.Close()
 		})
 	}
+}
+
+// Proxy returns a URL that reaches the PostgreSQL server of dsn through a
+// local TCP proxy, and cut, which takes the proxy down: open connections
+// break and new ones are refused, as when the server or the network dies.
+// Give it to one node of several to cut that node off alone.
+func Proxy(t testing.TB, dsn string) (proxied string, cut func()) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, u.Host)
+	u.Host = p.addr()
+	return u.String(), p.close
 }
 
 // openOpts is Open with options.
