@@ -29,7 +29,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	db := storetest.SQLite(t)
+	db := storetest.New(t)
 	clk := &clock{t: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
 	site := &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{
 		Origins: []string{"https://www.istanbuldis.example"}, Country: "TR",

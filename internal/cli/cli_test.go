@@ -232,7 +232,8 @@ func TestMigrateAndConfigCommands(t *testing.T) {
 func TestScoreCommand(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dir)), 0o600)
+	// A SQLite path that must stay absent: score works without a database.
+	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, "sqlite:"+dir+"/cleanads.db")), 0o600)
 	getenv := func(k string) string { return map[string]string{"DENT_KEY": dentKey}[k] }
 	var out, errOut bytes.Buffer
 	lead := `{"name":"asdf","email":"test@mailinator.com","phone":"555 555 55 55","message":"test","fill_ms":400}`

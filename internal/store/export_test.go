@@ -10,3 +10,13 @@ func (q Q) TestExec(ctx context.Context, query string, args ...any) error {
 
 // TestMaxConns returns the size of the writer pool.
 func (db *DB) TestMaxConns() int { return db.writer.Stats().MaxOpenConnections }
+
+// MigrationVersionsForTest lists the versions of the embedded migrations.
+func MigrationVersionsForTest() []int {
+	list, _ := migrations(SQLite)
+	var vs []int
+	for _, m := range list {
+		vs = append(vs, m.version)
+	}
+	return vs
+}
