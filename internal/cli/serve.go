@@ -68,7 +68,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 
 	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
 		Graph: graph, Notifier: runner})
-	periodic := jobs.New(jobs.Options{Logger: log, Jobs: []jobs.Job{
+	// Each job runs under a lock named after it: with several nodes on one
+	// PostgreSQL exactly one runs it at a time.
+	periodic := jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: []jobs.Job{
 		{Name: "expire-reviews", Every: time.Minute, Run: func(ctx context.Context) error {
 			n, err := svc.ExpireReviews(ctx)
 			if n > 0 {

@@ -221,3 +221,48 @@ func TestPostgresPoolSize(t *testing.T) {
 		t.Errorf("bad pool_max_conns: %v", err)
 	}
 }
+
+// Review expiry on one node and evidence on another: the lead the evidence
+// is deciding (its row locked by an open transaction) is skipped, not
+// marked expired under it, and the expiry does not wait for it.
+func TestLeadExpireReviewsSkipsLeadBeingDecided(t *testing.T) {
+	db := storetest.Postgres(t)
+	ctx := context.Background()
+	now := time.Now()
+	db.SiteUpsert(ctx, &model.Site{ID: "dent"}, now)
+	past := now.Add(-time.Hour)
+	for _, id := range []model.LeadID{"ld_busy", "ld_idle"} {
+		l := &model.Lead{ID: id, SiteID: "dent", EventID: string(id), SubmittedAt: past, ReceivedAt: past, ReviewUntil: &past,
+			Decision: model.Decision{Verdict: model.VerdictReview}}
+		if err := db.LeadInsert(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deciding, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
+	go func() {
+		done <- db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.LeadSetDecision(ctx, "ld_busy", model.Decision{Verdict: model.VerdictClean, DecidedBy: "owner"}, nil); err != nil {
+				return err
+			}
+			close(deciding)
+			<-release
+			return nil
+		})
+	}()
+	<-deciding
+	var ids []model.LeadID
+	err := db.InTx(ctx, func(tx *store.Tx) (err error) {
+		ids, err = tx.LeadExpireReviews(ctx, now, 100)
+		return err
+	})
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || !slices.Equal(ids, []model.LeadID{"ld_idle"}) {
+		t.Errorf("expired %v, %v; want only ld_idle", ids, err)
+	}
+	if l, _ := db.LeadByID(ctx, "ld_busy"); l.Verdict != model.VerdictClean || l.ReviewExpiredAt != nil {
+		t.Errorf("decided lead: %s, expired at %v", l.Verdict, l.ReviewExpiredAt)
+	}
+}

@@ -227,10 +227,13 @@ func (q Q) LeadCount(ctx context.Context, site model.SiteID) (int, error) {
 }
 
 // LeadExpireReviews marks up to limit review leads whose review time has
-// passed as expired, and returns their ids.
+// passed as expired, and returns their ids. Call it in a transaction: on
+// PostgreSQL the rows are locked until it ends, so evidence arriving on
+// another node waits for it, and a lead decided meanwhile is left alone.
 func (q Q) LeadExpireReviews(ctx context.Context, now time.Time, limit int) ([]model.LeadID, error) {
 	rows, err := q.query(ctx, `/* Store.LeadExpireReviews */ SELECT id FROM leads
-		WHERE verdict = ? AND review_until <= ? AND review_expired_at IS NULL ORDER BY review_until LIMIT ?`,
+		WHERE verdict = ? AND review_until <= ? AND review_expired_at IS NULL ORDER BY review_until LIMIT ?`+
+		q.forUpdateSkipLocked(),
 		string(model.VerdictReview), now.UnixMilli(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: expiring reviews: %w", err)
@@ -248,11 +251,19 @@ func (q Q) LeadExpireReviews(ctx context.Context, now time.Time, limit int) ([]m
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: expiring reviews: %w", err)
 	}
+	expired := ids[:0]
 	for _, id := range ids {
-		if _, err := q.exec(ctx, `/* Store.LeadExpireReviews */ UPDATE leads SET review_expired_at = ? WHERE id = ?`,
-			now.UnixMilli(), string(id)); err != nil {
+		// The condition again: without a lock (SQLite needs none, having one
+		// writer) it still never marks a lead that is no longer in review.
+		res, err := q.exec(ctx, `/* Store.LeadExpireReviews */ UPDATE leads SET review_expired_at = ?
+			WHERE id = ? AND verdict = ? AND review_expired_at IS NULL`,
+			now.UnixMilli(), string(id), string(model.VerdictReview))
+		if err != nil {
 			return nil, fmt.Errorf("store: expire review %s: %w", id, err)
 		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			expired = append(expired, id)
+		}
 	}
-	return ids, nil
+	return expired, nil
 }
