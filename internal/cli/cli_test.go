@@ -56,8 +56,15 @@ const dentKey = "dent-key-0123456789abcdef"
 // stop function that returns the exit code.
 func server(t *testing.T, dsn string) (base string, stop func() int, stderr *syncBuffer) {
 	t.Helper()
+	return serveConfig(t, fmt.Sprintf(testConfig, dsn))
+}
+
+// serveConfig runs "cleanads serve" in-process with the given config file
+// text, like server.
+func serveConfig(t *testing.T, config string) (base string, stop func() int, stderr *syncBuffer) {
+	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "cleanads.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dsn)), 0o600)
+	os.WriteFile(cfg, []byte(config), 0o600)
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	getenv := func(k string) string {
