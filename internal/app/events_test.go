@@ -39,7 +39,7 @@ func TestEnqueueByVerdict(t *testing.T) {
 		{model.VerdictClean, []string{"Lead", "QualifiedLead"}},
 	} {
 		t.Run(string(tt.verdict), func(t *testing.T) {
-			db := storetest.SQLite(t)
+			db := storetest.New(t)
 			now := time.Now().UTC().Truncate(time.Millisecond)
 			site := testSite(t, db, now)
 			s := New(Options{Store: db, Now: func() time.Time { return now }})
@@ -83,7 +83,7 @@ func TestEnqueueByVerdict(t *testing.T) {
 }
 
 func TestSendTest(t *testing.T) {
-	db := storetest.SQLite(t)
+	db := storetest.New(t)
 	g := graphtest.New(t)
 	now := time.Now().UTC()
 	site := testSite(t, db, now)

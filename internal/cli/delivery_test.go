@@ -15,11 +15,12 @@ import (
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/cli"
+	"github.com/cleanads/cleanads/internal/store/storetest"
 )
 
 const metaConfig = `
 listen: "127.0.0.1:0"
-database: "sqlite:%s/cleanads.db"
+database: "%s"
 meta: {graph_url: "%s", api_version: "v25.0"}
 delivery: {poll: 1h}
 sites:
@@ -39,10 +40,10 @@ func runCLI(stdin string, args ...string) (int, string, string) {
 
 func TestSendTestCommand(t *testing.T) {
 	g := graphtest.New(t)
-	dir := t.TempDir()
+	dir, dsn := t.TempDir(), storetest.DSN(t)
 	cfg := filepath.Join(dir, "c.yaml")
 	write := func(code string) {
-		os.WriteFile(cfg, []byte(fmt.Sprintf(metaConfig, dir, g.URL, graphtest.Token, code)), 0o600)
+		os.WriteFile(cfg, []byte(fmt.Sprintf(metaConfig, dsn, g.URL, graphtest.Token, code)), 0o600)
 	}
 	write("TEST99")
 	if code, _, errOut := runCLI("", "send-test", "--site", "dent", "--config", cfg); code != 1 || !strings.Contains(errOut, "migrate") {
@@ -103,9 +104,9 @@ func TestMatchKeysCommand(t *testing.T) {
 // an hour).
 func TestServeDeliversALead(t *testing.T) {
 	g := graphtest.New(t)
-	dir := t.TempDir()
+	dir, dsn := t.TempDir(), storetest.DSN(t)
 	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(metaConfig, dir, g.URL, graphtest.Token, "TEST5")), 0o600)
+	os.WriteFile(cfg, []byte(fmt.Sprintf(metaConfig, dsn, g.URL, graphtest.Token, "TEST5")), 0o600)
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	done := make(chan int, 1)

@@ -52,7 +52,7 @@ const testCode = "TEST4711"
 
 func newFixture(t *testing.T, mode string) *fixture {
 	t.Helper()
-	f := &fixture{ctx: context.Background(), db: storetest.SQLite(t), g: graphtest.New(t),
+	f := &fixture{ctx: context.Background(), db: storetest.New(t), g: graphtest.New(t),
 		clk: &clock{t: time.Now().UTC().Truncate(time.Second)}}
 	f.g.SetNow(f.clk.Now)
 	f.site = &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{

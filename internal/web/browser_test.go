@@ -185,7 +185,7 @@ func fill(ms *int64) string {
 
 func TestBrowser(t *testing.T) {
 	exe := chromium(t)
-	db := storetest.SQLite(t)
+	db := storetest.New(t)
 	ctx := context.Background()
 
 	svc := app.New(app.Options{Store: db})

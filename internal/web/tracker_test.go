@@ -54,7 +54,7 @@ type tracker struct {
 
 func newTracker(t testing.TB, proxies ...string) *tracker {
 	t.Helper()
-	db := storetest.SQLite(t)
+	db := storetest.New(t)
 	clk := &clock{t: time.Date(2026, 12, 2, 10, 0, 0, 123e6, time.UTC)}
 	for _, s := range []*model.Site{
 		{ID: "dent", Name: "Istanbul Dental", APIKeyHash: model.HashAPIKey(apiKey), Settings: model.SiteSettings{
@@ -576,7 +576,7 @@ func TestFormToken(t *testing.T) {
 // Nodes without secret_key share the key kept in the database; a node with
 // its own secret_key does not accept their tokens.
 func TestFormTokenKeyShared(t *testing.T) {
-	db := storetest.SQLite(t)
+	db := storetest.New(t)
 	ctx := context.Background()
 	db.SiteUpsert(ctx, &model.Site{ID: "dent", APIKeyHash: model.HashAPIKey(apiKey),
 		Settings: model.SiteSettings{Origins: []string{origin}, Country: "TR"}}, time.Now())

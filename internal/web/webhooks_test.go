@@ -32,7 +32,7 @@ const (
 // token, and the WhatsApp webhook on.
 func newStageEnv(t *testing.T) *env {
 	t.Helper()
-	db := storetest.SQLite(t)
+	db := storetest.New(t)
 	site := &model.Site{ID: "dent", Name: "Istanbul Dental", APIKeyHash: model.HashAPIKey(apiKey), Settings: model.SiteSettings{
 		Origins: []string{origin}, Country: "TR", CallTokenHash: model.HashAPIKey(callToken),
 		WhatsApp: model.WhatsAppSettings{PhoneNumberIDs: []string{waNumberID}},
@@ -276,7 +276,7 @@ func TestWhatsAppWebhook(t *testing.T) {
 }
 
 func TestWhatsAppWebhookOff(t *testing.T) {
-	db := storetest.SQLite(t)
+	db := storetest.New(t)
 	srv := httptest.NewServer(web.New(web.Options{App: app.New(app.Options{Store: db}), Store: db}).Handler())
 	defer srv.Close()
 	e := &env{t: t, db: db, srv: srv}
