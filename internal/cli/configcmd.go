@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+
+	"github.com/cleanads/cleanads/internal/store"
 )
 
 // configCmd checks the configuration ("config check") and shows it with
@@ -25,6 +27,6 @@ func configCmd(ctx context.Context, e *env, args []string) error {
 		fmt.Fprint(e.stdout, c.Dump())
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "config is valid: %d site(s), database %s\n", len(c.Sites), c.Database)
+	fmt.Fprintf(e.stdout, "config is valid: %d site(s), database %s\n", len(c.Sites), store.RedactDSN(c.Database))
 	return nil
 }

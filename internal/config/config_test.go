@@ -222,3 +222,13 @@ func TestDeliverySettings(t *testing.T) {
 		}
 	}
 }
+
+func TestDumpHidesDatabasePassword(t *testing.T) {
+	c, err := Load("", envOf(map[string]string{"CLEANADS_DATABASE": "postgres://app:hunter22@db.internal:5432/cleanads"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Dump(); strings.Contains(d, "hunter22") || !strings.Contains(d, "db.internal") {
+		t.Errorf("dump:\n%s", d)
+	}
+}

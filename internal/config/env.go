@@ -3,6 +3,7 @@ package config
 import (
 	"encoding"
 	"encoding/json"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -184,6 +185,9 @@ func (c *Config) Dump() string {
 			l.value.SetString("********")
 		}
 	})
+	if u, err := url.Parse(cp.Database); err == nil && u.User != nil {
+		cp.Database = u.Redacted() // a PostgreSQL URL's password
+	}
 	b, err := yaml.Marshal(&cp)
 	if err != nil {
 		return err.Error()
