@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -254,4 +255,142 @@ func (q Q) DeliveryCounts(ctx context.Context, site model.SiteID) (map[model.Del
 		out[model.DeliveryState(state)] = n
 	}
 	return out, rows.Err()
+}
+
+// DeliveryByID returns one delivery.
+func (q Q) DeliveryByID(ctx context.Context, id string) (*model.Delivery, error) {
+	d, err := scanDelivery(q.queryRow(ctx, `/* Store.DeliveryByID */ SELECT `+deliveryColumns+` FROM deliveries WHERE id = ?`, id))
+	if err != nil {
+		return nil, notFound(err, "delivery "+id)
+	}
+	return d, nil
+}
+
+// DeliveryFilter selects deliveries for a list; zero fields match all.
+type DeliveryFilter struct {
+	Site  model.SiteID
+	State model.DeliveryState
+	// Before pages back: only rows created before this time (and id).
+	Before   time.Time
+	BeforeID string
+	Limit    int
+}
+
+// DeliveryList returns deliveries newest first.
+func (q Q) DeliveryList(ctx context.Context, f DeliveryFilter) ([]*model.Delivery, error) {
+	where, args := "1 = 1", []any{}
+	if f.Site != "" {
+		where += " AND site_id = ?"
+		args = append(args, string(f.Site))
+	}
+	if f.State != "" {
+		where += " AND state = ?"
+		args = append(args, string(f.State))
+	}
+	if !f.Before.IsZero() {
+		where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
+		args = append(args, f.Before.UnixMilli(), f.Before.UnixMilli(), f.BeforeID)
+	}
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 50
+	}
+	args = append(args, f.Limit)
+	rows, err := q.query(ctx, `/* Store.DeliveryList */ SELECT `+deliveryColumns+` FROM deliveries
+		WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: deliveries: %w", err)
+	}
+	defer rows.Close()
+	var list []*model.Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: deliveries: %w", err)
+		}
+		list = append(list, d)
+	}
+	return list, rows.Err()
+}
+
+// DeliveryStats counts a site's deliveries (every site's when site is
+// empty) by state, created since the given time (all when zero).
+func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, since time.Time) (map[model.DeliveryState]int, error) {
+	where, args := "created_at >= ?", []any{since.UnixMilli()}
+	if site != "" {
+		where += " AND site_id = ?"
+		args = append(args, string(site))
+	}
+	rows, err := q.query(ctx, `/* Store.DeliveryStats */ SELECT state, COUNT(*) FROM deliveries
+		WHERE `+where+` GROUP BY state`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: delivery counts: %w", err)
+	}
+	defer rows.Close()
+	counts := map[model.DeliveryState]int{}
+	for rows.Next() {
+		var (
+			state string
+			n     int
+		)
+		if err := rows.Scan(&state, &n); err != nil {
+			return nil, fmt.Errorf("store: delivery counts: %w", err)
+		}
+		counts[model.DeliveryState(state)] = n
+	}
+	return counts, rows.Err()
+}
+
+// DeliveryPayloads returns the payloads of a site's deliveries of the given
+// states created since the given time, newest first, at most limit.
+func (q Q) DeliveryPayloads(ctx context.Context, site model.SiteID, states []model.DeliveryState, since time.Time, limit int) ([]json.RawMessage, error) {
+	args := []any{string(site), since.UnixMilli()}
+	marks := make([]string, len(states))
+	for i, s := range states {
+		marks[i] = "?"
+		args = append(args, string(s))
+	}
+	args = append(args, limit)
+	rows, err := q.query(ctx, `/* Store.DeliveryPayloads */ SELECT payload FROM deliveries
+		WHERE site_id = ? AND created_at >= ? AND state IN (`+strings.Join(marks, ", ")+`)
+		ORDER BY created_at DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: delivery payloads: %w", err)
+	}
+	defer rows.Close()
+	var list []json.RawMessage
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("store: delivery payloads: %w", err)
+		}
+		list = append(list, json.RawMessage(p))
+	}
+	return list, rows.Err()
+}
+
+// DeliveryReplay puts a dead letter back in the queue after a fix: state
+// pending, due now, attempts kept, and the replay noted in last_error with
+// the error it had. Only a dead delivery whose deadline has not passed can be
+// replayed; anything else fails with model.ErrConflict.
+func (q Q) DeliveryReplay(ctx context.Context, id, note string, now time.Time) error {
+	res, err := q.exec(ctx, `/* Store.DeliveryReplay */ UPDATE deliveries
+		SET state = ?, next_at = ?, updated_at = ?, lease_owner = '', lease_until = NULL,
+			last_error = CASE WHEN last_error = '' THEN ? ELSE ? || '; before: ' || last_error END
+		WHERE id = ? AND state = ? AND deadline_at > ?`,
+		string(model.DeliveryPending), now.UnixMilli(), now.UnixMilli(), note, note,
+		id, string(model.DeliveryDead), now.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("store: replay delivery %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	d, err := q.DeliveryByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if d.State != model.DeliveryDead {
+		return fmt.Errorf("delivery %s is %s, not dead: %w", id, d.State, model.ErrConflict)
+	}
+	return fmt.Errorf("delivery %s is past Meta's 7-day window: %w", id, model.ErrConflict)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -266,4 +267,104 @@ func (q Q) LeadExpireReviews(ctx context.Context, now time.Time, limit int) ([]m
 		}
 	}
 	return expired, nil
+}
+
+// LeadFilter selects leads for the inbox; zero fields match all.
+type LeadFilter struct {
+	Site    model.SiteID
+	Verdict model.Verdict
+	// Search matches part of the name, e-mail or phone, ignoring case;
+	// PhoneDigits, when set, also matches part of the normalised phone.
+	Search      string
+	PhoneDigits string
+	// Before pages back: only leads received before this time (and id).
+	Before   time.Time
+	BeforeID model.LeadID
+	Limit    int
+}
+
+// LeadList returns leads newest first.
+func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
+	where, args := "1 = 1", []any{}
+	if f.Site != "" {
+		where += " AND site_id = ?"
+		args = append(args, string(f.Site))
+	}
+	if f.Verdict != "" {
+		where += " AND verdict = ?"
+		args = append(args, string(f.Verdict))
+	}
+	if f.Search != "" {
+		like := "%" + likeEscape(strings.ToLower(f.Search)) + "%"
+		cond := `LOWER(name) LIKE ? ESCAPE '\' OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\'
+			OR LOWER(email) LIKE ? ESCAPE '\' OR phone LIKE ? ESCAPE '\'`
+		args = append(args, like, like, like, like)
+		if f.PhoneDigits != "" {
+			cond += ` OR phone_key LIKE ? ESCAPE '\'`
+			args = append(args, "%"+likeEscape(f.PhoneDigits)+"%")
+		}
+		where += " AND (" + cond + ")"
+	}
+	if !f.Before.IsZero() {
+		where += " AND (received_at < ? OR (received_at = ? AND id < ?))"
+		args = append(args, f.Before.UnixMilli(), f.Before.UnixMilli(), string(f.BeforeID))
+	}
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 50
+	}
+	args = append(args, f.Limit)
+	rows, err := q.query(ctx, `/* Store.LeadList */ SELECT `+leadColumns+` FROM leads
+		WHERE `+where+` ORDER BY received_at DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: leads: %w", err)
+	}
+	defer rows.Close()
+	var list []*model.Lead
+	for rows.Next() {
+		l, err := scanLead(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: leads: %w", err)
+		}
+		list = append(list, l)
+	}
+	return list, rows.Err()
+}
+
+// likeEscape makes s match itself in a LIKE pattern with ESCAPE '\'.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// DayCount is how many leads of one verdict a site received on one day.
+type DayCount struct {
+	// Day is days since 1970-01-01 in the zone whose offset was given.
+	Day     int64
+	Verdict model.Verdict
+	N       int
+}
+
+// LeadDaily counts a site's leads per day and verdict since the given time;
+// days start at midnight in the zone offset seconds east of UTC.
+func (q Q) LeadDaily(ctx context.Context, site model.SiteID, since time.Time, offset int) ([]DayCount, error) {
+	off := int64(offset) * 1000
+	rows, err := q.query(ctx, `/* Store.LeadDaily */ SELECT (received_at + ?) / 86400000 AS day, verdict, COUNT(*)
+		FROM leads WHERE site_id = ? AND received_at >= ? GROUP BY day, verdict ORDER BY day`,
+		off, string(site), since.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("store: leads per day: %w", err)
+	}
+	defer rows.Close()
+	var list []DayCount
+	for rows.Next() {
+		var (
+			c DayCount
+			v string
+		)
+		if err := rows.Scan(&c.Day, &v, &c.N); err != nil {
+			return nil, fmt.Errorf("store: leads per day: %w", err)
+		}
+		c.Verdict = model.Verdict(v)
+		list = append(list, c)
+	}
+	return list, rows.Err()
 }
