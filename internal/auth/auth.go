@@ -230,9 +230,9 @@ func (a *Service) Session(ctx context.Context, token string) (*model.Session, *m
 	return s, u, nil
 }
 
-// Logout ends the session of a token.
-func (a *Service) Logout(ctx context.Context, token string) error {
-	return a.db.SessionDelete(ctx, hashToken(token))
+// Logout ends a session.
+func (a *Service) Logout(ctx context.Context, s *model.Session) error {
+	return a.db.SessionDelete(ctx, s.TokenHash)
 }
 
 // SetLang sets a user's language: "en", "tr", or "" to follow the browser.

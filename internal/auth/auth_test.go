@@ -56,11 +56,11 @@ func TestLoginSessionLogout(t *testing.T) {
 		if _, _, err := a.Session(ctx, token); !errors.Is(err, model.ErrNotFound) {
 			t.Errorf("expired session still works: %v", err)
 		}
-		token, _, err = a.Login(ctx, "owner@clinic.example", "correct horse", "10.0.0.1")
+		token, s, err = a.Login(ctx, "owner@clinic.example", "correct horse", "10.0.0.1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := a.Logout(ctx, token); err != nil {
+		if err := a.Logout(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := a.Session(ctx, token); !errors.Is(err, model.ErrNotFound) {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	_ "time/tzdata" // admin.time_zone works on machines without a zone database
 
 	"go.yaml.in/yaml/v3"
 
@@ -71,11 +72,18 @@ type Delivery struct {
 	Timeout model.Duration `yaml:"timeout"`
 }
 
-// Admin bootstraps the first admin user.
+// Admin bootstraps the first admin user and sets how the admin UI shows
+// times.
 type Admin struct {
 	Email        string `yaml:"email"`
 	Password     string `yaml:"password" secret:"true"`
 	PasswordFile string `yaml:"password_file"`
+	// TimeZone is the IANA zone admin pages show times and days in, e.g.
+	// Europe/Istanbul; empty means the server's zone.
+	TimeZone string `yaml:"time_zone"`
+
+	// Location is TimeZone loaded by Validate.
+	Location *time.Location `yaml:"-"`
 }
 
 // WhatsApp holds the secrets of the Meta app that sends WhatsApp webhooks:

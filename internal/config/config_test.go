@@ -113,7 +113,7 @@ database: "mysql://x"
 public_url: "ftp://x"
 trusted_proxies: ["10.0.0.0/99", "not-an-ip"]
 meta: {graph_url: "graph.facebook.com", api_version: "25"}
-admin: {email: "nobody", password: "short"}
+admin: {email: "nobody", password: "short", time_zone: "Mars/Olympus"}
 log: {level: loud, format: xml}
 secret_key: "a"
 secret_key_file: "/nonexistent/key"
@@ -147,7 +147,7 @@ sites:
 	}
 	want := []string{
 		"listen", "database", "public_url", "trusted_proxies[0]", "trusted_proxies[1]", "meta.graph_url",
-		"meta.api_version", "admin.email", "admin.password", "log.level", "log.format", "secret_key",
+		"meta.api_version", "admin.email", "admin.password", "admin.time_zone", "log.level", "log.format", "secret_key",
 		"sites[0].id", "sites[0].api_key", "sites[0].origins[0]", "sites[0].origins[1]", "sites[0].country",
 		"sites[0].cookie_domain", "sites[0].thank_you_url", "sites[0].consent", "sites[0].meta.pixel_id",
 		"sites[0].meta.mode", "sites[0].meta.lead_event", "sites[0].meta.stages.won",
@@ -220,6 +220,40 @@ func TestDeliverySettings(t *testing.T) {
 		if !strings.Contains(err.Error(), k) {
 			t.Errorf("%s not named in %v", k, err)
 		}
+		}
+	}
+}
+
+func TestCheckSite(t *testing.T) {
+	s := Site{ID: "dent", Origins: []string{"HTTPS://WWW.Dent.example/"}, Country: "tr",
+		Meta: SiteMeta{MetaSettings: model.MetaSettings{Mode: "test", PixelID: "12ab"}}}
+	problems := CheckSite(&s)
+	keys := map[string]bool{}
+	for _, p := range problems {
+		keys[p.Key] = true
+	}
+	for _, k := range []string{"meta.pixel_id", "meta.access_token", "meta.test_event_code"} {
+		if !keys[k] {
+			t.Errorf("no problem for %s in %v", k, problems)
+		}
+	}
+	if s.Origins[0] != "https://www.dent.example" || s.Country != "TR" || s.Name != "dent" {
+		t.Errorf("not normalised: %+v", s)
+	}
+	ok := Site{ID: "dent", Origins: []string{"https://dent.example"}, Country: "TR",
+		Meta: SiteMeta{MetaSettings: model.MetaSettings{Mode: "dry_run"}}}
+	if p := CheckSite(&ok); len(p) != 0 {
+		t.Errorf("a good site has problems: %v", p)
+	}
+}
+
+func TestTimeZone(t *testing.T) {
+	c, err := Load("", envOf(map[string]string{"CLEANADS_ADMIN_TIME_ZONE": "Europe/Istanbul"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Admin.Location == nil || c.Admin.Location.String() != "Europe/Istanbul" {
+		t.Errorf("location = %v", c.Admin.Location)
 	}
 }
 

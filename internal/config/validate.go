@@ -65,6 +65,15 @@ func (c *Config) validate(errs *Problems) {
 			errs.add("admin.password", "set a password of at least 8 characters for the admin user")
 		}
 	}
+	c.Admin.Location = time.Local
+	if c.Admin.TimeZone != "" {
+		loc, err := time.LoadLocation(c.Admin.TimeZone)
+		if err != nil {
+			errs.add("admin.time_zone", "unknown time zone %q: want an IANA name like Europe/Istanbul", c.Admin.TimeZone)
+		} else {
+			c.Admin.Location = loc
+		}
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -290,4 +299,16 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// CheckSite checks one site by the same rules as the file's sites (the
+// admin UI uses it for the sites it edits), normalising it in place. Keys
+// are relative to the site: "origins[0]", "meta.mode".
+func CheckSite(s *Site) Problems {
+	var errs Problems
+	s.validate("site", map[string]bool{}, &errs)
+	for i := range errs {
+		errs[i].Key = strings.TrimPrefix(errs[i].Key, "site.")
+	}
+	return errs
 }

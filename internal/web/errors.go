@@ -19,10 +19,17 @@ func (e *httpError) Error() string { return e.msg }
 
 func errStatus(status int, msg string) error { return &httpError{status: status, msg: msg} }
 
-// fail answers err as JSON: {"error": "..."} with the status decided here,
-// the one place that maps the core's errors to HTTP. Unexpected errors are
-// logged once, here, and not shown to the caller.
+// fail answers err as JSON: {"error": "..."} with the status decided by
+// statusOf.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := s.statusOf(w, r, err)
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// statusOf is the one place that maps the core's errors to an HTTP status
+// and a message safe to show; the API answers it as JSON, the admin UI as a
+// page. Unexpected errors are logged once, here, and not shown to the caller.
+func (s *Server) statusOf(w http.ResponseWriter, r *http.Request, err error) (int, string) {
 	status, msg := http.StatusInternalServerError, "internal error"
 	var he *httpError
 	var ie *model.InputError
@@ -47,7 +54,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		s.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
 	}
-	writeJSON(w, status, map[string]string{"error": msg})
+	return status, msg
 }
 
 // isUnavailable tells whether err says the database cannot take writes now.

@@ -1,6 +1,7 @@
 // Package web owns CleanAds' HTTP surface: every route in routes.go, plain
 // middleware, the public browser endpoints (t.js, collect, lead intake), the
-// server-to-server API, and the one place that turns errors into HTTP
+// server-to-server API, the admin web UI (admin_*.go, with its templates and
+// static files embedded), and the one place that turns errors into HTTP
 // statuses. It never imports deliver or cli.
 package web
 
@@ -8,9 +9,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/auth"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -26,6 +29,13 @@ type Options struct {
 	// WhatsApp holds the Meta app's webhook secrets; empty turns the
 	// WhatsApp webhook off.
 	WhatsApp WhatsAppOptions
+	// Auth runs admin logins; without it the admin UI answers 404.
+	Auth *auth.Service
+	// PublicURL is the server's address as browsers see it, for install
+	// snippets; empty means the address the admin page was opened on.
+	PublicURL string
+	// Location is the time zone admin pages show times in (default Local).
+	Location *time.Location
 }
 
 // Server holds the handlers' dependencies.
@@ -36,6 +46,11 @@ type Server struct {
 	now      func() time.Time
 	proxies  []netip.Prefix
 	whatsApp WhatsAppOptions
+
+	auth      *auth.Service
+	publicURL string
+	loc       *time.Location
+	admin     *adminUI
 }
 
 // New returns a Server.
@@ -46,8 +61,15 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{app: o.App, db: o.Store, log: o.Logger, now: o.Now, proxies: o.TrustedProxies,
-		whatsApp: o.WhatsApp}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	s := &Server{app: o.App, db: o.Store, log: o.Logger, now: o.Now, proxies: o.TrustedProxies,
+		whatsApp: o.WhatsApp, auth: o.Auth, publicURL: strings.TrimRight(o.PublicURL, "/"), loc: o.Location}
+	// The templates are embedded: a mistake in one is a bug of this build,
+	// found here at start-up (and by the tests) rather than on a page view.
+	s.admin = mustAdminUI()
+	return s
 }
 
 // Handler returns the whole application as one handler.

@@ -1,0 +1,110 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// inboxPage is how many leads the inbox shows at once.
+const inboxPage = 50
+
+// inboxData is the inbox's data.
+type inboxData struct {
+	Sites   []*model.Site
+	Site    string
+	Verdict string
+	Q       string
+	Leads   []leadRow
+	// More is the URL of the next, older page; empty on the last.
+	More     string
+	Filtered bool
+}
+
+// leadRow is one lead in a list.
+type leadRow struct {
+	ID, Site, Verdict, Who, Email, Phone string
+	TopReason, When, Ago, Window        string
+	Points                              int
+	Urgent                              bool
+}
+
+// adminInbox lists the newest leads first, filtered by verdict and site and
+// searched by name, e-mail or phone.
+func (s *Server) adminInbox(w http.ResponseWriter, r *http.Request) {
+	p := s.newPage(r, "inbox", "Inbox")
+	q := r.URL.Query()
+	d := inboxData{Site: q.Get("site"), Verdict: q.Get("verdict"), Q: strings.TrimSpace(q.Get("q"))}
+	switch model.Verdict(d.Verdict) {
+	case "", model.VerdictClean, model.VerdictReview, model.VerdictJunk:
+	default:
+		d.Verdict = ""
+	}
+	d.Filtered = d.Site != "" || d.Verdict != "" || d.Q != ""
+	sites, err := s.db.SiteList(r.Context())
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	d.Sites = sites
+	f := store.LeadFilter{Site: model.SiteID(d.Site), Verdict: model.Verdict(d.Verdict), Search: d.Q, Limit: inboxPage + 1}
+	// Stored phones are digits with the country code and no trunk 0, so
+	// "0532 412" is searched as "532412".
+	if digits := strings.TrimLeft(onlyDigits(d.Q), "0"); len(digits) >= 3 {
+		f.PhoneDigits = digits
+	}
+	if ms, err := strconv.ParseInt(q.Get("before"), 10, 64); err == nil {
+		f.Before, f.BeforeID = time.UnixMilli(ms), model.LeadID(q.Get("bid"))
+	}
+	leads, err := s.db.LeadList(r.Context(), f)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	if len(leads) > inboxPage {
+		leads = leads[:inboxPage]
+		last := leads[len(leads)-1]
+		next := url.Values{}
+		for _, k := range []string{"site", "verdict", "q"} {
+			if v := q.Get(k); v != "" {
+				next.Set(k, v)
+			}
+		}
+		next.Set("before", strconv.FormatInt(last.ReceivedAt.UnixMilli(), 10))
+		next.Set("bid", string(last.ID))
+		d.More = "/admin/?" + next.Encode()
+	}
+	now := s.now()
+	for _, l := range leads {
+		d.Leads = append(d.Leads, s.leadRow(p.Lang, l, now))
+	}
+	p.D = d
+	s.render(w, r, http.StatusOK, "inbox", p)
+}
+
+func (s *Server) leadRow(lang string, l *model.Lead, now time.Time) leadRow {
+	row := leadRow{ID: string(l.ID), Site: string(l.SiteID), Verdict: string(l.Verdict), Who: leadName(lang, l),
+		Email: l.Email, Phone: l.Phone, When: s.when(l.ReceivedAt), Ago: ago(lang, now, l.ReceivedAt)}
+	if top, ok := topReason(l); ok {
+		row.TopReason, row.Points = reasonText(lang, top), top.Points
+	}
+	row.Window, row.Urgent = windowNote(lang, l, now)
+	return row
+}
+
+func onlyDigits(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			b.WriteRune(c)
+		} else if c != ' ' && c != '+' && c != '-' && c != '(' && c != ')' && c != '.' {
+			return ""
+		}
+	}
+	return b.String()
+}

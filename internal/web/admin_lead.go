@@ -1,0 +1,252 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// leadData is the lead page's data.
+type leadData struct {
+	Lead     *model.Lead
+	Name     string
+	Site     *model.Site
+	Received string
+	Window   string
+	Urgent   bool
+	Reasons  []reasonRow
+	Fields   []kv
+	Click    []kv
+	Tech     []kv
+	Timeline []timelineItem
+}
+
+type kv struct{ K, V string }
+
+type reasonRow struct {
+	Code, Text, Evidence string
+	Points               int
+	Final                bool
+}
+
+// timelineItem is one moment in a lead's story.
+type timelineItem struct {
+	at       time.Time
+	order    int
+	When     string
+	Kind     string
+	Title    string
+	Detail   string
+	Delivery *deliveryRow
+}
+
+// deliveryRow is one event for Meta as the pages show it.
+type deliveryRow struct {
+	ID, Site, LeadID, Kind, EventName, EventID, State, Mode string
+	LastError, Payload, Response, When, NextAt, SentAt       string
+	Attempts                                                int
+	Replayable                                              bool
+}
+
+// adminLead shows one lead: contact, message, reasons with their points,
+// and its story with every event sent to Meta, as sent, and Meta's answer.
+func (s *Server) adminLead(w http.ResponseWriter, r *http.Request) {
+	p := s.newPage(r, "inbox", "Lead")
+	ctx := r.Context()
+	l, err := s.db.LeadByID(ctx, model.LeadID(r.PathValue("id")))
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	site, err := s.db.SiteByID(ctx, l.SiteID)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	hist, err := s.db.HistoryByLead(ctx, l.ID)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	dels, err := s.db.DeliveriesByLead(ctx, l.ID)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	now := s.now()
+	d := leadData{Lead: l, Name: leadName(p.Lang, l), Site: site, Received: s.when(l.ReceivedAt)}
+	p.Title = d.Name
+	d.Window, d.Urgent = windowNote(p.Lang, l, now)
+	for _, rs := range l.Reasons {
+		d.Reasons = append(d.Reasons, reasonRow{Code: rs.Code, Text: reasonText(p.Lang, rs), Points: rs.Points,
+			Final: rs.Final, Evidence: evidenceText(rs.Evidence)})
+	}
+	keys := make([]string, 0, len(l.Fields))
+	for k := range l.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		d.Fields = append(d.Fields, kv{k, l.Fields[k]})
+	}
+	d.Click = clickFacts(l)
+	d.Tech = s.techFacts(p.Lang, l)
+	d.Timeline = s.timeline(p.Lang, l, hist, dels, now)
+	p.D = d
+	s.render(w, r, http.StatusOK, "lead", p)
+}
+
+// clickFacts are what is known of the ad click: Meta's and Google's click
+// ids and the campaign parameters of the page the form was sent from.
+func clickFacts(l *model.Lead) []kv {
+	var out []kv
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, kv{k, v})
+		}
+	}
+	add("fbclid", l.FBClid)
+	add("fbc", l.FBC)
+	add("fbp", l.FBP)
+	add("gclid", l.GClid)
+	if u, err := url.Parse(l.PageURL); err == nil {
+		q := u.Query()
+		for _, k := range []string{"utm_source", "utm_medium", "utm_campaign", "utm_content", "utm_term", "campaign_id", "adset_id", "ad_id"} {
+			add(k, q.Get(k))
+		}
+	}
+	return out
+}
+
+func (s *Server) techFacts(lang string, l *model.Lead) []kv {
+	var out []kv
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, kv{tr(lang, k), v})
+		}
+	}
+	add("Lead id", string(l.ID))
+	add("Event id", l.EventID)
+	add("Site", string(l.SiteID))
+	add("Page", l.PageURL)
+	add("Referrer", l.Referrer)
+	add("IP address", l.ClientIP)
+	add("Browser", l.UserAgent)
+	add("Visitor", l.VisitorID)
+	add("External id", l.ExternalID)
+	add("Lead Ads id", l.LeadAdsID)
+	if l.FillMS != nil {
+		add("Time to fill", fmt.Sprintf("%.1f s", float64(*l.FillMS)/1000))
+	}
+	if l.Consent != nil {
+		add("Consent", map[bool]string{true: tr(lang, "yes"), false: tr(lang, "no")}[*l.Consent])
+	}
+	if l.Honeypot != "" {
+		add("Trap field", l.Honeypot)
+	}
+	add("Rules version", l.RulesVersion)
+	return out
+}
+
+// timeline puts the lead's moments in order: the click, the submit, each
+// verdict, evidence and stage, and each event for Meta.
+func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry, dels []*model.Delivery, now time.Time) []timelineItem {
+	var items []timelineItem
+	if t, ok := fbcTime(l.FBC); ok || l.FBClid != "" {
+		if !ok {
+			t = l.SubmittedAt
+		}
+		detail := l.FBClid
+		if u, err := url.Parse(l.PageURL); err == nil && u.Query().Get("utm_campaign") != "" {
+			detail = tr(lang, "campaign %s", u.Query().Get("utm_campaign"))
+		}
+		items = append(items, timelineItem{at: t, order: 0, Kind: "click", Title: tr(lang, "Clicked the ad"), Detail: detail})
+	}
+	submit := tr(lang, "Sent the form")
+	detail := l.PageURL
+	if l.FillMS != nil {
+		detail = strings.TrimSpace(detail + " · " + tr(lang, "filled in %.1f s", float64(*l.FillMS)/1000))
+	}
+	items = append(items, timelineItem{at: l.SubmittedAt, order: 1, Kind: "submit", Title: submit, Detail: detail})
+	for _, h := range hist {
+		it := timelineItem{at: h.At, order: 2, Kind: h.Kind}
+		data := map[string]any{}
+		for k, v := range h.Data {
+			data[k] = v
+		}
+		take := func(k string) string {
+			v, ok := data[k]
+			delete(data, k)
+			if !ok || v == nil {
+				return ""
+			}
+			return fmt.Sprint(v)
+		}
+		switch h.Kind {
+		case model.HistoryVerdict:
+			it.Title = tr(lang, "Verdict: %s", tr(lang, take("verdict")))
+			if by := take("decided_by"); by != "" {
+				it.Title += " · " + tr(lang, "by %s", tr(lang, by))
+			}
+		case model.HistoryEvidence:
+			it.Title = tr(lang, "Evidence: %s", tr(lang, take("type")))
+		case model.HistoryStage:
+			it.Title = tr(lang, "Stage: %s", take("stage"))
+			if v := take("value"); v != "" {
+				it.Title += " · " + v + " " + take("currency")
+			}
+		default:
+			it.Title = h.Kind
+		}
+		it.Detail = evidenceText(data)
+		items = append(items, it)
+	}
+	for _, d := range dels {
+		row := s.deliveryRow(d, now)
+		items = append(items, timelineItem{at: d.CreatedAt, order: 3, Kind: "event",
+			Title: tr(lang, "Event %s for Meta", d.EventName), Delivery: &row})
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		if !items[i].at.Equal(items[j].at) {
+			return items[i].at.Before(items[j].at)
+		}
+		return items[i].order < items[j].order
+	})
+	for i := range items {
+		items[i].When = s.when(items[i].at)
+	}
+	return items
+}
+
+// fbcTime reads the click time from an fbc value, fb.1.<ms>.<fbclid>.
+func fbcTime(fbc string) (time.Time, bool) {
+	parts := strings.SplitN(fbc, ".", 4)
+	if len(parts) != 4 || parts[0] != "fb" {
+		return time.Time{}, false
+	}
+	ms, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms).UTC(), true
+}
+
+func (s *Server) deliveryRow(d *model.Delivery, now time.Time) deliveryRow {
+	row := deliveryRow{ID: d.ID, Site: string(d.SiteID), LeadID: string(d.LeadID), Kind: d.Kind, EventName: d.EventName,
+		EventID: d.EventID, State: string(d.State), Mode: d.Mode, LastError: d.LastError, Attempts: d.Attempts,
+		Payload: prettyJSON(d.Payload), Response: prettyJSON(d.Response), When: s.when(d.CreatedAt),
+		Replayable: d.State == model.DeliveryDead && d.DeadlineAt.After(now)}
+	if d.State == model.DeliveryRetry || d.State == model.DeliveryPending {
+		row.NextAt = s.when(d.NextAt)
+	}
+	if d.SentAt != nil {
+		row.SentAt = s.when(*d.SentAt)
+	}
+	return row
+}
