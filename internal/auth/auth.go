@@ -164,6 +164,12 @@ func (a *Service) Bootstrap(ctx context.Context, email, password string) (bool, 
 	return err == nil, err
 }
 
+// HasUsers tells whether any admin user exists.
+func (a *Service) HasUsers(ctx context.Context) (bool, error) {
+	n, err := a.db.UserCount(ctx)
+	return n > 0, err
+}
+
 // Login checks an e-mail and password from ip and starts a session: it
 // returns the token for the browser's cookie. Failures are counted per IP
 // and per e-mail; past the limits ErrThrottled is returned without checking

@@ -37,6 +37,7 @@ func commands() []command {
 		{"score", "judge a lead read from stdin with a site's rules; nothing is stored or sent", score},
 		{"send-test", "send one test event for a site to Meta's Test Events tab", sendTest},
 		{"matchkeys", "show what values normalise and hash to (JSON lines in and out)", matchKeys},
+		{"user", "add admin users, set a password, list them", user},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cleanads/cleanads/internal/auth"
 	"github.com/cleanads/cleanads/internal/cli"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
@@ -264,5 +265,65 @@ func TestScoreCommand(t *testing.T) {
 	code = cli.Run(context.Background(), []string{"cleanads", "score", "--config", cfg, "--site", "nope"}, getenv, strings.NewReader(lead), &out, &errOut)
 	if code != 1 {
 		t.Errorf("unknown site: exit %d", code)
+	}
+}
+
+func TestUserCommands(t *testing.T) {
+	dir := t.TempDir()
+	getenv := func(k string) string {
+		return map[string]string{"CLEANADS_DATABASE": "sqlite:" + dir + "/u.db"}[k]
+	}
+	run := func(stdin string, args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := cli.Run(context.Background(), append([]string{"cleanads"}, args...), getenv, strings.NewReader(stdin), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	if code, out, errOut := run("correct horse battery\n", "user", "add", "--email", "Owner@Clinic.example"); code != 0 || !strings.Contains(out, "owner@clinic.example") {
+		t.Fatalf("user add: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := run("another password\n", "user", "add", "--email", "owner@clinic.example"); code != 1 || !strings.Contains(errOut, "user passwd") {
+		t.Errorf("user add twice: %d %s", code, errOut)
+	}
+	if code, _, errOut := run("short\n", "user", "add", "--email", "second@clinic.example"); code != 1 || !strings.Contains(errOut, "at least 8") {
+		t.Errorf("short password: %d %s", code, errOut)
+	}
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("from a file 123\n"), 0o600)
+	if code, out, errOut := run("", "user", "passwd", "--email", "owner@clinic.example", "--password-file", pw); code != 0 || !strings.Contains(out, "password changed") {
+		t.Errorf("user passwd: %d %s %s", code, out, errOut)
+	}
+	if code, _, _ := run("x\n", "user", "add"); code != 2 {
+		t.Errorf("user add without --email: %d", code)
+	}
+	if code, out, _ := run("", "user", "list"); code != 0 || !strings.Contains(out, "owner@clinic.example") || strings.Contains(out, "second@") {
+		t.Errorf("user list: %d %s", code, out)
+	}
+	// The password set from the file is the one that logs in.
+	db, err := store.Open(context.Background(), "sqlite:"+dir+"/u.db", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a := auth.New(auth.Options{Store: db})
+	if _, _, err := a.Login(context.Background(), "owner@clinic.example", "from a file 123", "127.0.0.1"); err != nil {
+		t.Errorf("login with the new password: %v", err)
+	}
+}
+
+// TestServeBootstrapsAdmin: admin.email and admin.password make the first
+// user at start, and only when there is none.
+func TestServeBootstrapsAdmin(t *testing.T) {
+	dsn := storetest.DSN(t)
+	_, stop, errOut := serveConfig(t, fmt.Sprintf(testConfig, dsn)+`admin: {email: boss@clinic.example, password: "first-start-pw"}`+"\n")
+	if code := stop(); code != 0 {
+		t.Fatalf("serve: %d %s", code, errOut.String())
+	}
+	db, err := store.Open(context.Background(), dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, _, err := auth.New(auth.Options{Store: db}).Login(context.Background(), "boss@clinic.example", "first-start-pw", "::1"); err != nil {
+		t.Errorf("bootstrapped admin cannot log in: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/auth"
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/jobs"
@@ -53,6 +54,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
+	users := auth.New(auth.Options{Store: db, Logger: log, Now: time.Now})
+	if err := bootstrapAdmin(ctx, users, c, e, log); err != nil {
+		return err
+	}
+
 	lists, err := qualifyLists(c)
 	if err != nil {
 		return err
@@ -84,7 +90,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	defer periodic.Stop(context.WithoutCancel(ctx))
 	handler := web.New(web.Options{App: svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
-		WhatsApp: web.WhatsAppOptions{VerifyToken: c.WhatsApp.VerifyToken, AppSecret: c.WhatsApp.AppSecret}}).Handler()
+		WhatsApp: web.WhatsAppOptions{VerifyToken: c.WhatsApp.VerifyToken, AppSecret: c.WhatsApp.AppSecret},
+		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location}).Handler()
 
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
@@ -103,7 +110,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	go func() { serveErr <- srv.Serve(ln) }()
 
 	addr := "http://" + ln.Addr().String()
-	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s)\n", addr, store.RedactDSN(c.Database))
+	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s); admin UI at %s/admin/\n", addr, store.RedactDSN(c.Database), addr)
 	if *cfgPath == "" {
 		fmt.Fprintf(e.stdout, "No config file: running with the defaults and no sites.\n"+
 			"Next: write cleanads.yaml (see README.md, 'Configuration'), then run\n"+
@@ -150,4 +157,29 @@ func provision(ctx context.Context, db *store.DB, c *config.Config, now time.Tim
 		}
 		return nil
 	})
+}
+
+// bootstrapAdmin creates the first admin user from admin.email and
+// admin.password when there is no user yet, and says how to make one when
+// neither exists.
+func bootstrapAdmin(ctx context.Context, users *auth.Service, c *config.Config, e *env, log *slog.Logger) error {
+	if c.Admin.Email != "" {
+		created, err := users.Bootstrap(ctx, c.Admin.Email, c.Admin.Password)
+		if err != nil {
+			return fmt.Errorf("admin user from admin.email: %w", err)
+		}
+		if created {
+			log.Info("created the first admin user from admin.email")
+		}
+		return nil
+	}
+	has, err := users.HasUsers(ctx)
+	if err != nil {
+		return err
+	}
+	if !has {
+		fmt.Fprintln(e.stdout, "No admin user yet: set admin.email and admin.password in the config, or run\n"+
+			"  cleanads user add --email you@example.com")
+	}
+	return nil
 }

@@ -220,7 +220,6 @@ func TestDeliverySettings(t *testing.T) {
 		if !strings.Contains(err.Error(), k) {
 			t.Errorf("%s not named in %v", k, err)
 		}
-		}
 	}
 }
 

@@ -313,12 +313,17 @@ func (q Q) DeliveryList(ctx context.Context, f DeliveryFilter) ([]*model.Deliver
 }
 
 // DeliveryStats counts a site's deliveries (every site's when site is
-// empty) by state, created since the given time (all when zero).
-func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, since time.Time) (map[model.DeliveryState]int, error) {
+// empty) of a kind (every kind when empty) by state, created since the given
+// time (all when zero).
+func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, since time.Time) (map[model.DeliveryState]int, error) {
 	where, args := "created_at >= ?", []any{since.UnixMilli()}
 	if site != "" {
 		where += " AND site_id = ?"
 		args = append(args, string(site))
+	}
+	if kind != "" {
+		where += " AND kind = ?"
+		args = append(args, kind)
 	}
 	rows, err := q.query(ctx, `/* Store.DeliveryStats */ SELECT state, COUNT(*) FROM deliveries
 		WHERE `+where+` GROUP BY state`, args...)

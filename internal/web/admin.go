@@ -153,11 +153,8 @@ func (s *Server) adminFail(w http.ResponseWriter, r *http.Request, err error) {
 	s.render(w, r, status, "error", p)
 }
 
-// isHTTPS tells whether the browser reached us over HTTPS, directly or
-// through a trusted proxy that says so.
-func (s *Server) isHTTPS(r *http.Request) bool {
-	if r.TLS != nil {
-		return true
-	}
-	return s.trusted(peerAddr(r.RemoteAddr)) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+// adminNotFound answers unknown admin paths, after the login check, so it
+// tells a stranger nothing about which pages exist.
+func (s *Server) adminNotFound(w http.ResponseWriter, r *http.Request) {
+	s.adminFail(w, r, model.ErrNotFound)
 }

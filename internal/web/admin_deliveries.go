@@ -45,7 +45,7 @@ func (s *Server) adminDeliveries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Sites = sites
-	counts, err := s.db.DeliveryCounts(ctx, model.SiteID(d.Site), time.Time{})
+	counts, err := s.db.DeliveryStats(ctx, model.SiteID(d.Site), "", time.Time{})
 	if err != nil {
 		s.adminFail(w, r, err)
 		return

@@ -29,9 +29,9 @@ type inboxData struct {
 // leadRow is one lead in a list.
 type leadRow struct {
 	ID, Site, Verdict, Who, Email, Phone string
-	TopReason, When, Ago, Window        string
-	Points                              int
-	Urgent                              bool
+	TopReason, When, Ago, Window         string
+	Points                               int
+	Urgent                               bool
 }
 
 // adminInbox lists the newest leads first, filtered by verdict and site and

@@ -49,7 +49,7 @@ type timelineItem struct {
 // deliveryRow is one event for Meta as the pages show it.
 type deliveryRow struct {
 	ID, Site, LeadID, Kind, EventName, EventID, State, Mode string
-	LastError, Payload, Response, When, NextAt, SentAt       string
+	LastError, Payload, Response, When, NextAt, SentAt      string
 	Attempts                                                int
 	Replayable                                              bool
 }

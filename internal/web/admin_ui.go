@@ -92,8 +92,17 @@ func (ui *adminUI) funcs(lang string) template.FuncMap {
 			}
 			return fmt.Sprintf("%d%%", (n*100+of/2)/of)
 		},
-		"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"mask": mask,
+		"field": func(name, label, value string, problems map[string]string, help string) formField {
+			return formField{Name: name, Label: label, Value: value, Problem: problems[name], Help: help}
+		},
 	}
+}
+
+// formField is one labelled input of a form, with its help and its problem.
+type formField struct {
+	Name, Label, Value, Problem, Help string
 }
 
 // render writes page in the request's language; a failure is logged and

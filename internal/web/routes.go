@@ -31,5 +31,31 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/webhooks/whatsapp", s.whatsAppReceive)
 	mux.Handle("POST /v1/calls", limitBody(s.requireCallAuth(http.HandlerFunc(s.callCreate))))
 
+	// Admin web UI (login session; an API key opens nothing here). Every
+	// page gets the strict headers; every POST is refused cross-origin and
+	// needs the session's CSRF token.
+	if s.auth != nil {
+		open := func(h http.HandlerFunc) http.Handler { return adminHeaders(crossOrigin.Handler(limitBody(h))) }
+		admin := func(h http.HandlerFunc) http.Handler {
+			return adminHeaders(crossOrigin.Handler(limitBody(s.requireLogin(h))))
+		}
+		mux.HandleFunc("GET /admin/static/{name}", s.staticFile)
+		mux.Handle("GET /admin", http.RedirectHandler("/admin/", http.StatusMovedPermanently))
+		mux.Handle("GET /admin/login", open(s.adminLogin))
+		mux.Handle("POST /admin/login", open(s.adminLoginPost))
+		mux.Handle("POST /admin/logout", admin(s.adminLogout))
+		mux.Handle("POST /admin/lang", admin(s.adminLang))
+		mux.Handle("GET /admin/{$}", admin(s.adminInbox))
+		mux.Handle("GET /admin/leads/{id}", admin(s.adminLead))
+		mux.Handle("GET /admin/deliveries", admin(s.adminDeliveries))
+		mux.Handle("POST /admin/deliveries/{id}/replay", admin(s.adminReplay))
+		mux.Handle("GET /admin/dashboard", admin(s.adminDashboard))
+		mux.Handle("GET /admin/sites", admin(s.adminSites))
+		mux.Handle("POST /admin/sites", admin(s.adminSiteCreate))
+		mux.Handle("GET /admin/sites/{id}", admin(s.adminSite))
+		mux.Handle("POST /admin/sites/{id}", admin(s.adminSiteSave))
+		mux.Handle("/admin/", admin(s.adminNotFound))
+	}
+
 	return s.recoverPanics(s.logRequests(mux))
 }

@@ -1,0 +1,257 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// dashboardDays is the period the dashboard looks back over.
+const dashboardDays = 30
+
+// coverageSample caps how many recent events the match-key coverage reads.
+const coverageSample = 5000
+
+// dashboardData is the dashboard's data for one site.
+type dashboardData struct {
+	Sites                          []*model.Site
+	Site                           *model.Site
+	Days                           int
+	Total, Clean, Review, Junk     int
+	QualifiedSent, QualifiedQueued int
+	Health                         []stateCount
+	Coverage                       []coverageRow
+	CoverageOf                     int
+	Chart                          chart
+}
+
+type stateCount struct {
+	State string
+	N     int
+}
+
+// coverageRow is the share of events carrying one match key.
+type coverageRow struct {
+	Key, Label string
+	N, Pct     int
+}
+
+// matchKeys are the user_data keys whose presence lifts Meta's Event Match
+// Quality the most.
+var matchKeys = []struct{ key, label string }{
+	{"em", "E-mail"}, {"ph", "Phone"}, {"fbc", "Click id (fbc)"}, {"fbp", "Browser id (fbp)"},
+	{"client_ip_address", "IP address"}, {"client_user_agent", "User agent"},
+}
+
+// adminDashboard shows one site's last 30 days: leads per day by verdict,
+// the share clean, qualified events sent, delivery health and match-key
+// coverage.
+func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
+	p := s.newPage(r, "dashboard", "Dashboard")
+	ctx := r.Context()
+	sites, err := s.db.SiteList(ctx)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	d := dashboardData{Sites: sites, Days: dashboardDays}
+	want := r.URL.Query().Get("site")
+	for _, site := range sites {
+		if d.Site == nil || string(site.ID) == want {
+			d.Site = site
+		}
+	}
+	if d.Site == nil {
+		p.D = d
+		s.render(w, r, http.StatusOK, "dashboard", p)
+		return
+	}
+	now := s.now().In(s.loc)
+	_, offset := now.Zone()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, s.loc)
+	since := today.AddDate(0, 0, -(dashboardDays - 1))
+	daily, err := s.db.LeadDaily(ctx, d.Site.ID, since, offset)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	for _, c := range daily {
+		d.Total += c.N
+		switch c.Verdict {
+		case model.VerdictClean:
+			d.Clean += c.N
+		case model.VerdictReview:
+			d.Review += c.N
+		case model.VerdictJunk:
+			d.Junk += c.N
+		}
+	}
+	d.Chart = drawChart(p.Lang, since, offset, daily)
+	q, err := s.db.DeliveryStats(ctx, d.Site.ID, model.KindQualified, since)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	d.QualifiedSent = q[model.DeliverySent]
+	d.QualifiedQueued = q[model.DeliveryPending] + q[model.DeliveryRetry] + q[model.DeliveryPaused]
+	all, err := s.db.DeliveryStats(ctx, d.Site.ID, "", since)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	for _, st := range []model.DeliveryState{model.DeliverySent, model.DeliveryPending, model.DeliveryRetry,
+		model.DeliveryDead, model.DeliveryExpired, model.DeliveryPaused, model.DeliveryDryRun} {
+		d.Health = append(d.Health, stateCount{State: string(st), N: all[st]})
+	}
+	// Dry-run events are counted too: a site checks its coverage before it
+	// goes live.
+	payloads, err := s.db.DeliveryPayloads(ctx, d.Site.ID, []model.DeliveryState{model.DeliverySent, model.DeliveryDryRun}, since, coverageSample)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	d.Coverage, d.CoverageOf = coverage(p.Lang, payloads)
+	p.Title = tr(p.Lang, "Dashboard") + " · " + d.Site.Name
+	p.D = d
+	s.render(w, r, http.StatusOK, "dashboard", p)
+}
+
+// coverage counts, for each match key, the events whose user_data has it.
+func coverage(lang string, payloads []json.RawMessage) ([]coverageRow, int) {
+	counts := map[string]int{}
+	n := 0
+	for _, raw := range payloads {
+		var ev struct {
+			UserData map[string]json.RawMessage `json:"user_data"`
+		}
+		if json.Unmarshal(raw, &ev) != nil {
+			continue
+		}
+		n++
+		for _, k := range matchKeys {
+			if v, ok := ev.UserData[k.key]; ok && present(v) {
+				counts[k.key]++
+			}
+		}
+	}
+	rows := make([]coverageRow, 0, len(matchKeys))
+	for _, k := range matchKeys {
+		row := coverageRow{Key: k.key, Label: tr(lang, k.label), N: counts[k.key]}
+		if n > 0 {
+			row.Pct = (counts[k.key]*100 + n/2) / n
+		}
+		rows = append(rows, row)
+	}
+	return rows, n
+}
+
+// present tells whether a user_data value holds something: a non-empty
+// string or list.
+func present(v json.RawMessage) bool {
+	switch string(v) {
+	case "", "null", `""`, "[]", `[""]`:
+		return false
+	}
+	return true
+}
+
+// chart is a stacked bar chart drawn as SVG on the server.
+type chart struct {
+	W, H, Top, Bottom, Left int
+	Bars                    []chartBar
+	YTicks, XLabels         []chartTick
+	Rows                    []chartRow // the same numbers as a table
+}
+
+type chartBar struct {
+	X, W  int
+	Segs  []chartSeg
+	Title string
+}
+
+type chartSeg struct {
+	Y, H  int
+	Class string
+}
+
+type chartTick struct {
+	Pos   int
+	Label string
+}
+
+type chartRow struct {
+	Day                 string
+	Clean, Review, Junk int
+}
+
+// drawChart lays out one bar per day from since, clean at the bottom, then
+// review, then junk.
+func drawChart(lang string, since time.Time, offset int, daily []store.DayCount) chart {
+	c := chart{W: 720, H: 240, Top: 12, Bottom: 28, Left: 36}
+	first := (since.Unix() + int64(offset)) / 86400
+	byDay := make([][3]int, dashboardDays)
+	for _, dc := range daily {
+		i := int(dc.Day - first)
+		if i < 0 || i >= dashboardDays {
+			continue
+		}
+		switch dc.Verdict {
+		case model.VerdictClean:
+			byDay[i][0] += dc.N
+		case model.VerdictReview:
+			byDay[i][1] += dc.N
+		case model.VerdictJunk:
+			byDay[i][2] += dc.N
+		}
+	}
+	max := 0
+	for _, v := range byDay {
+		if t := v[0] + v[1] + v[2]; t > max {
+			max = t
+		}
+	}
+	top := niceMax(max)
+	plotH := c.H - c.Top - c.Bottom
+	slot := (c.W - c.Left) / dashboardDays
+	for i := 0; i <= 4; i++ {
+		val := top * i / 4
+		c.YTicks = append(c.YTicks, chartTick{Pos: c.Top + plotH - plotH*i/4, Label: fmt.Sprint(val)})
+	}
+	for i, v := range byDay {
+		day := since.AddDate(0, 0, i)
+		b := chartBar{X: c.Left + i*slot + 2, W: slot - 4,
+			Title: tr(lang, "%s: %d clean, %d review, %d junk", day.Format("2006-01-02"), v[0], v[1], v[2])}
+		y := c.Top + plotH
+		for j, class := range []string{"clean", "review", "junk"} {
+			if v[j] == 0 {
+				continue
+			}
+			h := plotH * v[j] / top
+			if h < 1 {
+				h = 1
+			}
+			y -= h
+			b.Segs = append(b.Segs, chartSeg{Y: y, H: h, Class: class})
+		}
+		c.Bars = append(c.Bars, b)
+		if i%5 == 0 || i == dashboardDays-1 {
+			c.XLabels = append(c.XLabels, chartTick{Pos: b.X + b.W/2, Label: day.Format("02.01")})
+		}
+		c.Rows = append(c.Rows, chartRow{Day: day.Format("2006-01-02"), Clean: v[0], Review: v[1], Junk: v[2]})
+	}
+	return c
+}
+
+// niceMax rounds a maximum up to a value that divides into 4 clean ticks.
+func niceMax(n int) int {
+	for _, step := range []int{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000} {
+		if n <= step*4 {
+			return step * 4
+		}
+	}
+	return (n/4 + 1) * 4
+}

@@ -1,0 +1,299 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/config"
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// sitesData is the sites page's data.
+type sitesData struct {
+	Sites []siteRow
+	New   siteForm
+}
+
+type siteRow struct {
+	ID, Name, Mode, PixelID, Paused string
+	Pinned                          bool
+}
+
+// siteData is one site's page: the install snippet and its settings.
+type siteData struct {
+	Site    *model.Site
+	Snippet string
+	APIKey  string // only right after the site was made
+	Form    siteForm
+}
+
+// siteForm is a site's settings as typed, so a form with a mistake comes
+// back with everything the user wrote.
+type siteForm struct {
+	ID, Name, Origins, Country, CookieDomain, ThankYouURL, Consent string
+	PixelID, Token, Mode, TestEventCode, LeadEvent, QualifiedEvent string
+	Stages, ReviewFrom, JunkFrom                                   string
+	Problems                                                       map[string]string
+}
+
+// adminSites lists the sites, with a form to add one.
+func (s *Server) adminSites(w http.ResponseWriter, r *http.Request) {
+	p := s.newPage(r, "sites", "Sites")
+	s.renderSites(w, r, p, http.StatusOK, siteForm{Country: "TR"})
+}
+
+func (s *Server) renderSites(w http.ResponseWriter, r *http.Request, p *page, status int, form siteForm) {
+	sites, err := s.db.SiteList(r.Context())
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	d := sitesData{New: form}
+	for _, site := range sites {
+		d.Sites = append(d.Sites, siteRow{ID: string(site.ID), Name: site.Name, Mode: site.Settings.Meta.Mode,
+			PixelID: site.Settings.Meta.PixelID, Paused: site.PausedReason, Pinned: site.Pinned})
+	}
+	p.D = d
+	s.render(w, r, status, "sites", p)
+}
+
+// adminSiteCreate adds a site edited here, in dry_run until it has a pixel
+// and a token; its API key is shown once.
+func (s *Server) adminSiteCreate(w http.ResponseWriter, r *http.Request) {
+	p := s.newPage(r, "sites", "Sites")
+	form := siteForm{ID: strings.TrimSpace(r.PostFormValue("id")), Name: strings.TrimSpace(r.PostFormValue("name")),
+		Origins: r.PostFormValue("origins"), Country: r.PostFormValue("country"), Mode: model.ModeDryRun}
+	cs, problems := form.config(nil)
+	if len(problems) == 0 {
+		site := cs.SiteModel()
+		key, err := s.app.SiteCreate(r.Context(), site)
+		switch {
+		case errors.Is(err, model.ErrConflict):
+			problems = map[string]string{"id": tr(p.Lang, "A site with this id exists already.")}
+		case err != nil:
+			s.adminFail(w, r, err)
+			return
+		default:
+			s.log.InfoContext(r.Context(), "site created", "site", string(site.ID), "user", string(adminFrom(r.Context()).user.ID))
+			site, err = s.db.SiteByID(r.Context(), site.ID)
+			if err != nil {
+				s.adminFail(w, r, err)
+				return
+			}
+			p.Notice = tr(p.Lang, "The site was added. Copy its API key now: it is shown only once.")
+			s.renderSite(w, r, p, http.StatusCreated, site, formOf(site), key)
+			return
+		}
+	}
+	form.Problems = problems
+	p.Problem = tr(p.Lang, "Please correct the marked fields.")
+	s.renderSites(w, r, p, http.StatusBadRequest, form)
+}
+
+// adminSite shows a site: its install snippet and its settings.
+func (s *Server) adminSite(w http.ResponseWriter, r *http.Request) {
+	p := s.newPage(r, "sites", "Site")
+	site, err := s.db.SiteByID(r.Context(), model.SiteID(r.PathValue("id")))
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	if r.URL.Query().Get("saved") != "" {
+		p.Notice = tr(p.Lang, "Saved.")
+	}
+	s.renderSite(w, r, p, http.StatusOK, site, formOf(site), "")
+}
+
+func (s *Server) renderSite(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, form siteForm, key string) {
+	base := s.publicURL
+	if base == "" {
+		scheme := "http"
+		if s.isHTTPS(r) {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	p.Title = site.Name
+	p.D = siteData{Site: site, Form: form, APIKey: key,
+		Snippet: fmt.Sprintf(`<script async src="%s/t.js?site=%s"></script>`, base, site.ID)}
+	s.render(w, r, status, "site", p)
+}
+
+// adminSiteSave saves the settings of a site edited here; a form with
+// mistakes comes back with each one marked and nothing saved.
+func (s *Server) adminSiteSave(w http.ResponseWriter, r *http.Request) {
+	p := s.newPage(r, "sites", "Site")
+	site, err := s.db.SiteByID(r.Context(), model.SiteID(r.PathValue("id")))
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	if site.Pinned {
+		s.adminFail(w, r, errStatus(http.StatusConflict, tr(p.Lang, "This site is set in the config file; change it there.")))
+		return
+	}
+	form := siteForm{ID: string(site.ID)}
+	for k, dst := range map[string]*string{"name": &form.Name, "origins": &form.Origins, "country": &form.Country,
+		"cookie_domain": &form.CookieDomain, "thank_you_url": &form.ThankYouURL, "consent": &form.Consent,
+		"pixel_id": &form.PixelID, "access_token": &form.Token, "mode": &form.Mode, "test_event_code": &form.TestEventCode,
+		"lead_event": &form.LeadEvent, "qualified_event": &form.QualifiedEvent, "stages": &form.Stages,
+		"review_from": &form.ReviewFrom, "junk_from": &form.JunkFrom} {
+		*dst = r.PostFormValue(k)
+	}
+	cs, problems := form.config(site)
+	if len(problems) > 0 {
+		form.Problems = problems
+		form.Token = "" // never echo a secret back into a page
+		p.Problem = tr(p.Lang, "Nothing was saved. Please correct the marked fields.")
+		s.renderSite(w, r, p, http.StatusBadRequest, site, form, "")
+		return
+	}
+	next := cs.SiteModel()
+	if err := s.app.SiteSave(r.Context(), next); err != nil {
+		if errors.Is(err, app.ErrPinned) {
+			err = errStatus(http.StatusConflict, tr(p.Lang, "This site is set in the config file; change it there."))
+		}
+		s.adminFail(w, r, err)
+		return
+	}
+	s.log.InfoContext(r.Context(), "site saved", "site", string(site.ID), "mode", next.Settings.Meta.Mode,
+		"user", string(adminFrom(r.Context()).user.ID))
+	http.Redirect(w, r, "/admin/sites/"+string(site.ID)+"?saved=1", http.StatusSeeOther)
+}
+
+// formOf fills the form from a stored site; the token is never put in it.
+func formOf(site *model.Site) siteForm {
+	st, m, q := site.Settings, site.Settings.Meta, site.Settings.Qualify
+	f := siteForm{ID: string(site.ID), Name: site.Name, Origins: strings.Join(st.Origins, "\n"), Country: st.Country,
+		CookieDomain: st.CookieDomain, ThankYouURL: st.ThankYouURL, Consent: st.Consent, PixelID: m.PixelID,
+		Mode: m.Mode, TestEventCode: m.TestEventCode, LeadEvent: m.LeadEvent, QualifiedEvent: m.QualifiedEvent}
+	if q.ReviewFrom != 0 {
+		f.ReviewFrom = strconv.Itoa(q.ReviewFrom)
+	}
+	if q.JunkFrom != 0 {
+		f.JunkFrom = strconv.Itoa(q.JunkFrom)
+	}
+	names := make([]string, 0, len(m.Stages))
+	for n := range m.Stages {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var lines []string
+	for _, n := range names {
+		se := m.Stages[n]
+		line := n + " = " + se.Event
+		if se.Value != 0 || se.Currency != "" {
+			line += ", " + strconv.FormatFloat(se.Value, 'f', -1, 64)
+			if se.Currency != "" {
+				line += ", " + se.Currency
+			}
+		}
+		lines = append(lines, line)
+	}
+	f.Stages = strings.Join(lines, "\n")
+	return f
+}
+
+// config turns the form into a config site checked by the file's rules;
+// settings the form does not show are kept from old. Problems are keyed by
+// form field.
+func (f *siteForm) config(old *model.Site) (*config.Site, map[string]string) {
+	problems := map[string]string{}
+	cs := &config.Site{ID: f.ID, Name: strings.TrimSpace(f.Name), Country: strings.TrimSpace(f.Country),
+		CookieDomain: strings.TrimSpace(f.CookieDomain), ThankYouURL: strings.TrimSpace(f.ThankYouURL),
+		Consent: f.Consent}
+	if old != nil {
+		cs.Qualify = old.Settings.Qualify
+		cs.Meta.MetaSettings = old.Settings.Meta
+		cs.Meta.AccessToken = old.AccessToken
+	}
+	for _, line := range strings.Split(f.Origins, "\n") {
+		if o := strings.TrimSpace(line); o != "" {
+			cs.Origins = append(cs.Origins, o)
+		}
+	}
+	if len(cs.Origins) == 0 {
+		problems["origins"] = "list at least one origin, e.g. https://www.example.com"
+	}
+	if old != nil {
+		m := &cs.Meta
+		m.PixelID, m.Mode, m.TestEventCode = strings.TrimSpace(f.PixelID), f.Mode, strings.TrimSpace(f.TestEventCode)
+		m.LeadEvent, m.QualifiedEvent = strings.TrimSpace(f.LeadEvent), strings.TrimSpace(f.QualifiedEvent)
+		if t := strings.TrimSpace(f.Token); t != "" {
+			m.AccessToken = t
+		}
+		stages, err := parseStages(f.Stages)
+		if err != nil {
+			problems["stages"] = err.Error()
+		}
+		m.Stages = stages
+		for _, th := range []struct {
+			field, v string
+			dst      *int
+		}{{"review_from", f.ReviewFrom, &cs.Qualify.ReviewFrom}, {"junk_from", f.JunkFrom, &cs.Qualify.JunkFrom}} {
+			*th.dst = 0
+			if v := strings.TrimSpace(th.v); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					problems[th.field] = "want a whole number from 0 to 100"
+				}
+				*th.dst = n
+			}
+		}
+	}
+	for _, pr := range config.CheckSite(cs) {
+		field := pr.Key
+		if i := strings.IndexAny(field, "[."); i >= 0 && !strings.HasPrefix(field, "meta.") && !strings.HasPrefix(field, "qualify.") {
+			field = field[:i]
+		}
+		field = strings.TrimPrefix(strings.TrimPrefix(field, "meta."), "qualify.")
+		if i := strings.IndexByte(field, '.'); i >= 0 {
+			field = field[:i]
+		}
+		if field == "qualify" {
+			field = "review_from"
+		}
+		if _, dup := problems[field]; !dup {
+			problems[field] = pr.Message
+		}
+	}
+	return cs, problems
+}
+
+// parseStages reads "stage = Event, value, currency" lines.
+func parseStages(text string) (map[string]model.StageEvent, error) {
+	out := map[string]model.StageEvent{}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		name, rest, ok := strings.Cut(line, "=")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if !ok || name == "" {
+			return out, fmt.Errorf("line %d: want stage = Event, value, currency (e.g. won = Purchase, 5000, TRY)", i+1)
+		}
+		parts := strings.Split(rest, ",")
+		se := model.StageEvent{Event: strings.TrimSpace(parts[0])}
+		if len(parts) > 1 && strings.TrimSpace(parts[1]) != "" {
+			v, err := strconv.ParseFloat(strings.TrimSpace(parts[1]), 64)
+			if err != nil {
+				return out, fmt.Errorf("line %d: the value %q is not a number", i+1, strings.TrimSpace(parts[1]))
+			}
+			se.Value = v
+		}
+		if len(parts) > 2 {
+			se.Currency = strings.ToUpper(strings.TrimSpace(parts[2]))
+		}
+		if len(parts) > 3 {
+			return out, fmt.Errorf("line %d: too many commas", i+1)
+		}
+		out[name] = se
+	}
+	return out, nil
+}
