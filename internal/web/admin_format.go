@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
 )
 
 // when formats a time for admin pages, in the configured zone.
@@ -81,9 +82,12 @@ func leadName(lang string, l *model.Lead) string {
 	return tr(lang, "(no name)")
 }
 
-// reasonText is a reason in words: the message stored with it, else its
-// code made readable.
+// reasonText is a reason in words in lang: the rules' message for its code,
+// else the message stored with it, else its code made readable.
 func reasonText(lang string, r model.Reason) string {
+	if m := qualify.Message(r.Code, lang, r.Evidence); m != r.Code {
+		return m
+	}
 	if r.Message != "" {
 		return r.Message
 	}

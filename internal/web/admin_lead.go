@@ -25,6 +25,7 @@ type leadData struct {
 	Click    []kv
 	Tech     []kv
 	Timeline []timelineItem
+	Actions  []leadAction
 }
 
 type kv struct{ K, V string }
@@ -98,6 +99,16 @@ func (s *Server) adminLead(w http.ResponseWriter, r *http.Request) {
 	d.Click = clickFacts(l)
 	d.Tech = s.techFacts(p.Lang, l)
 	d.Timeline = s.timeline(p.Lang, l, hist, dels, now)
+	d.Actions = leadActions(p.Lang, site, l, dels, now)
+	switch r.URL.Query().Get("done") {
+	case "customer":
+		p.Notice = tr(p.Lang, "Marked as a real customer.")
+	case "junk":
+		p.Notice = tr(p.Lang, "Marked as junk.")
+	}
+	if r.URL.Query().Get("replayed") != "" {
+		p.Notice = tr(p.Lang, "The event is queued again; the delivery worker sends it shortly.")
+	}
 	p.D = d
 	s.render(w, r, http.StatusOK, "lead", p)
 }
@@ -194,8 +205,28 @@ func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry,
 			if by := take("decided_by"); by != "" {
 				it.Title += " · " + tr(lang, "by %s", tr(lang, by))
 			}
+			var parts []string
+			if was := take("was"); was != "" {
+				parts = append(parts, tr(lang, "was %s", tr(lang, was)))
+			}
+			if sc := take("score"); sc != "" {
+				parts = append(parts, tr(lang, "score %s", sc))
+			}
+			if n := take("cancelled_events"); n != "" {
+				parts = append(parts, tr(lang, "%s unsent events cancelled", n))
+			}
+			if note := take("note"); note != "" {
+				parts = append(parts, tr(lang, note))
+			}
+			if len(parts) > 0 {
+				data["_"] = strings.Join(parts, " · ")
+			}
 		case model.HistoryEvidence:
 			it.Title = tr(lang, "Evidence: %s", tr(lang, take("type")))
+			take("at")
+			if d := take("duration_s"); d != "" {
+				data["_"] = tr(lang, "%s s call", d)
+			}
 		case model.HistoryStage:
 			it.Title = tr(lang, "Stage: %s", take("stage"))
 			if v := take("value"); v != "" {
@@ -204,7 +235,12 @@ func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry,
 		default:
 			it.Title = h.Kind
 		}
-		it.Detail = evidenceText(data)
+		if summary, ok := data["_"]; ok {
+			delete(data, "_")
+			it.Detail = strings.TrimSuffix(fmt.Sprint(summary)+" · "+evidenceText(data), " · ")
+		} else {
+			it.Detail = evidenceText(data)
+		}
 		items = append(items, it)
 	}
 	for _, d := range dels {

@@ -213,4 +213,30 @@ var turkish = map[string]string{
 	"Click id (fbc)":   "Tıklama no (fbc)",
 	"Browser id (fbp)": "Tarayıcı no (fbp)",
 	"User agent":       "Tarayıcı bilgisi",
+
+	// Run-time notes from the use cases.
+	"too late for Meta: the lead came in more than 7 days ago":         "Meta için çok geç: başvuru 7 günden önce geldi",
+	"review expired unconfirmed: the qualified event will not be sent": "inceleme onaylanmadan sona erdi: nitelikli olay gönderilmeyecek",
+	"whatsapp_reply":             "WhatsApp yanıtı",
+	"was %s":                     "önceki: %s",
+	"score %s":                   "puan %s",
+	"%s unsent events cancelled": "gönderilmemiş %s olay iptal edildi",
+	"%s s call":                  "%s sn görüşme",
+
+	// The owner's word.
+	"Your word": "Sizin kararınız",
+	"Your word is final and overrides the rules. You can change it later.": "Kararınız kesindir ve kuralların önüne geçer. Sonra değiştirebilirsiniz.",
+	"This is your word now.":     "Şu anki kararınız bu.",
+	"Real customer":              "Gerçek müşteri",
+	"Junk":                       "Çöp",
+	"Marked as a real customer.": "Gerçek müşteri olarak işaretlendi.",
+	"Marked as junk.":            "Çöp olarak işaretlendi.",
+	"Already clean: nothing new is sent to Meta.":                                         "Zaten temiz: Meta'ya yeni bir şey gönderilmez.",
+	"Too late for Meta: the lead came in more than 7 days ago. It is only recorded here.": "Meta için çok geç: başvuru 7 günden önce geldi. Yalnızca burada kaydedilir.",
+	"Sends %s to Meta (pixel %s) with the time of the form, as system_generated.":         "Meta'ya %s gönderir (piksel %s), formun zamanıyla, system_generated olarak.",
+	"The %s event held back for junk is sent too.":                                        "Çöp olduğu için bekletilen %s olayı da gönderilir.",
+	"Test mode: it shows in Meta's Test Events tab.":                                      "Test modu: Meta'nın Test Olayları sekmesinde görünür.",
+	"Dry run: it is built and shown here, not sent.":                                      "Deneme modu: burada hazırlanır ve gösterilir, gönderilmez.",
+	"Nothing is sent; events of this lead not yet sent are cancelled.":                    "Hiçbir şey gönderilmez; bu başvurunun henüz gönderilmemiş olayları iptal edilir.",
+	"Meta already received %s for it; that cannot be taken back.":                         "Meta bunun için %s olayını zaten aldı; bu geri alınamaz.",
 }

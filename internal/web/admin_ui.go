@@ -146,3 +146,6 @@ func (s *Server) staticFile(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Write(b)
 }
+
+// AdminPages lists the admin page templates, for tests that render each.
+func AdminPages() []string { return append([]string(nil), adminPages...) }

@@ -47,6 +47,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("POST /admin/lang", admin(s.adminLang))
 		mux.Handle("GET /admin/{$}", admin(s.adminInbox))
 		mux.Handle("GET /admin/leads/{id}", admin(s.adminLead))
+		mux.Handle("POST /admin/leads/{id}/evidence", admin(s.adminLeadEvidence))
 		mux.Handle("GET /admin/deliveries", admin(s.adminDeliveries))
 		mux.Handle("POST /admin/deliveries/{id}/replay", admin(s.adminReplay))
 		mux.Handle("GET /admin/dashboard", admin(s.adminDashboard))

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
+)
+
+// leadAction is a button on the lead page with what pressing it will send.
+type leadAction struct {
+	Type, Label, Sends string
+	Current            bool // the owner already said this
+}
+
+// leadActions says, for the owner's two words, what each will do at Meta
+// now: the qualified event as it would be built, or why nothing is sent.
+func leadActions(lang string, site *model.Site, l *model.Lead, dels []*model.Delivery, now time.Time) []leadAction {
+	m := site.Settings.Meta
+	sentQualified := false
+	for _, d := range dels {
+		if d.Kind == model.KindQualified && d.State == model.DeliverySent {
+			sentQualified = true
+		}
+	}
+	owner := l.DecidedBy == model.DecidedByOwner
+	customer := leadAction{Type: qualify.EvidenceCustomer, Label: tr(lang, "Real customer"),
+		Current: owner && l.Verdict == model.VerdictClean}
+	switch {
+	case l.Verdict == model.VerdictClean:
+		customer.Sends = tr(lang, "Already clean: nothing new is sent to Meta.")
+	case now.After(l.SubmittedAt.Add(model.MaxEventAge - time.Hour)):
+		customer.Sends = tr(lang, "Too late for Meta: the lead came in more than 7 days ago. It is only recorded here.")
+	default:
+		customer.Sends = tr(lang, "Sends %s to Meta (pixel %s) with the time of the form, as system_generated.",
+			m.QualifiedEventName(), orDash(m.PixelID))
+		if l.Verdict == model.VerdictJunk {
+			customer.Sends += " " + tr(lang, "The %s event held back for junk is sent too.", m.LeadEventName())
+		}
+		customer.Sends += " " + modeNote(lang, m.Mode)
+	}
+	junk := leadAction{Type: qualify.EvidenceJunk, Label: tr(lang, "Junk"), Current: owner && l.Verdict == model.VerdictJunk,
+		Sends: tr(lang, "Nothing is sent; events of this lead not yet sent are cancelled.")}
+	if sentQualified {
+		junk.Sends += " " + tr(lang, "Meta already received %s for it; that cannot be taken back.", m.QualifiedEventName())
+	}
+	return []leadAction{customer, junk}
+}
+
+func modeNote(lang, mode string) string {
+	switch mode {
+	case model.ModeTest:
+		return tr(lang, "Test mode: it shows in Meta's Test Events tab.")
+	case model.ModeDryRun:
+		return tr(lang, "Dry run: it is built and shown here, not sent.")
+	}
+	return ""
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// adminLeadEvidence records the owner's word on a lead: a real customer or
+// junk. The owner's word is final and can be changed again.
+func (s *Server) adminLeadEvidence(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	typ := r.PostFormValue("type")
+	if typ != qualify.EvidenceCustomer && typ != qualify.EvidenceJunk {
+		s.adminFail(w, r, model.Invalid("type", "want customer or junk"))
+		return
+	}
+	l, err := s.db.LeadByID(ctx, model.LeadID(r.PathValue("id")))
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	site, err := s.db.SiteByID(ctx, l.SiteID)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	if _, err := s.app.AddEvidence(ctx, site, l.ID, qualify.Evidence{Type: typ}); err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	s.log.InfoContext(ctx, "owner's word", "lead", string(l.ID), "type", typ, "user", string(adminFrom(ctx).user.ID))
+	http.Redirect(w, r, "/admin/leads/"+string(l.ID)+"?done="+typ, http.StatusSeeOther)
+}
