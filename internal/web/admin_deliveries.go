@@ -38,7 +38,12 @@ func (s *Server) adminDeliveries(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "deliveries", "Deliveries")
 	ctx := r.Context()
 	q := r.URL.Query()
-	d := deliveriesData{Site: q.Get("site"), State: q.Get("state"), Return: r.URL.RequestURI()}
+	// After a replay the page comes back here, without the old notice.
+	ret := *r.URL
+	rq := ret.Query()
+	rq.Del("replayed")
+	ret.RawQuery = rq.Encode()
+	d := deliveriesData{Site: q.Get("site"), State: q.Get("state"), Return: ret.RequestURI()}
 	sites, err := s.db.SiteList(ctx)
 	if err != nil {
 		s.adminFail(w, r, err)
