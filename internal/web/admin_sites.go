@@ -28,8 +28,11 @@ type siteRow struct {
 type siteData struct {
 	Site    *model.Site
 	Snippet string
-	APIKey  string // only right after the site was made
-	Form    siteForm
+	// Pinned is the snippet of the immutable script with its
+	// subresource-integrity hash.
+	Pinned string
+	APIKey string // only right after the site was made
+	Form   siteForm
 }
 
 // siteForm is a site's settings as typed, so a form with a mistake comes
@@ -120,7 +123,9 @@ func (s *Server) renderSite(w http.ResponseWriter, r *http.Request, p *page, sta
 	}
 	p.Title = site.Name
 	p.D = siteData{Site: site, Form: form, APIKey: key,
-		Snippet: fmt.Sprintf(`<script async src="%s/t.js?site=%s"></script>`, base, site.ID)}
+		Snippet: fmt.Sprintf(`<script src="%s/t.js" data-site="%s" async></script>`, base, site.ID),
+		Pinned: fmt.Sprintf("<script src=\"%s/t.v1.js\" data-site=\"%s\" async\n        integrity=\"%s\" crossorigin=\"anonymous\"></script>",
+			base, site.ID, TrackerSRI())}
 	s.render(w, r, status, "site", p)
 }
 

@@ -378,7 +378,7 @@ func TestAdminRendersEveryPage(t *testing.T) {
 			check("/admin/deliveries?state=dead", 200, "deliveries", "subcode 2804019")
 			check("/admin/dashboard?site=dent", 200, "dashboard", "<svg")
 			check("/admin/sites", 200, "sites", "Ankara Kitchens")
-			check("/admin/sites/dent", 200, "site", "t.js?site=dent")
+			check("/admin/sites/dent", 200, "site", `t.js&#34; data-site=&#34;dent&#34;`)
 			check("/admin/sites/kitchen", 200, "site", T("config file", "yapılandırma dosyası"))
 			check("/admin/leads/ld_nope", 404, "error", T("does not exist", "Bu sayfa yok"))
 			check("/admin/deliveries?state=bogus", 400, "error", "bogus")

@@ -239,4 +239,5 @@ var turkish = map[string]string{
 	"Dry run: it is built and shown here, not sent.":                                      "Deneme modu: burada hazırlanır ve gösterilir, gönderilmez.",
 	"Nothing is sent; events of this lead not yet sent are cancelled.":                    "Hiçbir şey gönderilmez; bu başvurunun henüz gönderilmemiş olayları iptal edilir.",
 	"Meta already received %s for it; that cannot be taken back.":                         "Meta bunun için %s olayını zaten aldı; bu geri alınamaz.",
+	"Or, pinned with subresource integrity, the immutable copy:":                          "Ya da alt kaynak bütünlüğüyle sabitlenmiş, değişmeyen kopya:",
 }

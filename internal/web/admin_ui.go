@@ -17,7 +17,7 @@ import (
 //go:embed templates/*.html
 var templateFiles embed.FS
 
-//go:embed static
+//go:embed static/admin.css static/admin.js
 var staticFiles embed.FS
 
 // adminUI is the parsed admin templates, one set per language, and the
