@@ -111,7 +111,7 @@ func TestDeliveryReplay(t *testing.T) {
 		if err := db.DeliveryReplay(ctx, "nope", "x", now); !errors.Is(err, model.ErrNotFound) {
 			t.Errorf("replay of a missing delivery: %v", err)
 		}
-		counts, _ := db.DeliveryCounts(ctx, "a", "", time.Time{})
+		counts, _ := db.DeliveryStats(ctx, "a", "", time.Time{})
 		if counts[model.DeliveryPending] != 1 || counts[model.DeliverySent] != 1 || counts[model.DeliveryDead] != 1 {
 			t.Errorf("counts: %v", counts)
 		}

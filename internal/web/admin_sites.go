@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/model"
 )
@@ -32,6 +33,7 @@ type siteData struct {
 	// subresource-integrity hash.
 	Pinned string
 	APIKey string // only right after the site was made
+	Test   *testSend
 	Form   siteForm
 }
 
@@ -113,6 +115,14 @@ func (s *Server) adminSite(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderSite(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, form siteForm, key string) {
+	s.renderSiteWith(w, r, p, status, site, form, key, nil)
+}
+
+func (s *Server) renderSiteTest(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, test *testSend) {
+	s.renderSiteWith(w, r, p, status, site, formOf(site), "", test)
+}
+
+func (s *Server) renderSiteWith(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, form siteForm, key string, test *testSend) {
 	base := s.publicURL
 	if base == "" {
 		scheme := "http"
@@ -122,7 +132,7 @@ func (s *Server) renderSite(w http.ResponseWriter, r *http.Request, p *page, sta
 		base = scheme + "://" + r.Host
 	}
 	p.Title = site.Name
-	p.D = siteData{Site: site, Form: form, APIKey: key,
+	p.D = siteData{Site: site, Form: form, APIKey: key, Test: test,
 		Snippet: fmt.Sprintf(`<script src="%s/t.js" data-site="%s" async></script>`, base, site.ID),
 		Pinned: fmt.Sprintf("<script src=\"%s/t.v1.js\" data-site=\"%s\" async\n        integrity=\"%s\" crossorigin=\"anonymous\"></script>",
 			base, site.ID, TrackerSRI())}
@@ -301,4 +311,57 @@ func parseStages(text string) (map[string]model.StageEvent, error) {
 		out[name] = se
 	}
 	return out, nil
+}
+
+// testSend is the outcome of "send test event" on a site's page.
+type testSend struct {
+	Code, Event, Answer, Error string
+}
+
+// adminSiteTest sends one sample lead event to Meta with the site's
+// test_event_code and shows what was sent and Meta's answer.
+func (s *Server) adminSiteTest(w http.ResponseWriter, r *http.Request) {
+	p := s.newPage(r, "sites", "Site")
+	ctx := r.Context()
+	site, err := s.db.SiteByID(ctx, model.SiteID(r.PathValue("id")))
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	res, err := s.app.SendTest(ctx, site.ID)
+	var (
+		ie     *model.InputError
+		apiErr *capi.APIError
+		out    testSend
+		status = http.StatusOK
+	)
+	switch {
+	case err == nil:
+		p.Notice = tr(p.Lang, "Meta received the test event. Look for it in Events Manager, Test events.")
+	case errors.As(err, &ie):
+		p.Problem = tr(p.Lang, "No test event was sent: %s", err.Error())
+		status = http.StatusBadRequest
+	case errors.Is(err, app.ErrNoGraph):
+		p.Problem = tr(p.Lang, "No test event was sent: this server has no connection to Meta configured.")
+		status = http.StatusServiceUnavailable
+	case errors.As(err, &apiErr) && res != nil:
+		p.Problem = tr(p.Lang, "Meta refused the test event.")
+		out.Error = apiErr.Error()
+		status = http.StatusBadGateway
+	case res != nil:
+		// The request failed on the way (network, timeout): say so, with
+		// what was built.
+		p.Problem = tr(p.Lang, "The test event could not reach Meta; try again.")
+		out.Error = err.Error()
+		status = http.StatusBadGateway
+	default:
+		s.adminFail(w, r, err)
+		return
+	}
+	if res != nil {
+		out.Code, out.Event, out.Answer = res.TestEventCode, prettyJSON(res.Event), prettyJSON(res.Answer)
+	}
+	s.log.InfoContext(ctx, "test event from the admin", "site", string(site.ID), "ok", err == nil,
+		"user", string(adminFrom(ctx).user.ID))
+	s.renderSiteTest(w, r, p, status, site, &out)
 }

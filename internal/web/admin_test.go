@@ -20,6 +20,8 @@ import (
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/auth"
+	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
@@ -41,6 +43,7 @@ type adminEnv struct {
 	svc   *app.Service
 	leads map[string]*model.Lead // by role: clean, review, junk, xss
 	dead  *model.Delivery
+	graph *graphtest.Server
 }
 
 func newAdminEnv(t *testing.T) *adminEnv {
@@ -61,7 +64,9 @@ func newAdminEnv(t *testing.T) *adminEnv {
 			t.Fatal(err)
 		}
 	}
-	svc := app.New(app.Options{Store: db})
+	graph := graphtest.New(t)
+	graph.SetTokens(dentToken)
+	svc := app.New(app.Options{Store: db, Graph: capi.NewClient(capi.ClientOptions{BaseURL: graph.URL, HTTP: graph.Client()})})
 	users := auth.New(auth.Options{Store: db, Cost: bcrypt.MinCost})
 	if _, err := users.AddUser(ctx, adminEmail, adminPass); err != nil {
 		t.Fatal(err)
@@ -70,7 +75,7 @@ func newAdminEnv(t *testing.T) *adminEnv {
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}).Handler()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	e := &adminEnv{t: t, db: db, srv: srv, svc: svc, leads: map[string]*model.Lead{}}
+	e := &adminEnv{t: t, db: db, srv: srv, svc: svc, leads: map[string]*model.Lead{}, graph: graph}
 	site, _ := db.SiteByID(ctx, "dent")
 	fill := func(ms int64) *int64 { return &ms }
 	for role, in := range map[string]*app.LeadInput{
@@ -638,5 +643,35 @@ func TestAdminPausedAlertAndLanguage(t *testing.T) {
 	}
 	if p := c.post("/admin/lang", url.Values{"lang": {"xx"}}); p.code != http.StatusBadRequest {
 		t.Errorf("unknown language: %d", p.code)
+	}
+}
+
+func TestAdminSendTestEvent(t *testing.T) {
+	e := newAdminEnv(t)
+	c := e.login()
+	if p := c.get("/admin/sites/dent"); strings.Contains(p.body, `action="/admin/sites/dent/test"`) {
+		t.Errorf("send-test offered without a test event code")
+	}
+	ctx := context.Background()
+	site, _ := e.db.SiteByID(ctx, "dent")
+	site.Settings.Meta.TestEventCode = "TEST4242"
+	e.db.SiteUpsert(ctx, site, time.Now())
+	if p := c.get("/admin/sites/dent"); !strings.Contains(p.body, `action="/admin/sites/dent/test"`) {
+		t.Fatalf("no send-test button")
+	}
+	p := c.post("/admin/sites/dent/test", nil)
+	body := html.UnescapeString(p.body)
+	if p.code != 200 || !strings.Contains(body, "Meta received the test event") || !strings.Contains(body, `"events_received": 1`) ||
+		!strings.Contains(body, `"event_name": "Lead"`) {
+		t.Errorf("send-test: %d", p.code)
+	}
+	if got := e.graph.Events(); len(got) != 1 || got[0].TestEventCode != "TEST4242" {
+		t.Errorf("Meta received %+v", got)
+	}
+	// Meta refuses the token: its message is shown, with what was sent.
+	e.graph.SetTokens("another-token")
+	p = c.post("/admin/sites/dent/test", nil)
+	if p.code != http.StatusBadGateway || !strings.Contains(p.body, "Meta refused the test event") || !strings.Contains(p.body, "code 190") {
+		t.Errorf("refused send-test: %d", p.code)
 	}
 }

@@ -240,4 +240,15 @@ var turkish = map[string]string{
 	"Nothing is sent; events of this lead not yet sent are cancelled.":                    "Hiçbir şey gönderilmez; bu başvurunun henüz gönderilmemiş olayları iptal edilir.",
 	"Meta already received %s for it; that cannot be taken back.":                         "Meta bunun için %s olayını zaten aldı; bu geri alınamaz.",
 	"Or, pinned with subresource integrity, the immutable copy:":                          "Ya da alt kaynak bütünlüğüyle sabitlenmiş, değişmeyen kopya:",
+
+	// Send a test event.
+	"Send a test event": "Test olayı gönder",
+	"Send test event":   "Test olayı gönder",
+	"Sends one sample lead event to the pixel with the site's test event code, at once. It shows in Events Manager, Test events, and counts for nothing. Nothing is stored.": "Pikselle, sitenin test olay koduyla hemen bir örnek başvuru olayı gönderir. Etkinlik Yöneticisi, Test olayları bölümünde görünür ve hiçbir şeye sayılmaz. Hiçbir şey saklanmaz.",
+	"Set a pixel id, an access token and a test event code first.":              "Önce piksel no, erişim anahtarı ve test olay kodu girin.",
+	"Meta received the test event. Look for it in Events Manager, Test events.": "Meta test olayını aldı. Etkinlik Yöneticisi, Test olayları bölümüne bakın.",
+	"No test event was sent: %s":                                                "Test olayı gönderilmedi: %s",
+	"No test event was sent: this server has no connection to Meta configured.": "Test olayı gönderilmedi: bu sunucuda Meta bağlantısı yapılandırılmamış.",
+	"Meta refused the test event.":                                              "Meta test olayını reddetti.",
+	"The test event could not reach Meta; try again.":                           "Test olayı Meta'ya ulaşamadı; tekrar deneyin.",
 }

@@ -55,6 +55,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("POST /admin/sites", admin(s.adminSiteCreate))
 		mux.Handle("GET /admin/sites/{id}", admin(s.adminSite))
 		mux.Handle("POST /admin/sites/{id}", admin(s.adminSiteSave))
+		mux.Handle("POST /admin/sites/{id}/test", admin(s.adminSiteTest))
 		mux.Handle("/admin/", admin(s.adminNotFound))
 	}
 
