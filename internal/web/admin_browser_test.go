@@ -13,8 +13,8 @@ import (
 
 // TestAdminInBrowser drives the admin UI in headless Chromium the way the
 // owner uses it: log in, find a lead, open it, mark it a real customer and
-// see the qualified event in its story, replay a dead letter, switch a site
-// to test mode. Screenshots go to testoutput/.
+// see the qualified event in its story, add a stage, replay a dead letter,
+// switch a site to test mode. Screenshots go to testoutput/.
 func TestAdminInBrowser(t *testing.T) {
 	ctx := browsertest.New(t)
 	e := newAdminEnv(t)
@@ -70,6 +70,16 @@ func TestAdminInBrowser(t *testing.T) {
 	}
 	if got := text(".lead-head"); !strings.Contains(got, "clean") {
 		t.Errorf("verdict after the owner's word: %q", got)
+	}
+
+	do("add a stage",
+		chromedp.SetValue(chromedp.CSS("#stage"), "won"),
+		chromedp.SendKeys(chromedp.CSS("#value"), "7000"),
+		chromedp.Click(chromedp.CSS(`form[action$="/stages"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(".alert.ok")),
+	)
+	if got := text("ol.timeline"); !strings.Contains(got, "Stage: won") || !strings.Contains(got, "Event Purchase for Meta") {
+		t.Errorf("the stage is not in the story: %q", got)
 	}
 	browsertest.Screenshot(t, ctx, "lead-customer")
 

@@ -26,6 +26,7 @@ type leadData struct {
 	Tech     []kv
 	Timeline []timelineItem
 	Actions  []leadAction
+	Stages   []stageOption
 }
 
 type kv struct{ K, V string }
@@ -59,6 +60,23 @@ type deliveryRow struct {
 // and its story with every event sent to Meta, as sent, and Meta's answer.
 func (s *Server) adminLead(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "inbox", "Lead")
+	switch r.URL.Query().Get("done") {
+	case "customer":
+		p.Notice = tr(p.Lang, "Marked as a real customer.")
+	case "junk":
+		p.Notice = tr(p.Lang, "Marked as junk.")
+	case "stage":
+		p.Notice = tr(p.Lang, "The stage was added.")
+	}
+	if r.URL.Query().Get("replayed") != "" {
+		p.Notice = tr(p.Lang, "The event is queued again; the delivery worker sends it shortly.")
+	}
+	s.renderLead(w, r, p, http.StatusOK)
+}
+
+// renderLead draws the lead page with status, after an action that failed
+// too, so the owner sees why next to what they tried.
+func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, status int) {
 	ctx := r.Context()
 	l, err := s.db.LeadByID(ctx, model.LeadID(r.PathValue("id")))
 	if err != nil {
@@ -100,17 +118,9 @@ func (s *Server) adminLead(w http.ResponseWriter, r *http.Request) {
 	d.Tech = s.techFacts(p.Lang, l)
 	d.Timeline = s.timeline(p.Lang, l, hist, dels, now)
 	d.Actions = leadActions(p.Lang, site, l, dels, now)
-	switch r.URL.Query().Get("done") {
-	case "customer":
-		p.Notice = tr(p.Lang, "Marked as a real customer.")
-	case "junk":
-		p.Notice = tr(p.Lang, "Marked as junk.")
-	}
-	if r.URL.Query().Get("replayed") != "" {
-		p.Notice = tr(p.Lang, "The event is queued again; the delivery worker sends it shortly.")
-	}
+	d.Stages = stageOptions(site)
 	p.D = d
-	s.render(w, r, http.StatusOK, "lead", p)
+	s.render(w, r, status, "lead", p)
 }
 
 // clickFacts are what is known of the ad click: Meta's and Google's click

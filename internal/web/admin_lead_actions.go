@@ -1,9 +1,14 @@
 package web
 
 import (
+	"errors"
 	"net/http"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/qualify"
 )
@@ -90,4 +95,67 @@ func (s *Server) adminLeadEvidence(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.InfoContext(ctx, "owner's word", "lead", string(l.ID), "type", typ, "user", string(adminFrom(ctx).user.ID))
 	http.Redirect(w, r, "/admin/leads/"+string(l.ID)+"?done="+typ, http.StatusSeeOther)
+}
+
+// stageOption is one of a site's CRM stages, with the Meta event it sends.
+type stageOption struct {
+	Name, Event, Value, Currency string
+}
+
+func stageOptions(site *model.Site) []stageOption {
+	var out []stageOption
+	for name, se := range site.Settings.Meta.Stages {
+		o := stageOption{Name: name, Event: se.Event, Currency: se.Currency}
+		if se.Value != 0 {
+			o.Value = strconv.FormatFloat(se.Value, 'f', -1, 64)
+		}
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// adminLeadStage records a CRM stage the owner reached with the lead (a
+// meeting, a sale with its value); its Meta event is queued at once, once
+// per stage.
+func (s *Server) adminLeadStage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	l, err := s.db.LeadByID(ctx, model.LeadID(r.PathValue("id")))
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	site, err := s.db.SiteByID(ctx, l.SiteID)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	in := &app.LeadEventInput{Type: app.TypeStage, Stage: r.PostFormValue("stage"),
+		Currency: strings.ToUpper(strings.TrimSpace(r.PostFormValue("currency"))), ActionSource: r.PostFormValue("action_source")}
+	if v := strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("value"), ",", ".")); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			s.stageProblem(w, r, model.Invalid("value", "is not a number"))
+			return
+		}
+		in.Value = &f
+	}
+	if _, err := s.app.AddLeadEvent(ctx, site, l.ID, in); err != nil {
+		var ie *model.InputError
+		if errors.As(err, &ie) {
+			s.stageProblem(w, r, err)
+			return
+		}
+		s.adminFail(w, r, err)
+		return
+	}
+	s.log.InfoContext(ctx, "stage from the admin", "lead", string(l.ID), "stage", in.Stage, "user", string(adminFrom(ctx).user.ID))
+	http.Redirect(w, r, "/admin/leads/"+string(l.ID)+"?done=stage", http.StatusSeeOther)
+}
+
+// stageProblem shows the lead page again with why the stage was refused.
+func (s *Server) stageProblem(w http.ResponseWriter, r *http.Request, err error) {
+	p := s.newPage(r, "inbox", "Lead")
+	p.Problem = tr(p.Lang, "The stage was not added: %s", err.Error())
+	s.renderLead(w, r, p, http.StatusBadRequest)
 }

@@ -54,7 +54,8 @@ func newAdminEnv(t *testing.T) *adminEnv {
 	sites := []*model.Site{
 		{ID: "dent", Name: "Istanbul Dental", APIKeyHash: model.HashAPIKey(apiKey), AccessToken: dentToken,
 			Settings: model.SiteSettings{Origins: []string{origin}, Country: "TR",
-				Meta: model.MetaSettings{PixelID: "123456789012345", Mode: model.ModeDryRun}}},
+				Meta: model.MetaSettings{PixelID: "123456789012345", Mode: model.ModeDryRun,
+					Stages: map[string]model.StageEvent{"meeting": {Event: "Schedule"}, "won": {Event: "Purchase", Value: 5000, Currency: "TRY"}}}}},
 		{ID: "kitchen", Name: "Ankara Kitchens", Pinned: true, APIKeyHash: model.HashAPIKey("kitchen-key-0123456789abcdef"),
 			Settings: model.SiteSettings{Origins: []string{"https://kitchen.example"}, Country: "TR",
 				Meta: model.MetaSettings{Mode: model.ModeDryRun}}},
@@ -673,5 +674,31 @@ func TestAdminSendTestEvent(t *testing.T) {
 	p = c.post("/admin/sites/dent/test", nil)
 	if p.code != http.StatusBadGateway || !strings.Contains(p.body, "Meta refused the test event") || !strings.Contains(p.body, "code 190") {
 		t.Errorf("refused send-test: %d", p.code)
+	}
+}
+
+func TestAdminAddStage(t *testing.T) {
+	e := newAdminEnv(t)
+	c := e.login()
+	lead := "/admin/leads/" + string(e.leads["clean"].ID)
+	p := c.get(lead)
+	if !strings.Contains(p.body, "won → Purchase · 5000 TRY") {
+		t.Fatalf("stage options not shown")
+	}
+	p = c.post(lead+"/stages", url.Values{"stage": {"won"}, "value": {"12500,50"}, "currency": {"try"}, "action_source": {"phone_call"}})
+	if p.code != http.StatusSeeOther {
+		t.Fatalf("add stage: %d %s", p.code, p.body)
+	}
+	p = c.get(p.hdr.Get("Location"))
+	body := html.UnescapeString(p.body)
+	if !strings.Contains(body, "The stage was added") || !strings.Contains(body, "Stage: won · 12500.5 TRY") ||
+		!strings.Contains(body, "Event Purchase for Meta") || !strings.Contains(body, `"action_source": "phone_call"`) {
+		t.Errorf("the stage is not in the story")
+	}
+	for _, bad := range []url.Values{{"stage": {"nope"}}, {"stage": {"won"}, "value": {"lots"}}, {"stage": {"won"}, "action_source": {"website"}}} {
+		p := c.post(lead+"/stages", bad)
+		if p.code != http.StatusBadRequest || !strings.Contains(p.body, "The stage was not added") {
+			t.Errorf("bad stage %v: %d", bad, p.code)
+		}
 	}
 }

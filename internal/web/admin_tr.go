@@ -251,4 +251,21 @@ var turkish = map[string]string{
 	"No test event was sent: this server has no connection to Meta configured.": "Test olayı gönderilmedi: bu sunucuda Meta bağlantısı yapılandırılmamış.",
 	"Meta refused the test event.":                                              "Meta test olayını reddetti.",
 	"The test event could not reach Meta; try again.":                           "Test olayı Meta'ya ulaşamadı; tekrar deneyin.",
+
+	// Stages.
+	"Add a stage": "Aşama ekle",
+	"Sends the stage's Meta event (shown next to each stage) with the time now, once per stage, with the value and currency in custom_data.": "Aşamanın Meta olayını (her aşamanın yanında gösterilir) şimdiki zamanla, her aşama için bir kez, değer ve para birimiyle custom_data içinde gönderir.",
+	"Stage":                            "Aşama",
+	"Value":                            "Değer",
+	"Empty for the stage's own value.": "Aşamanın kendi değeri için boş bırakın.",
+	"Currency":                         "Para birimi",
+	"How it happened":                  "Nasıl oldu",
+	"recorded in our system":           "sistemimizde kaydedildi",
+	"on a phone call":                  "telefon görüşmesinde",
+	"in a chat":                        "sohbette",
+	"Add stage":                        "Aşamayı ekle",
+	"This site has no stages. Map stages to Meta events in the site's settings (e.g. won = Purchase).": "Bu sitenin aşaması yok. Sitenin ayarlarında aşamaları Meta olaylarına eşleyin (örn. won = Purchase).",
+	"Site settings":               "Site ayarları",
+	"The stage was added.":        "Aşama eklendi.",
+	"The stage was not added: %s": "Aşama eklenmedi: %s",
 }

@@ -92,8 +92,9 @@ func (ui *adminUI) funcs(lang string) template.FuncMap {
 			}
 			return fmt.Sprintf("%d%%", (n*100+of/2)/of)
 		},
-		"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"mask": mask,
+		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"mask":     mask,
+		"modeNote": func(mode string) string { return modeNote(lang, mode) },
 		"field": func(name, label, value string, problems map[string]string, help string) formField {
 			return formField{Name: name, Label: label, Value: value, Problem: problems[name], Help: help}
 		},

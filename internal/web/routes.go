@@ -48,6 +48,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("GET /admin/{$}", admin(s.adminInbox))
 		mux.Handle("GET /admin/leads/{id}", admin(s.adminLead))
 		mux.Handle("POST /admin/leads/{id}/evidence", admin(s.adminLeadEvidence))
+		mux.Handle("POST /admin/leads/{id}/stages", admin(s.adminLeadStage))
 		mux.Handle("GET /admin/deliveries", admin(s.adminDeliveries))
 		mux.Handle("POST /admin/deliveries/{id}/replay", admin(s.adminReplay))
 		mux.Handle("GET /admin/dashboard", admin(s.adminDashboard))
