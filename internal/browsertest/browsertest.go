@@ -35,8 +35,9 @@ func Path() string {
 }
 
 // New starts a headless Chromium with a fresh profile and returns a chromedp
-// context for it; the browser is closed when the test ends.
-func New(t testing.TB) context.Context {
+// context for it, bounded by Timeout; the browser is closed when the test
+// ends. Extra options (e.g. host-resolver rules) are added to the defaults.
+func New(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	bin := Path()
 	if bin == "" {
@@ -60,6 +61,7 @@ func New(t testing.TB) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(1280, 900),
 	}
+	opts = append(opts, extra...)
 	ctx, cancelTimeout := context.WithTimeout(context.Background(), Timeout)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
