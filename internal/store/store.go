@@ -54,6 +54,8 @@ type DB struct {
 	// lockSpace scopes PostgreSQL advisory lock keys to this installation
 	// (its schema).
 	lockSpace string
+	// group coalesces concurrent transactions on SQLite; nil elsewhere.
+	group *group
 }
 
 // Tx is a transaction; it has every entity method of DB.
@@ -71,6 +73,9 @@ type Options struct {
 	// BusyTimeout is how long a SQLite statement waits for a lock before it
 	// fails as unavailable (default 10s).
 	BusyTimeout time.Duration
+	// GroupMax is how many concurrent InTx calls SQLite commits together
+	// at most (default DefaultGroupMax); 1 commits each on its own.
+	GroupMax int
 }
 
 // Open connects to dsn: "sqlite:PATH" or "postgres://...". It does not
@@ -112,7 +117,9 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 		busy = 10 * time.Second
 	}
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)", busy.Milliseconds())
-	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_txlock=immediate&"+common)
+	// temp_store(memory): the savepoints of group commit keep their undo
+	// pages in a statement journal, a temporary file otherwise.
+	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=temp_store(memory)&_txlock=immediate&"+common)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -134,7 +141,7 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	db := &DB{reader: r, writer: w}
+	db := &DB{reader: r, writer: w, group: newGroup(w, opt.GroupMax)}
 	db.Q = Q{r: r, w: w, dialect: SQLite}
 	return db, nil
 }
@@ -142,8 +149,12 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 // Dialect tells which engine the database runs on.
 func (db *DB) Dialect() Dialect { return db.dialect }
 
-// Close closes every connection.
+// Close waits for the transaction being committed, fails the ones still
+// queued with ErrClosed, and closes every connection.
 func (db *DB) Close() error {
+	if db.group != nil {
+		db.group.close()
+	}
 	err := db.writer.Close()
 	if db.reader != db.writer {
 		err = errors.Join(err, db.reader.Close())
@@ -161,8 +172,15 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // InTx runs fn in one transaction: committed when fn returns nil, rolled
-// back otherwise.
+// back otherwise; it returns once the outcome is durable. On SQLite
+// concurrent calls share one transaction and its commit (see group), each
+// inside its own savepoint, so one caller's failure never undoes another's
+// work; fn must not keep tx after it returns. A panic in fn is re-raised
+// here.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if db.group != nil {
+		return db.group.inTx(ctx, fn)
+	}
 	t, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", unavailable(err))

@@ -241,7 +241,7 @@ func (s *Server) site(r *http.Request, id string) (*model.Site, error) {
 	if id == "" {
 		return nil, model.Invalid("site", "required: the id of the site this lead is for")
 	}
-	site, err := s.db.SiteByID(r.Context(), model.SiteID(id))
+	site, err := s.sites.get(r.Context(), model.SiteID(id))
 	if errors.Is(err, model.ErrNotFound) {
 		return nil, model.Invalid("site", fmt.Sprintf("unknown site %q", id))
 	}

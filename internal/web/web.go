@@ -6,6 +6,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/auth"
+	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -36,6 +38,9 @@ type Options struct {
 	PublicURL string
 	// Location is the time zone admin pages show times in (default Local).
 	Location *time.Location
+	// SiteTTL is how long the public endpoints reuse a site read from the
+	// database (default DefaultSiteTTL; negative reads it every time).
+	SiteTTL time.Duration
 }
 
 // Server holds the handlers' dependencies.
@@ -51,6 +56,7 @@ type Server struct {
 	publicURL string
 	loc       *time.Location
 	admin     *adminUI
+	sites     *siteCache
 }
 
 // New returns a Server.
@@ -69,6 +75,12 @@ func New(o Options) *Server {
 	// The templates are embedded: a mistake in one is a bug of this build,
 	// found here at start-up (and by the tests) rather than on a page view.
 	s.admin = mustAdminUI()
+	if o.SiteTTL == 0 {
+		o.SiteTTL = DefaultSiteTTL
+	}
+	s.sites = &siteCache{ttl: max(o.SiteTTL, 0), now: time.Now, load: func(ctx context.Context, id model.SiteID) (*model.Site, error) {
+		return s.db.SiteByID(ctx, id)
+	}}
 	return s
 }
 

@@ -1,0 +1,368 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultGroupMax is how many InTx calls one SQLite transaction takes at
+// most (Options.GroupMax).
+const DefaultGroupMax = 128
+
+// ErrClosed is returned by InTx on a database that is closed.
+var ErrClosed = errors.New("store: the database is closed")
+
+// group is SQLite's group commit. SQLite has one writer and a durable commit
+// costs an fsync, so a commit per request caps the server at a few hundred
+// writes a second. One goroutine owns the writer: it takes every InTx call
+// waiting at that moment (at most max), runs each caller's function inside
+// its own SAVEPOINT of one transaction, commits once, and only then answers
+// each caller with its own result. A function that fails or panics is
+// rolled back to its savepoint and touches no other caller; a failed COMMIT
+// fails every caller of the batch. A lone caller is never delayed: the
+// committer starts at once with whatever is waiting, and the next batch
+// forms while this one commits.
+type group struct {
+	w     *sql.DB
+	max   int
+	stmts *stmtCache
+	reqs chan *txReq
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	// Counted for tests and metrics: batches run, calls queued.
+	batches, queued atomic.Int64
+}
+
+// txReq is one InTx call waiting for the committer.
+type txReq struct {
+	ctx  context.Context
+	fn   func(*Tx) error
+	done chan txResult
+}
+
+// txResult is a caller's answer: its error, or the panic its function
+// raised, re-raised in the caller's goroutine.
+type txResult struct {
+	err      error
+	panicked bool
+	panicVal any
+}
+
+func newGroup(w *sql.DB, max int) *group {
+	if max <= 0 {
+		max = DefaultGroupMax
+	}
+	g := &group{w: w, max: max, stmts: &stmtCache{}, reqs: make(chan *txReq, max), quit: make(chan struct{}), done: make(chan struct{})}
+	go g.loop()
+	return g
+}
+
+// inTx queues fn and waits for its result. Once queued a call always waits
+// for its answer, even when ctx ends: the committer may be running fn, and
+// the caller must not report a failure for work that then commits. The
+// committer skips a call whose ctx ended before its turn.
+func (g *group) inTx(ctx context.Context, fn func(*Tx) error) error {
+	req := &txReq{ctx: ctx, fn: fn, done: make(chan txResult, 1)}
+	select {
+	case <-g.quit:
+		return ErrClosed
+	default:
+	}
+	select {
+	case g.reqs <- req:
+		g.queued.Add(1)
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-g.quit:
+		return ErrClosed
+	}
+	res := <-req.done
+	if res.panicked {
+		panic(res.panicVal)
+	}
+	// Classified once here, as InTx does on every engine: a busy or full
+	// database answers "unavailable" on every write path.
+	return unavailable(res.err)
+}
+
+// close stops the committer after the batch it is running; calls still
+// queued fail with ErrClosed.
+func (g *group) close() {
+	g.once.Do(func() { close(g.quit) })
+	<-g.done
+	g.stmts.close()
+}
+
+func (g *group) loop() {
+	var batch []*txReq
+	exited := false
+	defer func() {
+		if exited {
+			close(g.done)
+			return
+		}
+		// A function ended its goroutine (runtime.Goexit, e.g. t.FailNow
+		// from a helper): answer the batch and carry on in a new
+		// goroutine, so no caller waits forever.
+		for _, r := range batch {
+			r.answer(txResult{err: errors.New("store: a transaction function exited its goroutine")})
+		}
+		go g.loop()
+	}()
+	for {
+		batch = batch[:0]
+		select {
+		case r := <-g.reqs:
+			batch = append(batch, r)
+		case <-g.quit:
+			g.drain()
+			exited = true
+			return
+		}
+	fill:
+		for len(batch) < g.max {
+			select {
+			case r := <-g.reqs:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		g.batches.Add(1)
+		g.run(batch)
+		g.stmts.prepare(g.w)
+		batch = batch[:0]
+	}
+}
+
+// drain fails the calls still queued at close.
+func (g *group) drain() {
+	for {
+		select {
+		case r := <-g.reqs:
+			r.answer(txResult{err: ErrClosed})
+		default:
+			return
+		}
+	}
+}
+
+func (r *txReq) answer(res txResult) {
+	select {
+	case r.done <- res:
+	default: // answered already
+	}
+}
+
+// run executes one batch in one transaction.
+func (g *group) run(batch []*txReq) {
+	live := batch[:0:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.answer(txResult{err: err})
+			continue
+		}
+		live = append(live, r)
+	}
+	switch len(live) {
+	case 0:
+		return
+	case 1:
+		live[0].answer(g.runOne(live[0]))
+		return
+	}
+	t, err := g.w.BeginTx(context.Background(), nil)
+	if err != nil {
+		for _, r := range live {
+			r.answer(txResult{err: fmt.Errorf("store: begin: %w", err)})
+		}
+		return
+	}
+	// Ends the transaction however run ends, even by runtime.Goexit: the
+	// writer must not stay taken. After a commit it does nothing.
+	defer t.Rollback()
+	results := make([]txResult, len(live))
+	for i, r := range live {
+		if _, err := t.Exec(`SAVEPOINT cleanads_call`); err != nil {
+			g.abort(t, live[:i], live[i:], err)
+			return
+		}
+		ex := txExec{t: t, stmts: g.stmts, detach: true}
+		results[i] = call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite}})
+		var err error
+		if results[i].err != nil || results[i].panicked {
+			_, err = t.Exec(`ROLLBACK TO cleanads_call`)
+		}
+		if err == nil {
+			_, err = t.Exec(`RELEASE cleanads_call`)
+		}
+		if err != nil {
+			// SQLite rolled the whole transaction back (an I/O error,
+			// a full disk): what ran is lost, what did not run may
+			// still go in a fresh transaction.
+			g.abort(t, live[:i+1], live[i+1:], err)
+			return
+		}
+	}
+	if err := t.Commit(); err != nil {
+		_ = t.Rollback()
+		err = fmt.Errorf("store: commit: %w", err)
+		for i := range results {
+			if results[i].err == nil && !results[i].panicked {
+				results[i].err = err
+			}
+		}
+	}
+	for i, r := range live {
+		r.answer(results[i])
+	}
+}
+
+// abort rolls the batch back after the transaction broke, fails the calls
+// that ran in it and runs the rest again in a new one.
+func (g *group) abort(t *sql.Tx, ran, rest []*txReq, cause error) {
+	_ = t.Rollback()
+	for _, r := range ran {
+		r.answer(txResult{err: fmt.Errorf("store: group transaction failed: %w", cause)})
+	}
+	if len(rest) > 0 {
+		g.run(rest)
+	}
+}
+
+// runOne runs a lone call in its own transaction, under its own context, as
+// InTx always did: nothing is shared, so its cancellation may stop it.
+func (g *group) runOne(r *txReq) txResult {
+	t, err := g.w.BeginTx(r.ctx, nil)
+	if err != nil {
+		return txResult{err: fmt.Errorf("store: begin: %w", err)}
+	}
+	defer t.Rollback()
+	ex := txExec{t: t, stmts: g.stmts}
+	res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite}})
+	if res.err != nil || res.panicked {
+		return res
+	}
+	if err := t.Commit(); err != nil {
+		return txResult{err: fmt.Errorf("store: commit: %w", err)}
+	}
+	return res
+}
+
+// call runs fn, turning a panic into a result for the caller to re-raise.
+func call(fn func(*Tx) error, tx *Tx) (res txResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = txResult{panicked: true, panicVal: v}
+		}
+	}()
+	return txResult{err: fn(tx)}
+}
+
+// txExec runs the committer's statements: through the writer's prepared
+// statements once they exist (SQLite takes about as long to parse a
+// statement as to run it), and, with detach, without the caller's
+// cancellation: on SQLite a cancelled statement interrupts the connection,
+// and an interrupted write rolls back the whole transaction, every other
+// caller's work in the batch with it. A call's context is checked before it
+// starts. Queries that return rows are not prepared: a cached statement
+// must not be reset while its rows are still being read.
+type txExec struct {
+	t      *sql.Tx
+	stmts  *stmtCache
+	detach bool
+}
+
+func (e txExec) ctx(ctx context.Context) context.Context {
+	if e.detach {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
+func (e txExec) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = e.ctx(ctx)
+	if st := e.stmts.get(query, len(args)); st != nil {
+		return e.t.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return e.t.ExecContext(ctx, query, args...)
+}
+
+func (e txExec) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return e.t.QueryContext(e.ctx(ctx), query, args...)
+}
+
+func (e txExec) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = e.ctx(ctx)
+	if st := e.stmts.get(query, len(args)); st != nil {
+		return e.t.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return e.t.QueryRowContext(ctx, query, args...)
+}
+
+// stmtCache holds the writer's prepared statements by text. A statement
+// seen for the first time inside a transaction cannot be prepared there
+// (the transaction holds the only writer connection), so it is noted and
+// prepared by the committer between batches.
+type stmtCache struct {
+	mu      sync.Mutex
+	stmts   map[string]*sql.Stmt
+	pending map[string]bool
+}
+
+// Statements with many arguments are built with varying IN lists; caching
+// them would fill the cache with one-off texts.
+const (
+	stmtCacheMax = 256
+	stmtArgsMax  = 40
+)
+
+func (c *stmtCache) get(query string, nargs int) *sql.Stmt {
+	if nargs > stmtArgsMax {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.stmts[query]; st != nil {
+		return st
+	}
+	if len(c.stmts)+len(c.pending) < stmtCacheMax {
+		if c.pending == nil {
+			c.pending = map[string]bool{}
+		}
+		c.pending[query] = true
+	}
+	return nil
+}
+
+// prepare prepares the noted statements; the writer must be free. A
+// statement that fails to prepare is simply run unprepared.
+func (c *stmtCache) prepare(w *sql.DB) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for q := range c.pending {
+		if st, err := w.Prepare(q); err == nil {
+			if c.stmts == nil {
+				c.stmts = map[string]*sql.Stmt{}
+			}
+			c.stmts[q] = st
+		}
+	}
+	clear(c.pending)
+}
+
+// close closes the prepared statements.
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.stmts {
+		st.Close()
+	}
+	clear(c.stmts)
+}
