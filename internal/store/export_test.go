@@ -20,3 +20,9 @@ func MigrationVersionsForTest() []int {
 	}
 	return vs
 }
+
+// GroupStats reports how many batches the group committer ran and how
+// many calls were queued to it.
+func (db *DB) GroupStats() (batches, queued int64) {
+	return db.group.batches.Load(), db.group.queued.Load()
+}

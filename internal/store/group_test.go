@@ -1,0 +1,306 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/store/storetest"
+)
+
+// groupFixture holds the committer on a first call until the calls the
+// test queues are all waiting, so they run together in the next batch.
+type groupFixture struct {
+	t       *testing.T
+	ctx     context.Context
+	db      *store.DB
+	release chan struct{}
+	first   chan error
+}
+
+func newGroupFixture(t *testing.T) *groupFixture {
+	f := &groupFixture{t: t, ctx: context.Background(), db: storetest.SQLite(t), release: make(chan struct{}), first: make(chan error, 1)}
+	started := make(chan struct{})
+	go func() {
+		f.first <- f.db.InTx(f.ctx, func(tx *store.Tx) error {
+			close(started)
+			<-f.release
+			return siteInsert("base")(tx)
+		})
+	}()
+	<-started
+	return f
+}
+
+// queue starts n calls of fn and returns their results once the
+// committer runs them (after releaseAndWait).
+func (f *groupFixture) queue(ctx context.Context, fns ...func(tx *store.Tx) error) []chan any {
+	_, before := f.db.GroupStats()
+	out := make([]chan any, len(fns))
+	for i, fn := range fns {
+		out[i] = make(chan any, 1)
+		go func() {
+			defer func() {
+				if v := recover(); v != nil {
+					out[i] <- fmt.Sprintf("panic: %v", v)
+				}
+			}()
+			out[i] <- f.db.InTx(ctx, fn)
+		}()
+	}
+	// Waiting for the calls to be queued is not a timing assertion: the
+	// test only proceeds once they are.
+	for {
+		if _, q := f.db.GroupStats(); q-before == int64(len(fns)) {
+			return out
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (f *groupFixture) releaseFirst() {
+	close(f.release)
+	if err := <-f.first; err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func siteInsert(id string) func(tx *store.Tx) error { return siteInsertCtx(context.Background(), id) }
+
+func siteInsertCtx(ctx context.Context, id string) func(tx *store.Tx) error {
+	return func(tx *store.Tx) error {
+		return tx.SiteUpsert(ctx, &model.Site{ID: model.SiteID(id), Name: id}, time.Now())
+	}
+}
+
+func (f *groupFixture) exists(id string) bool {
+	_, err := f.db.SiteByID(f.ctx, model.SiteID(id))
+	if err != nil && !errors.Is(err, model.ErrNotFound) {
+		f.t.Fatal(err)
+	}
+	return err == nil
+}
+
+func TestGroupCommitIsolatesEachCaller(t *testing.T) {
+	f := newGroupFixture(t)
+	errBoom := errors.New("boom")
+	results := f.queue(f.ctx,
+		siteInsert("a"),
+		func(tx *store.Tx) error { // writes, then fails: its write must go
+			if err := siteInsert("failed")(tx); err != nil {
+				return err
+			}
+			return fmt.Errorf("wrapped: %w", errBoom)
+		},
+		siteInsert("b"),
+		func(tx *store.Tx) error { // writes, then panics
+			if err := siteInsert("panicked")(tx); err != nil {
+				return err
+			}
+			panic("kaboom")
+		},
+		func(tx *store.Tx) error { // a statement error: unique violation
+			return tx.TestExec(context.Background(), `INSERT INTO sites (id, name, created_at, updated_at) VALUES ('base', 'dup', 0, 0)`)
+		},
+		siteInsert("c"),
+	)
+	batches, _ := f.db.GroupStats()
+	f.releaseFirst()
+	got := make([]any, len(results))
+	for i, ch := range results {
+		got[i] = <-ch
+	}
+	if got[0] != nil || got[2] != nil || got[5] != nil {
+		t.Errorf("good calls failed: %v", got)
+	}
+	if err, _ := got[1].(error); !errors.Is(err, errBoom) {
+		t.Errorf("failing call got %v, want its own error", got[1])
+	}
+	if got[3] != "panic: kaboom" {
+		t.Errorf("panicking call got %v, want its panic re-raised", got[3])
+	}
+	if err, _ := got[4].(error); err == nil {
+		t.Errorf("duplicate insert succeeded")
+	}
+	for id, want := range map[string]bool{"a": true, "b": true, "c": true, "failed": false, "panicked": false} {
+		if f.exists(id) != want {
+			t.Errorf("site %s stored = %v, want %v", id, !want, want)
+		}
+	}
+	if s, _ := f.db.SiteByID(f.ctx, "base"); s == nil || s.Name != "base" {
+		t.Errorf("site base = %+v, the failed duplicate changed it", s)
+	}
+	if after, _ := f.db.GroupStats(); after-batches != 1 {
+		t.Errorf("the six queued calls ran in %d batches, want 1", after-batches)
+	}
+}
+
+func TestGroupCommitCancelledBeforeItsTurn(t *testing.T) {
+	f := newGroupFixture(t)
+	ctx, cancel := context.WithCancel(f.ctx)
+	ran := false
+	results := f.queue(ctx, func(tx *store.Tx) error { ran = true; return siteInsert("x")(tx) })
+	other := f.queue(f.ctx, siteInsert("y"))
+	cancel()
+	f.releaseFirst()
+	if err, _ := (<-results[0]).(error); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call got %v", err)
+	}
+	if err := <-other[0]; err != nil {
+		t.Errorf("other call: %v", err)
+	}
+	if ran || f.exists("x") {
+		t.Error("a call cancelled before its turn ran")
+	}
+	if !f.exists("y") {
+		t.Error("the other call of the batch was lost")
+	}
+}
+
+func TestGroupCommitCancelledWhileRunning(t *testing.T) {
+	f := newGroupFixture(t)
+	ctx, cancel := context.WithCancel(f.ctx)
+	// Once a call runs inside a shared transaction its cancellation must
+	// not interrupt the connection (SQLite would roll back everyone's
+	// work): it finishes, and is committed with the others.
+	results := f.queue(f.ctx, siteInsert("before"),
+		func(tx *store.Tx) error {
+			cancel() // the caller gives up while its function runs
+			return siteInsertCtx(ctx, "cancelled")(tx)
+		}, siteInsert("after"))
+	f.releaseFirst()
+	for i, ch := range results {
+		if err := <-ch; err != nil {
+			t.Errorf("call %d: %v", i, err)
+		}
+	}
+	for _, id := range []string{"before", "cancelled", "after"} {
+		if !f.exists(id) {
+			t.Errorf("site %s lost", id)
+		}
+	}
+}
+
+func TestGroupCommitFailureFailsTheBatch(t *testing.T) {
+	f := newGroupFixture(t)
+	// A deferred foreign key is checked at COMMIT: the way to make a
+	// commit fail on demand.
+	setup := func(tx *store.Tx) error {
+		return tx.TestExec(f.ctx, `CREATE TABLE deferred_ref (site_id TEXT REFERENCES sites (id) DEFERRABLE INITIALLY DEFERRED)`)
+	}
+	results := f.queue(f.ctx, setup)
+	f.releaseFirst()
+	if err := <-results[0]; err != nil {
+		t.Fatal(err)
+	}
+
+	f = &groupFixture{t: t, ctx: f.ctx, db: f.db, release: make(chan struct{}), first: make(chan error, 1)}
+	started := make(chan struct{})
+	go func() {
+		f.first <- f.db.InTx(f.ctx, func(tx *store.Tx) error { close(started); <-f.release; return nil })
+	}()
+	<-started
+	results = f.queue(f.ctx, siteInsert("good"), func(tx *store.Tx) error {
+		return tx.TestExec(f.ctx, `INSERT INTO deferred_ref (site_id) VALUES ('nowhere')`)
+	})
+	f.releaseFirst()
+	for i, ch := range results {
+		if err, _ := (<-ch).(error); err == nil {
+			t.Errorf("call %d succeeded although the commit failed", i)
+		}
+	}
+	if f.exists("good") {
+		t.Error("a write of a failed commit is visible")
+	}
+	// The committer carries on.
+	if err := f.db.InTx(f.ctx, siteInsert("later")); err != nil || !f.exists("later") {
+		t.Errorf("after a failed commit: %v", err)
+	}
+}
+
+func TestGroupCommitNothingVisibleBeforeCommit(t *testing.T) {
+	f := newGroupFixture(t)
+	var seen []bool
+	early := f.queue(f.ctx, siteInsert("early")) // queued first, so it runs first
+	results := f.queue(f.ctx, func(tx *store.Tx) error {
+		if err := siteInsert("mine")(tx); err != nil {
+			return err
+		}
+		// Inside the batch: the transaction sees its writes, the
+		// database (the readers) sees none of the batch's.
+		if _, err := tx.SiteByID(f.ctx, "mine"); err != nil {
+			return fmt.Errorf("own transaction: %w", err)
+		}
+		seen = append(seen, f.exists("early"), f.exists("mine"))
+		return nil
+	})
+	f.releaseFirst()
+	for _, ch := range append(early, results...) {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) != 2 || seen[0] || seen[1] {
+		t.Errorf("uncommitted writes visible to readers: %v", seen)
+	}
+	if !f.exists("early") || !f.exists("mine") {
+		t.Error("not visible after commit")
+	}
+}
+
+func TestGroupCommitManyConcurrentCallers(t *testing.T) {
+	db := storetest.SQLite(t)
+	ctx := context.Background()
+	const n = 300
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("s%03d", i)
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				if err := siteInsert(id)(tx); err != nil {
+					return err
+				}
+				if i%7 == 0 {
+					return errors.New("refused")
+				}
+				return nil
+			})
+			if (err != nil) != (i%7 == 0) {
+				errs <- fmt.Errorf("call %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	sites, err := db.SiteList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := n - (n+6)/7; len(sites) != want {
+		t.Errorf("%d sites stored, want %d", len(sites), want)
+	}
+}
+
+func TestGroupCommitAfterClose(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "c.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := db.InTx(ctx, func(*store.Tx) error { return nil }); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("InTx after Close: %v", err)
+	}
+}
