@@ -22,17 +22,17 @@ import (
 type options struct {
 	serve, graph string // serve mode: ceiling and Graph stand-in addresses
 
-	url         string
-	kind        string // bare, collect or leads
-	site        string
-	origin      string
-	conns       int
-	duration    time.Duration
-	rate        float64 // requests per second over all connections; 0 = as fast as possible
-	saveTokens  string  // collect: write "visitor token" lines here
-	tokens      string  // leads: read them from here
-	timeout     time.Duration
-	quiet       bool
+	url        string
+	kind       string // bare, collect or leads
+	site       string
+	origin     string
+	conns      int
+	duration   time.Duration
+	rate       float64 // requests per second over all connections; 0 = as fast as possible
+	saveTokens string  // collect: write "visitor token" lines here
+	tokens     string  // leads: read them from here
+	timeout    time.Duration
+	quiet      bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {

@@ -150,9 +150,9 @@ func (t *traffic) uuid() string {
 // bareGen posts the same small body again and again: the ceiling.
 type bareGen struct{ raw request }
 
-func (g *bareGen) next() (request, bool)     { return g.raw, true }
+func (g *bareGen) next() (request, bool)   { return g.raw, true }
 func (g *bareGen) answered(int, *response) {}
-func (g *bareGen) wantsBody() bool           { return false }
+func (g *bareGen) wantsBody() bool         { return false }
 
 var (
 	userAgents = []string{

@@ -30,10 +30,10 @@ type group struct {
 	w     *sql.DB
 	max   int
 	stmts *stmtCache
-	reqs chan *txReq
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
+	reqs  chan *txReq
+	quit  chan struct{}
+	done  chan struct{}
+	once  sync.Once
 
 	// Counted for tests and metrics: batches run, calls queued.
 	batches, queued atomic.Int64
