@@ -1,0 +1,107 @@
+package deliver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/deliver"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store/storetest"
+)
+
+// leanGraph accepts every request of events, as Meta does when all is
+// well, doing as little as it can so that the runner is what is measured.
+type leanGraph struct{ events atomic.Int64 }
+
+func (g *leanGraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Data) == 0 || len(body.Data) > capi.MaxBatch {
+		http.Error(w, `{"error":{"message":"Invalid parameter","type":"OAuthException","code":100}}`, http.StatusBadRequest)
+		return
+	}
+	g.events.Add(int64(len(body.Data)))
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"events_received":%d,"messages":[],"fbtrace_id":"Abench"}`, len(body.Data))
+}
+
+// BenchmarkDrain100k queues 100,000 events over 8 sites and measures the
+// running runner (the one serve starts) draining them into a local Graph
+// stand-in over HTTP: events/s, and the peak Go heap while it does, which
+// should not grow with the queue (claims of at most Claim events).
+func BenchmarkDrain100k(b *testing.B) {
+	const sites, perSite = 8, 12500
+	for range b.N {
+		b.StopTimer()
+		db := storetest.SQLite(b)
+		ctx := context.Background()
+		clk := &clock{t: time.Now().UTC()}
+		g := &leanGraph{}
+		srv := httptest.NewServer(g)
+		f := &fixture{ctx: ctx, db: db, clk: clk}
+		for i := range sites {
+			site := &model.Site{ID: model.SiteID(fmt.Sprintf("site%d", i)), Name: "S", AccessToken: "token",
+				Settings: model.SiteSettings{Country: "TR", Meta: model.MetaSettings{PixelID: fmt.Sprint(1000 + i), Mode: model.ModeLive}}}
+			if err := db.SiteUpsert(ctx, site, clk.Now()); err != nil {
+				b.Fatal(err)
+			}
+			for part := 0; part < perSite; part += 2500 {
+				f.site = site
+				f.queue(b, site, 2500, func(j int, d *model.Delivery, e *capi.Event) {
+					d.ID = fmt.Sprintf("dl_%s_%06d", site.ID, part+j)
+					e.EventID = fmt.Sprintf("ev-%s-%d", site.ID, part+j)
+					d.EventID = e.EventID
+				})
+			}
+		}
+		runtime.GC()
+		r := deliver.New(deliver.Options{Store: db, Now: clk.Now, Workers: 4,
+			Sender: capi.NewClient(capi.ClientOptions{BaseURL: srv.URL, HTTP: srv.Client(), Now: clk.Now})})
+		var peak uint64
+		stopSampling := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			var ms runtime.MemStats
+			for {
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapAlloc)
+				select {
+				case <-stopSampling:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}()
+		b.StartTimer()
+		start := time.Now()
+		if err := r.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		for g.events.Load() < sites*perSite {
+			time.Sleep(5 * time.Millisecond)
+		}
+		// Stop waits for the last outcomes to be recorded: part of the drain.
+		r.Stop(ctx)
+		elapsed := time.Since(start)
+		b.StopTimer()
+		close(stopSampling)
+		<-sampled
+		srv.Close()
+		counts, err := db.DeliveryCounts(ctx, "")
+		if err != nil || counts[model.DeliverySent] != sites*perSite {
+			b.Fatalf("after the drain: %v %v", counts, err)
+		}
+		b.ReportMetric(float64(sites*perSite)/elapsed.Seconds(), "events/s")
+		b.ReportMetric(float64(peak)/(1<<20), "peak_heap_MB")
+	}
+}

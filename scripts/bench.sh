@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# bench.sh measures CleanAds on this machine, in one run (a few minutes):
+#   1. the ceiling: a bare net/http handler that reads the body and answers 204;
+#   2. POST /v1/collect with varied visits (new and returning visitors, fbclids);
+#   3. POST /v1/leads with varied leads (clean, grey and junk; scored, stored
+#      with their outbox rows; most with the form token of a visit);
+#   4. both again at half of their maximum rate, for p99 latency;
+#   5. the delivery runner draining 100,000 queued events into a local Graph
+#      stand-in (a Go benchmark).
+# The server runs on SQLite with synchronous=FULL (every 2xx is committed), its
+# delivery runner live against the stand-in. Figures are noisy on a shared
+# machine: run it more than once.
+#
+#   scripts/bench.sh                 # defaults: 10 s per step, 64 connections
+#   DURATION=5s CONNS=32 scripts/bench.sh
+set -euo pipefail
+
+DURATION=${DURATION:-10s}
+CONNS=${CONNS:-64}
+PORT=${PORT:-18480}
+CEIL_PORT=$((PORT + 1))
+GRAPH_PORT=$((PORT + 2))
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+echo "building into $WORK"
+(cd "$ROOT" && go build -o "$WORK/cleanads" ./cmd/cleanads && go build -o "$WORK/cleanads-load" ./cmd/cleanads-load)
+
+cat >"$WORK/bench.yaml" <<YAML
+listen: "127.0.0.1:$PORT"
+database: "sqlite:$WORK/data/cleanads.db"
+trusted_proxies: ["127.0.0.1/32"]
+secret_key: "bench-only-secret-key-0123456789abcdef"
+log: {level: warn}
+meta: {graph_url: "http://127.0.0.1:$GRAPH_PORT", api_version: "v25.0"}
+delivery: {workers: 4}
+sites:
+  - id: dent
+    name: "Istanbul Dental"
+    origins: ["https://www.istanbuldis.example"]
+    country: TR
+    meta: {pixel_id: "123456789012345", mode: live, access_token: "bench-token"}
+YAML
+
+wait_port() { for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 did not open" >&2; exit 1; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+field() { grep -o "$1=[^ ]*" | head -1 | cut -d= -f2; }
+
+"$WORK/cleanads-load" -serve "127.0.0.1:$CEIL_PORT" -graph "127.0.0.1:$GRAPH_PORT" >"$WORK/standin.log" 2>&1 &
+PIDS+=($!)
+STANDIN=$!
+wait_port "$CEIL_PORT"
+
+# run NAME PID ARGS...: one load step; prints its line and server CPU per request.
+run() {
+	local name=$1 pid=$2
+	shift 2
+	local before after out
+	before=$(cpu_ticks "$pid")
+	out=$("$WORK/cleanads-load" -q -c "$CONNS" -d "$DURATION" "$@")
+	after=$(cpu_ticks "$pid")
+	local ok
+	ok=$(echo "$out" | field ok)
+	local cpu_us=$(((after - before) * 1000000 / $(getconf CLK_TCK) / (ok > 0 ? ok : 1)))
+	echo "$out cpu_us=$cpu_us" >"$WORK/$name.res"
+	printf '%-14s %s  server CPU %d us/request\n' "$name" "$(echo "$out" | sed 's/^result //; s/ status=.*//')" "$cpu_us"
+}
+
+echo "== ceiling: bare handler, $CONNS connections, $DURATION"
+run ceiling "$STANDIN" -url "http://127.0.0.1:$CEIL_PORT/" -kind bare
+
+"$WORK/cleanads" serve --config "$WORK/bench.yaml" >"$WORK/server.log" 2>&1 &
+PIDS+=($!)
+SERVER=$!
+wait_port "$PORT"
+URL="http://127.0.0.1:$PORT"
+
+echo "== cleanads at full speed"
+run collect "$SERVER" -url "$URL" -kind collect -save-tokens "$WORK/tokens"
+run leads "$SERVER" -url "$URL" -kind leads -tokens "$WORK/tokens"
+half() { awk -v r="$(field rps <"$WORK/$1.res")" 'BEGIN{printf "%d", r / 2}'; }
+echo "== cleanads at half of the maximum rate"
+run collect_half "$SERVER" -url "$URL" -kind collect -rate "$(half collect)"
+run leads_half "$SERVER" -url "$URL" -kind leads -rate "$(half leads)"
+RSS_KB=$(awk '/VmHWM/ {print $2}' "/proc/$SERVER/status")
+sleep 2 # let the runner send what the last step queued
+kill "$SERVER"
+wait "$SERVER" 2>/dev/null || true
+kill "$STANDIN"
+wait "$STANDIN" 2>/dev/null || true
+grep -h "graph received" "$WORK/standin.log" || true
+if grep -q 'level=ERROR' "$WORK/server.log"; then
+	echo "server errors:"
+	grep 'level=ERROR' "$WORK/server.log" | head -5
+fi
+
+echo "== delivery: 100,000 queued events drained into a local Graph stand-in"
+(cd "$ROOT" && go test ./internal/deliver -run '^$' -bench 'BenchmarkDrain100k' -benchtime 1x -count 1) |
+	grep -E '^BenchmarkDrain' | tee "$WORK/drain.res"
+
+echo
+echo "== summary ($(date -u +%Y-%m-%d), $(nproc) CPUs: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1))"
+C=$(field rps <"$WORK/ceiling.res")
+printf '%-22s %10s %7s %9s %9s %8s\n' step "requests/s" ratio "p50 ms" "p99 ms" target
+row() {
+	local name=$1 target=$2 r p50 p99
+	r=$(field rps <"$WORK/$name.res")
+	p50=$(field p50_ms <"$WORK/$name.res")
+	p99=$(field p99_ms <"$WORK/$name.res")
+	printf '%-22s %10s %7s %9s %9s %8s\n' "$name" "$r" "$(awk -v a="$r" -v b="$C" 'BEGIN{printf "%.2f", a / b}')" "$p50" "$p99" "$target"
+}
+row ceiling "1.00"
+row collect ">= 0.50"
+row leads ">= 0.25"
+row collect_half "p99<10ms"
+row leads_half "p99<10ms"
+printf 'server peak RSS (VmHWM): %d MB (target < 150 MB)\n' $((RSS_KB / 1024))
+awk '{for (i = 1; i <= NF; i++) if ($i == "events/s") print "delivery drain: " $(i-1) " events/s (target >= 20000); peak heap " $(i-3) " MB"}' "$WORK/drain.res"
