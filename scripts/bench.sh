@@ -40,7 +40,7 @@ trusted_proxies: ["127.0.0.1/32"]
 secret_key: "bench-only-secret-key-0123456789abcdef"
 log: {level: warn}
 meta: {graph_url: "http://127.0.0.1:$GRAPH_PORT", api_version: "v25.0"}
-delivery: {workers: 4}
+delivery: {workers: 4, poll: 1s}
 sites:
   - id: dent
     name: "Istanbul Dental"
@@ -57,6 +57,20 @@ field() { grep -o "$1=[^ ]*" | head -1 | cut -d= -f2; }
 PIDS+=($!)
 STANDIN=$!
 wait_port "$CEIL_PORT"
+
+# settle PID: waits (at most a minute) until the server is idle, i.e. its
+# delivery runner has sent what the last step queued, so each step is
+# measured alone.
+settle() {
+	local a b t0=$SECONDS
+	for _ in $(seq 60); do
+		a=$(cpu_ticks "$1")
+		sleep 1
+		b=$(cpu_ticks "$1")
+		[ $((b - a)) -lt $(($(getconf CLK_TCK) / 20)) ] && break
+	done
+	echo "   (server idle again after $((SECONDS - t0)) s: delivery caught up)"
+}
 
 # run NAME PID ARGS...: one load step; prints its line and server CPU per request.
 run() {
@@ -84,10 +98,13 @@ URL="http://127.0.0.1:$PORT"
 
 echo "== cleanads at full speed"
 run collect "$SERVER" -url "$URL" -kind collect -save-tokens "$WORK/tokens"
+settle "$SERVER"
 run leads "$SERVER" -url "$URL" -kind leads -tokens "$WORK/tokens"
+settle "$SERVER"
 half() { awk -v r="$(field rps <"$WORK/$1.res")" 'BEGIN{printf "%d", r / 2}'; }
 echo "== cleanads at half of the maximum rate"
 run collect_half "$SERVER" -url "$URL" -kind collect -rate "$(half collect)"
+settle "$SERVER"
 run leads_half "$SERVER" -url "$URL" -kind leads -rate "$(half leads)"
 RSS_KB=$(awk '/VmHWM/ {print $2}' "/proc/$SERVER/status")
 sleep 2 # let the runner send what the last step queued
@@ -108,13 +125,13 @@ echo "== delivery: 100,000 queued events drained into a local Graph stand-in"
 echo
 echo "== summary ($(date -u +%Y-%m-%d), $(nproc) CPUs: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1))"
 C=$(field rps <"$WORK/ceiling.res")
-printf '%-22s %10s %7s %9s %9s %8s\n' step "requests/s" ratio "p50 ms" "p99 ms" target
+printf '%-22s %10s %7s %9s %9s %8s %8s\n' step "requests/s" ratio "p50 ms" "p99 ms" "CPU us" target
 row() {
 	local name=$1 target=$2 r p50 p99
 	r=$(field rps <"$WORK/$name.res")
 	p50=$(field p50_ms <"$WORK/$name.res")
 	p99=$(field p99_ms <"$WORK/$name.res")
-	printf '%-22s %10s %7s %9s %9s %8s\n' "$name" "$r" "$(awk -v a="$r" -v b="$C" 'BEGIN{printf "%.2f", a / b}')" "$p50" "$p99" "$target"
+	printf '%-22s %10s %7s %9s %9s %8s %8s\n' "$name" "$r" "$(awk -v a="$r" -v b="$C" 'BEGIN{printf "%.2f", a / b}')" "$p50" "$p99" "$(field cpu_us <"$WORK/$name.res")" "$target"
 }
 row ceiling "1.00"
 row collect ">= 0.50"
@@ -122,4 +139,4 @@ row leads ">= 0.25"
 row collect_half "p99<10ms"
 row leads_half "p99<10ms"
 printf 'server peak RSS (VmHWM): %d MB (target < 150 MB)\n' $((RSS_KB / 1024))
-awk '{for (i = 1; i <= NF; i++) if ($i == "events/s") print "delivery drain: " $(i-1) " events/s (target >= 20000); peak heap " $(i-3) " MB"}' "$WORK/drain.res"
+awk '{for (i = 1; i <= NF; i++) if ($i == "events/s") print "delivery drain: " $(i-1) " events/s (target >= 20000); peak Go heap " $(i+1) " MB"}' "$WORK/drain.res"
