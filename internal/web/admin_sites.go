@@ -176,6 +176,9 @@ func (s *Server) adminSiteSave(w http.ResponseWriter, r *http.Request) {
 		s.adminFail(w, r, err)
 		return
 	}
+	// This node's public endpoints see the change at once; others within
+	// the cache's TTL.
+	s.sites.forget(site.ID)
 	s.log.InfoContext(r.Context(), "site saved", "site", string(site.ID), "mode", next.Settings.Meta.Mode,
 		"user", string(adminFrom(r.Context()).user.ID))
 	http.Redirect(w, r, "/admin/sites/"+string(site.ID)+"?saved=1", http.StatusSeeOther)

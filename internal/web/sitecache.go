@@ -57,3 +57,10 @@ func (c *siteCache) get(ctx context.Context, id model.SiteID) (*model.Site, erro
 	c.mu.Unlock()
 	return s, nil
 }
+
+// forget drops a site, so the next request reads it again.
+func (c *siteCache) forget(id model.SiteID) {
+	c.mu.Lock()
+	delete(c.sites, id)
+	c.mu.Unlock()
+}
