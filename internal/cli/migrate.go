@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cleanads/cleanads/internal/store"
 )
 
 // migrate brings the database schema up to date and says what it did.
@@ -19,7 +18,7 @@ func migrate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, c.Database, store.Options{})
+	db, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -27,6 +26,11 @@ func migrate(ctx context.Context, e *env, args []string) error {
 	applied, err := db.Migrate(ctx, time.Now)
 	if err != nil {
 		return err
+	}
+	if n, err := db.SiteSealTokens(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		fmt.Fprintf(e.stdout, "encrypted the Meta access tokens of %d sites\n", n)
 	}
 	v, err := db.SchemaVersion(ctx)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/model"
-	"github.com/cleanads/cleanads/internal/store"
 )
 
 // graphClient is the Meta client every command shares, built from config.
@@ -40,7 +39,7 @@ func sendTest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, c.Database, store.Options{})
+	db, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}

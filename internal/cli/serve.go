@@ -40,7 +40,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	log := e.logger(c)
 
-	db, err := store.Open(ctx, c.Database, store.Options{})
+	db, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -49,6 +49,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	} else if len(applied) > 0 {
 		log.Info("migrated the database", "versions", fmt.Sprint(applied))
+	}
+	// Before provision: a token sealed now compares equal to the file's,
+	// so a paused site stays paused.
+	if n, err := db.SiteSealTokens(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("encrypted Meta access tokens stored in clear", "sites", n)
 	}
 	if err := provision(ctx, db, c, time.Now()); err != nil {
 		return err

@@ -47,7 +47,20 @@ type Config struct {
 	// WhatsApp is the Meta app whose WhatsApp Cloud API webhooks CleanAds
 	// receives; each site names its numbers in its own whatsapp block.
 	WhatsApp WhatsApp `yaml:"whatsapp"`
-	Sites    []Site   `yaml:"sites"`
+	// HTTP bounds what one client can hold of the main listener.
+	HTTP HTTP `yaml:"http"`
+	// Limits are the request rates each client may use.
+	Limits Limits `yaml:"limits"`
+	// MetricsListen is a separate address (host:port) that serves only
+	// /metrics; empty means none.
+	MetricsListen string `yaml:"metrics_listen"`
+	// MetricsToken, when set, is the bearer token /metrics asks for; on the
+	// main listener /metrics exists only with it.
+	MetricsToken     string `yaml:"metrics_token" secret:"true"`
+	MetricsTokenFile string `yaml:"metrics_token_file"`
+	// Retention says how long personal data is kept.
+	Retention Retention `yaml:"retention"`
+	Sites     []Site    `yaml:"sites"`
 
 	// Proxies is TrustedProxies parsed by Validate.
 	Proxies []netip.Prefix `yaml:"-"`
@@ -70,6 +83,40 @@ type Delivery struct {
 	Poll model.Duration `yaml:"poll"`
 	// Timeout bounds each request to Meta.
 	Timeout model.Duration `yaml:"timeout"`
+}
+
+// HTTP holds the main listener's timeouts and header limit: a slow or
+// stalled client is cut off instead of holding a connection.
+type HTTP struct {
+	ReadHeaderTimeout model.Duration `yaml:"read_header_timeout"`
+	ReadTimeout       model.Duration `yaml:"read_timeout"`
+	WriteTimeout      model.Duration `yaml:"write_timeout"`
+	IdleTimeout       model.Duration `yaml:"idle_timeout"`
+	MaxHeaderBytes    int            `yaml:"max_header_bytes"`
+}
+
+// Limits are request rates ("60/m"), kept per node in memory: with several
+// nodes each limits on its own.
+type Limits struct {
+	// PublicPerIP bounds each visitor address on /v1/collect and /v1/leads.
+	PublicPerIP model.Rate `yaml:"public_per_ip"`
+	// APIPerKey bounds each API key, on the API and on leads posted with it.
+	APIPerKey model.Rate `yaml:"api_per_key"`
+}
+
+// SiteLimits override the global limits for one site; unset ones inherit.
+type SiteLimits struct {
+	PublicPerIP *model.Rate `yaml:"public_per_ip"`
+	APIPerKey   *model.Rate `yaml:"api_per_key"`
+}
+
+// Retention is how long personal data is kept; 0 days keeps it forever.
+type Retention struct {
+	// LeadDays: a lead's contact details are removed this many days after
+	// it arrived; its verdict, reasons and times stay.
+	LeadDays int `yaml:"lead_days"`
+	// VisitDays: visits, and visitors not seen since, are deleted after it.
+	VisitDays int `yaml:"visit_days"`
 }
 
 // Admin bootstraps the first admin user and sets how the admin UI shows
@@ -124,6 +171,7 @@ type Site struct {
 	Qualify      model.Qualify `yaml:"qualify"`
 	// WhatsApp names the site's WhatsApp Business numbers.
 	WhatsApp model.WhatsAppSettings `yaml:"whatsapp"`
+	Limits   SiteLimits             `yaml:"limits"`
 }
 
 // SiteMeta is a site's meta: block: the model's settings plus the token.
@@ -143,6 +191,12 @@ func Default() *Config {
 		Log:            Log{Level: "info", Format: "text"},
 		Delivery: Delivery{Workers: 4, Lease: model.Duration(10 * time.Minute), Poll: model.Duration(30 * time.Second),
 			Timeout: model.Duration(30 * time.Second)},
+		HTTP: HTTP{ReadHeaderTimeout: model.Duration(5 * time.Second), ReadTimeout: model.Duration(15 * time.Second),
+			WriteTimeout: model.Duration(30 * time.Second), IdleTimeout: model.Duration(120 * time.Second), MaxHeaderBytes: 32 << 10},
+		// Generous: many visitors share one address behind a mobile
+		// carrier's NAT, and a campaign arrives in bursts.
+		Limits:    Limits{PublicPerIP: model.Rate{N: 300, Per: time.Minute}, APIPerKey: model.Rate{N: 1200, Per: time.Minute}},
+		Retention: Retention{LeadDays: 365, VisitDays: 90},
 	}
 }
 
@@ -224,6 +278,7 @@ func readSecretFiles(c *Config, errs *Problems) {
 		*dst = strings.TrimRight(string(b), "\r\n")
 	}
 	read("secret_key", &c.SecretKey, c.SecretKeyFile)
+	read("metrics_token", &c.MetricsToken, c.MetricsTokenFile)
 	read("admin.password", &c.Admin.Password, c.Admin.PasswordFile)
 	read("whatsapp.verify_token", &c.WhatsApp.VerifyToken, c.WhatsApp.VerifyTokenFile)
 	read("whatsapp.app_secret", &c.WhatsApp.AppSecret, c.WhatsApp.AppSecretFile)

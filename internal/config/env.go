@@ -46,7 +46,7 @@ func walkStruct(v reflect.Value, key, env string, fn func(l leaf)) {
 		}
 		e := env + "_" + strings.ToUpper(name)
 		switch {
-		case f.Type.Kind() == reflect.Struct:
+		case f.Type.Kind() == reflect.Struct && !reflect.PointerTo(f.Type).Implements(textUnmarshaler):
 			walkStruct(fv, k, e, fn)
 		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
 			for j := 0; j < fv.Len(); j++ {
@@ -59,6 +59,10 @@ func walkStruct(v reflect.Value, key, env string, fn func(l leaf)) {
 		}
 	}
 }
+
+// textUnmarshaler is the type of settings written as one string (a rate)
+// even when they are structs.
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 
 func envName(id string) string {
 	return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(id))

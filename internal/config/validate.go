@@ -13,6 +13,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/secret"
 )
 
 var (
@@ -90,6 +91,26 @@ func (c *Config) validate(errs *Problems) {
 		}
 	}
 	c.Delivery.validate(errs)
+	c.HTTP.validate(errs)
+	if c.SecretKey != "" && len(c.SecretKey) < secret.MinKeyLength {
+		errs.add("secret_key", "too short: use at least %d random characters (e.g. openssl rand -hex 32)", secret.MinKeyLength)
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			errs.add("metrics_listen", "want host:port, e.g. 127.0.0.1:9090 (%v)", err)
+		} else if c.MetricsListen == c.Listen {
+			errs.add("metrics_listen", "must differ from listen; to serve /metrics on the main address set metrics_token instead")
+		}
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < MinAPIKeyLength {
+		errs.add("metrics_token", "too short: use at least %d random characters", MinAPIKeyLength)
+	}
+	if c.Retention.LeadDays < 0 {
+		errs.add("retention.lead_days", "want days (0 keeps leads' contact details forever), got %d", c.Retention.LeadDays)
+	}
+	if c.Retention.VisitDays < 0 {
+		errs.add("retention.visit_days", "want days (0 keeps visits forever), got %d", c.Retention.VisitDays)
+	}
 	seen := map[string]bool{}
 	numbers := false
 	for i := range c.Sites {
@@ -123,6 +144,29 @@ func (d *Delivery) validate(errs *Problems) {
 	// must outlast them or another node would send the same events.
 	if lease < 4*timeout || lease > 24*time.Hour {
 		errs.add("delivery.lease", "want at least 4 times delivery.timeout (%s) and at most 24h, got %s", 4*timeout, lease)
+	}
+}
+
+func (h *HTTP) validate(errs *Problems) {
+	for _, t := range []struct {
+		key      string
+		v        model.Duration
+		min, max time.Duration
+	}{
+		{"http.read_header_timeout", h.ReadHeaderTimeout, 100 * time.Millisecond, time.Minute},
+		{"http.read_timeout", h.ReadTimeout, 100 * time.Millisecond, 10 * time.Minute},
+		{"http.write_timeout", h.WriteTimeout, 100 * time.Millisecond, 10 * time.Minute},
+		{"http.idle_timeout", h.IdleTimeout, 100 * time.Millisecond, time.Hour},
+	} {
+		if d := time.Duration(t.v); d < t.min || d > t.max {
+			errs.add(t.key, "want %s to %s, got %s", t.min, t.max, d)
+		}
+	}
+	if h.ReadHeaderTimeout > h.ReadTimeout {
+		errs.add("http.read_header_timeout", "must not exceed http.read_timeout (%s)", h.ReadTimeout)
+	}
+	if h.MaxHeaderBytes < 4<<10 || h.MaxHeaderBytes > 1<<20 {
+		errs.add("http.max_header_bytes", "want 4096 to 1048576 bytes, got %d", h.MaxHeaderBytes)
 	}
 }
 

@@ -26,3 +26,11 @@ func MigrationVersionsForTest() []int {
 func (db *DB) GroupStats() (batches, queued int64) {
 	return db.group.batches.Load(), db.group.queued.Load()
 }
+
+// TestQueryString reads one text value with a raw statement; tests use it to
+// see what is really stored.
+func (q Q) TestQueryString(ctx context.Context, query string, args ...any) (string, error) {
+	var s string
+	err := q.w.QueryRowContext(ctx, q.rebind(query), args...).Scan(&s)
+	return s, err
+}

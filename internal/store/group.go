@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cleanads/cleanads/internal/secret"
 )
 
 // DefaultGroupMax is how many InTx calls one SQLite transaction takes at
@@ -29,6 +31,7 @@ var ErrClosed = errors.New("store: the database is closed")
 type group struct {
 	w     *sql.DB
 	max   int
+	box   *secret.Box // seals access tokens, as in every Q
 	stmts *stmtCache
 	reqs  chan *txReq
 	quit  chan struct{}
@@ -54,11 +57,11 @@ type txResult struct {
 	panicVal any
 }
 
-func newGroup(w *sql.DB, max int) *group {
+func newGroup(w *sql.DB, max int, box *secret.Box) *group {
 	if max <= 0 {
 		max = DefaultGroupMax
 	}
-	g := &group{w: w, max: max, stmts: &stmtCache{}, reqs: make(chan *txReq, max), quit: make(chan struct{}), done: make(chan struct{})}
+	g := &group{w: w, max: max, box: box, stmts: &stmtCache{}, reqs: make(chan *txReq, max), quit: make(chan struct{}), done: make(chan struct{})}
 	go g.loop()
 	return g
 }
@@ -194,7 +197,7 @@ func (g *group) run(batch []*txReq) {
 			return
 		}
 		ex := txExec{t: t, stmts: g.stmts, detach: true}
-		results[i] = call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite}})
+		results[i] = call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}})
 		var err error
 		if results[i].err != nil || results[i].panicked {
 			_, err = t.Exec(`ROLLBACK TO cleanads_call`)
@@ -245,7 +248,7 @@ func (g *group) runOne(r *txReq) txResult {
 	}
 	defer t.Rollback()
 	ex := txExec{t: t, stmts: g.stmts}
-	res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite}})
+	res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}})
 	if res.err != nil || res.panicked {
 		return res
 	}

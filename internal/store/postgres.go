@@ -52,7 +52,7 @@ func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
 		return nil, fmt.Errorf("store: open postgres: %w", unavailable(err))
 	}
 	db := &DB{reader: p, writer: p, lockSpace: schema}
-	db.Q = Q{r: p, w: p, dialect: Postgres}
+	db.Q = Q{r: p, w: p, dialect: Postgres, box: opt.Secrets}
 	return db, nil
 }
 

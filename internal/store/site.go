@@ -8,16 +8,21 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/secret"
 )
 
 const siteColumns = `id, name, api_key_hash, pinned, settings, access_token, paused_reason, paused_at, created_at, updated_at`
 
 // SiteUpsert creates or replaces a site. A change of access token lifts a
-// pause: the new token gets its chance.
+// pause: the new token gets its chance. The token is stored encrypted.
 func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 	settings, err := json.Marshal(s.Settings)
 	if err != nil {
 		return fmt.Errorf("store: site settings: %w", err)
+	}
+	token, err := q.sealToken(s.ID, s.AccessToken)
+	if err != nil {
+		return err
 	}
 	_, err = q.exec(ctx, `/* Store.SiteUpsert */
 		INSERT INTO sites (`+siteColumns+`) VALUES (?, ?, ?, ?, ?, ?, '', NULL, ?, ?)
@@ -27,7 +32,7 @@ func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 			paused_reason = CASE WHEN sites.access_token = excluded.access_token THEN sites.paused_reason ELSE '' END,
 			paused_at = CASE WHEN sites.access_token = excluded.access_token THEN sites.paused_at ELSE NULL END,
 			updated_at = excluded.updated_at`,
-		string(s.ID), s.Name, s.APIKeyHash, boolInt(s.Pinned), string(settings), s.AccessToken,
+		string(s.ID), s.Name, s.APIKeyHash, boolInt(s.Pinned), string(settings), token,
 		now.UnixMilli(), now.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("store: site %s: %w", s.ID, err)
@@ -38,7 +43,7 @@ func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 // SiteByID returns one site.
 func (q Q) SiteByID(ctx context.Context, id model.SiteID) (*model.Site, error) {
 	row := q.queryRow(ctx, `/* Store.SiteByID */ SELECT `+siteColumns+` FROM sites WHERE id = ?`, string(id))
-	s, err := scanSite(row)
+	s, err := q.scanSite(row)
 	if err != nil {
 		return nil, notFound(err, "site "+string(id))
 	}
@@ -54,7 +59,7 @@ func (q Q) SiteList(ctx context.Context) ([]*model.Site, error) {
 	defer rows.Close()
 	var list []*model.Site
 	for rows.Next() {
-		s, err := scanSite(rows)
+		s, err := q.scanSite(rows)
 		if err != nil {
 			return nil, fmt.Errorf("store: sites: %w", err)
 		}
@@ -75,7 +80,9 @@ func (q Q) SitePause(ctx context.Context, id model.SiteID, reason string, now ti
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanSite(r scanner) (*model.Site, error) {
+// scanSite reads a site row and opens its sealed access token, so the rest
+// of the code sees the clear token in memory only.
+func (q Q) scanSite(r scanner) (*model.Site, error) {
 	var (
 		s                    model.Site
 		id, settings         string
@@ -91,6 +98,11 @@ func scanSite(r scanner) (*model.Site, error) {
 		return nil, fmt.Errorf("site %s settings: %w", id, err)
 	}
 	s.ID = model.SiteID(id)
+	token, err := q.openToken(s.ID, s.AccessToken)
+	if err != nil {
+		return nil, err
+	}
+	s.AccessToken = token
 	s.Pinned = pinned != 0
 	s.PausedAt = fromMS(pausedAt)
 	s.CreatedAt = time.UnixMilli(createdAt).UTC()
@@ -108,9 +120,91 @@ func boolInt(b bool) int {
 // SiteByAPIKeyHash returns the site whose API key has the given hash.
 func (q Q) SiteByAPIKeyHash(ctx context.Context, hash string) (*model.Site, error) {
 	row := q.queryRow(ctx, `/* Store.SiteByAPIKeyHash */ SELECT `+siteColumns+` FROM sites WHERE api_key_hash = ? AND api_key_hash <> ''`, hash)
-	s, err := scanSite(row)
+	s, err := q.scanSite(row)
 	if err != nil {
 		return nil, notFound(err, "site by API key")
 	}
 	return s, nil
+}
+
+// tokenContext binds a sealed token to its site: a value copied to another
+// site's row does not open.
+func tokenContext(id model.SiteID) string { return "site access_token:" + string(id) }
+
+// sealToken encrypts a site's access token for storage.
+func (q Q) sealToken(id model.SiteID, token string) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	if q.box == nil {
+		return "", fmt.Errorf("store: site %s: no key to encrypt its Meta access token: set secret_key (or, on SQLite, let cleanads keep a key file)", id)
+	}
+	return q.box.Seal(tokenContext(id), token), nil
+}
+
+// openToken decrypts a stored access token; a clear one (stored before
+// encryption) is returned as it is until SiteSealTokens seals it.
+func (q Q) openToken(id model.SiteID, stored string) (string, error) {
+	if !secret.IsSealed(stored) {
+		return stored, nil
+	}
+	if q.box == nil {
+		return "", fmt.Errorf("site %s: its Meta access token is encrypted and no secret_key is set", id)
+	}
+	token, err := q.box.Open(tokenContext(id), stored)
+	if err != nil {
+		return "", fmt.Errorf("site %s: %w", id, err)
+	}
+	return token, nil
+}
+
+// SiteSealTokens encrypts every access token still stored in clear (from
+// before encryption) and checks that every sealed one opens with this
+// key. It is idempotent: serve and migrate run it at every start. It
+// returns how many tokens it sealed.
+func (db *DB) SiteSealTokens(ctx context.Context) (int, error) {
+	sealed := 0
+	err := db.InTx(ctx, func(tx *Tx) error {
+		rows, err := tx.query(ctx, `/* Store.SiteSealTokens */ SELECT id, access_token FROM sites WHERE access_token <> ''`)
+		if err != nil {
+			return fmt.Errorf("store: sealing tokens: %w", err)
+		}
+		type row struct{ id, token string }
+		var clear []row
+		var bad []string
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.token); err != nil {
+				rows.Close()
+				return fmt.Errorf("store: sealing tokens: %w", err)
+			}
+			if !secret.IsSealed(r.token) {
+				clear = append(clear, r)
+			} else if _, err := tx.openToken(model.SiteID(r.id), r.token); err != nil {
+				bad = append(bad, r.id)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: sealing tokens: %w", err)
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("store: the Meta access tokens of sites %v do not open with this secret_key: "+
+				"set the secret_key (or key file) they were stored with, or set their tokens again", bad)
+		}
+		for _, r := range clear {
+			v, err := tx.sealToken(model.SiteID(r.id), r.token)
+			if err != nil {
+				return err
+			}
+			// Only the stored form changes: the pause state stays.
+			if _, err := tx.exec(ctx, `/* Store.SiteSealTokens */ UPDATE sites SET access_token = ? WHERE id = ? AND access_token = ?`,
+				v, r.id, r.token); err != nil {
+				return fmt.Errorf("store: seal token of site %s: %w", r.id, err)
+			}
+			sealed++
+		}
+		return nil
+	})
+	return sealed, err
 }

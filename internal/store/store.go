@@ -22,6 +22,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/secret"
 )
 
 // Dialect names a database engine.
@@ -45,6 +46,9 @@ type execer interface {
 type Q struct {
 	r, w    execer
 	dialect Dialect
+	// box seals secrets (Meta access tokens) on the way in and opens them
+	// on the way out; nil refuses to store a token.
+	box *secret.Box
 }
 
 // DB is an open database.
@@ -76,6 +80,9 @@ type Options struct {
 	// GroupMax is how many concurrent InTx calls SQLite commits together
 	// at most (default DefaultGroupMax); 1 commits each on its own.
 	GroupMax int
+	// Secrets encrypts Meta access tokens at rest; without it a site with a
+	// token cannot be stored.
+	Secrets *secret.Box
 }
 
 // Open connects to dsn: "sqlite:PATH" or "postgres://...". It does not
@@ -141,8 +148,8 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	db := &DB{reader: r, writer: w, group: newGroup(w, opt.GroupMax)}
-	db.Q = Q{r: r, w: w, dialect: SQLite}
+	db := &DB{reader: r, writer: w, group: newGroup(w, opt.GroupMax, opt.Secrets)}
+	db.Q = Q{r: r, w: w, dialect: SQLite, box: opt.Secrets}
 	return db, nil
 }
 
@@ -185,7 +192,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", unavailable(err))
 	}
-	tx := &Tx{Q: Q{r: t, w: t, dialect: db.dialect}}
+	tx := &Tx{Q: Q{r: t, w: t, dialect: db.dialect, box: db.box}}
 	if err := fn(tx); err != nil {
 		_ = t.Rollback()
 		// fn's errors come from any entity method; classifying here once

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cleanads/cleanads/internal/secret"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -58,6 +59,20 @@ func DSN(t testing.TB) string {
 // temporary folder.
 func SQLiteDSN(t testing.TB) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
+}
+
+// SecretKey is the secret_key of every test database: tokens are stored
+// encrypted, as in production.
+const SecretKey = "storetest-secret-key-0123456789abcdef"
+
+// Box returns the box that seals the test databases' tokens.
+func Box(t testing.TB) *secret.Box {
+	t.Helper()
+	b, err := secret.NewBox(SecretKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // SQLite returns a fresh migrated SQLite database that is closed when the
@@ -119,7 +134,7 @@ func PostgresDSN(t testing.TB) string {
 func Open(t testing.TB, dsn string) *store.DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, dsn, store.Options{})
+	db, err := store.Open(ctx, dsn, store.Options{Secrets: Box(t)})
 	if err != nil {
 		t.Fatalf("open %s: %v", store.RedactDSN(dsn), err)
 	}

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+
+	"github.com/cleanads/cleanads/internal/config"
+	"github.com/cleanads/cleanads/internal/secret"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// openStore opens the configured database with the key that encrypts Meta
+// access tokens at rest: derived from secret_key when it is set; else, on
+// SQLite, from a key file kept next to the database (created once, mode
+// 0600), so a server with no secret_key still never stores a token in
+// clear. On PostgreSQL several nodes must share the key, so without
+// secret_key there is none and a site with a token is refused.
+func openStore(ctx context.Context, c *config.Config) (*store.DB, error) {
+	box, err := tokenBox(c)
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, c.Database, store.Options{Secrets: box})
+}
+
+// tokenBox returns the box that seals access tokens, or nil (PostgreSQL
+// without secret_key).
+func tokenBox(c *config.Config) (*secret.Box, error) {
+	key := c.SecretKey
+	if key == "" {
+		path, ok := strings.CutPrefix(c.Database, "sqlite:")
+		if !ok {
+			return nil, nil
+		}
+		var err error
+		if key, err = secret.LoadOrCreateKeyFile(filepath.Join(filepath.Dir(path), secret.KeyFileName)); err != nil {
+			return nil, err
+		}
+	}
+	return secret.NewBox(key)
+}
