@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
 )
 
 // migrate brings the database schema up to date and says what it did.
