@@ -104,15 +104,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(c, handler, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
@@ -144,6 +136,22 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// newHTTPServer bounds what one client can hold: the headers must arrive
+// within read_header_timeout, the whole request within read_timeout (a
+// body dribbled byte by byte is cut off), the answer within write_timeout,
+// and an idle keep-alive connection is closed after idle_timeout.
+func newHTTPServer(c *config.Config, h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: time.Duration(c.HTTP.ReadHeaderTimeout),
+		ReadTimeout:       time.Duration(c.HTTP.ReadTimeout),
+		WriteTimeout:      time.Duration(c.HTTP.WriteTimeout),
+		IdleTimeout:       time.Duration(c.HTTP.IdleTimeout),
+		MaxHeaderBytes:    c.HTTP.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // provision writes the config file's sites into the database: the file

@@ -214,8 +214,8 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 		errs.add(key+".cookie_domain", "want a domain like .example.com, got %q", s.CookieDomain)
 	}
 	if s.ThankYouURL != "" {
-		if o, err := parseOrigin(originOf(s.ThankYouURL)); err != nil || !contains(s.Origins, o) {
-			errs.add(key+".thank_you_url", "must be on one of the site's origins, got %q", s.ThankYouURL)
+		if _, ok := s.SiteModel().SafeRedirect(s.ThankYouURL); !ok {
+			errs.add(key+".thank_you_url", "must be an absolute http(s) URL on one of the site's origins, got %q", s.ThankYouURL)
 		}
 	}
 	switch s.Consent {
@@ -301,15 +301,6 @@ func parseOrigin(s string) (string, error) {
 		return "", fmt.Errorf("an origin has no path, query or user: %q", s)
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host), nil
-}
-
-// originOf returns the scheme://host part of a URL, or "" when it has none.
-func originOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	return u.Scheme + "://" + u.Host
 }
 
 func parsePrefix(s string) (netip.Prefix, error) {

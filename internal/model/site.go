@@ -3,7 +3,10 @@ package model
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/url"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // SiteID identifies a site (an advertiser's website), e.g. "dent".
@@ -141,4 +144,28 @@ func (s *Site) AllowsOrigin(origin string) bool {
 func HashAPIKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
+}
+
+// SafeRedirect checks a URL the server would send a browser to (a form's
+// _redirect, the thank-you page) and returns it in canonical form. Only an
+// absolute http(s) URL on one of the site's origins passes: no
+// scheme-relative //host, no userinfo (user@host hides the real host from
+// a reader), no backslash or control character (browsers read \ as /, so
+// a parser and a browser could disagree on the host), no javascript: or
+// other scheme.
+func (s *Site) SafeRedirect(raw string) (string, bool) {
+	if raw == "" || len(raw) > 2048 || strings.ContainsAny(raw, "\\") || strings.IndexFunc(raw, func(r rune) bool {
+		return r <= ' ' || r == 0x7f || unicode.IsSpace(r)
+	}) >= 0 {
+		return "", false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.User != nil || u.Host == "" {
+		return "", false
+	}
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if !s.AllowsOrigin(u.Scheme + "://" + u.Host) {
+		return "", false
+	}
+	return u.String(), true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -33,12 +34,18 @@ func (s *Server) statusOf(w http.ResponseWriter, r *http.Request, err error) (in
 	status, msg := http.StatusInternalServerError, "internal error"
 	var he *httpError
 	var ie *model.InputError
+	if errors.As(err, &he) && he.status == http.StatusRequestTimeout {
+		// The connection's deadline has passed: it cannot serve another
+		// request.
+		w.Header().Set("Connection", "close")
+	}
 	var mb *http.MaxBytesError
 	switch {
 	case errors.As(err, &he):
 		status, msg = he.status, he.msg
 	case errors.As(err, &mb):
 		status, msg = http.StatusRequestEntityTooLarge, "body too large: the limit is 64 KiB"
+
 	case errors.As(err, &ie):
 		status, msg = http.StatusBadRequest, err.Error()
 	case errors.Is(err, model.ErrNotFound):
@@ -55,6 +62,21 @@ func (s *Server) statusOf(w http.ResponseWriter, r *http.Request, err error) (in
 		s.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
 	}
 	return status, msg
+}
+
+// readError turns a failure to read the request body into its answer: 413
+// over the limit, 408 when the client sent it too slowly (http.read_timeout
+// passed), 400 when it was cut off. Nothing was stored in any case.
+func readError(err error) error {
+	var mb *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mb):
+		return err
+	case errors.As(err, &ne) && ne.Timeout():
+		return errStatus(http.StatusRequestTimeout, "the request body did not arrive in time")
+	}
+	return errStatus(http.StatusBadRequest, "the request body was cut off")
 }
 
 // isUnavailable tells whether err says the database cannot take writes now.

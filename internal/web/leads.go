@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -63,11 +63,24 @@ func (s *Server) leadCreate(w http.ResponseWriter, r *http.Request) {
 		s.browserCookies(r, in)
 	}
 	if isForm {
-		if redirect == "" {
-			redirect = site.Settings.ThankYouURL
-		} else if !site.AllowsOrigin(originOf(redirect)) {
-			s.fail(w, r, model.Invalid("_redirect", "must be a URL on one of the site's origins"))
-			return
+		// Checked before the lead is stored: a refused redirect stores
+		// nothing, so the corrected post is not a duplicate.
+		if redirect != "" {
+			safe, ok := site.SafeRedirect(redirect)
+			if !ok {
+				s.fail(w, r, model.Invalid("_redirect", "must be an absolute http(s) URL on one of the site's origins"))
+				return
+			}
+			redirect = safe
+		} else if site.Settings.ThankYouURL != "" {
+			// The thank-you page is checked again here: a site edited in the
+			// database has not passed the config file's check.
+			safe, ok := site.SafeRedirect(site.Settings.ThankYouURL)
+			if !ok {
+				s.log.WarnContext(r.Context(), "thank_you_url is not on the site's origins; answering without a redirect",
+					"site", string(site.ID))
+			}
+			redirect = safe
 		}
 	}
 	lead, _, err := s.app.Submit(r.Context(), site, in)
@@ -117,7 +130,7 @@ func readLead(r *http.Request) (in *app.LeadInput, site, redirect string, isForm
 func decodeJSON(r *http.Request, v any) error {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
-		return err
+		return readError(err)
 	}
 	if !utf8.Valid(b) {
 		return model.Invalid("", "the body is not valid UTF-8")
@@ -202,8 +215,9 @@ func readLeadForm(r *http.Request, ct string) (in *app.LeadInput, site, redirect
 	}
 	if err != nil {
 		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return nil, "", "", err
+		var ne net.Error
+		if errors.As(err, &mb) || errors.As(err, &ne) {
+			return nil, "", "", readError(err)
 		}
 		return nil, "", "", model.Invalid("", "malformed form body")
 	}
@@ -246,14 +260,6 @@ func (s *Server) site(r *http.Request, id string) (*model.Site, error) {
 		return nil, model.Invalid("site", fmt.Sprintf("unknown site %q", id))
 	}
 	return site, err
-}
-
-func originOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return ""
-	}
-	return strings.ToLower(u.Scheme + "://" + u.Host)
 }
 
 // leadView is a lead as the API shows it.

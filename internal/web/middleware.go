@@ -44,9 +44,22 @@ func (s *Server) logRequests(h http.Handler) http.Handler {
 		start := s.now()
 		sw := &statusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r)
+		took := s.now().Sub(start)
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
 		s.log.LogAttrs(r.Context(), levelFor(sw.status), "http",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", sw.status), slog.Duration("took", s.now().Sub(start)))
+			slog.Int("status", sw.status), slog.Duration("took", took))
+		if s.metrics != nil {
+			// The mux set r.Pattern on this same request: a route pattern,
+			// never the path, so the label set stays bounded.
+			route := r.Pattern
+			if route == "" {
+				route = "unmatched"
+			}
+			s.metrics.ObserveRequest(route, sw.status, took)
+		}
 	})
 }
 

@@ -5,20 +5,25 @@ import "net/http"
 // routes is the map of the application: every route, with its middleware.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	public := func(h http.HandlerFunc) http.Handler { return s.cors(limitBody(h)) }
-	api := func(h http.HandlerFunc) http.Handler { return limitBody(s.requireAPIKey(h)) }
+	// Public endpoints are limited per visitor address, the API per key.
+	public := func(h http.HandlerFunc) http.Handler { return s.cors(s.limitPublic(limitBody(h))) }
+	preflight := func(h http.HandlerFunc) http.Handler { return s.cors(limitBody(h)) }
+	api := func(h http.HandlerFunc) http.Handler { return limitBody(s.requireAPIKey(s.limitAPI(h))) }
 
 	// Operations.
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
+	if s.metricsToken != "" && s.metricsHandler != nil {
+		mux.Handle("GET /metrics", s.requireMetricsToken(s.metricsHandler))
+	}
 
 	// Public, browser-facing.
 	mux.Handle("GET /t.js", newScript(trackerJS, "public, max-age=300"))
 	mux.Handle("GET /t.v1.js", newScript(trackerJS, "public, max-age=31536000, immutable"))
 	mux.Handle("POST /v1/collect", public(s.collect))
-	mux.Handle("OPTIONS /v1/collect", public(s.preflight))
+	mux.Handle("OPTIONS /v1/collect", preflight(s.preflight))
 	mux.Handle("POST /v1/leads", public(s.leadCreate))
-	mux.Handle("OPTIONS /v1/leads", public(s.preflight))
+	mux.Handle("OPTIONS /v1/leads", preflight(s.preflight))
 
 	// API (site API key).
 	mux.Handle("GET /v1/leads/{id}", api(s.leadGet))

@@ -16,6 +16,7 @@ import (
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/auth"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/ratelimit"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -41,6 +42,21 @@ type Options struct {
 	// SiteTTL is how long the public endpoints reuse a site read from the
 	// database (default DefaultSiteTTL; negative reads it every time).
 	SiteTTL time.Duration
+	// Limits are the request rates; the zero value limits nothing.
+	Limits Limits
+	// Metrics, when set, hears every request (route pattern, status,
+	// duration).
+	Metrics RequestObserver
+	// MetricsHandler serves /metrics on this listener when MetricsToken is
+	// set; it then asks for Authorization: Bearer <MetricsToken>.
+	MetricsHandler http.Handler
+	MetricsToken   string
+}
+
+// RequestObserver hears each request once it is answered: the route's
+// pattern (bounded), never the path.
+type RequestObserver interface {
+	ObserveRequest(route string, status int, took time.Duration)
 }
 
 // Server holds the handlers' dependencies.
@@ -57,6 +73,12 @@ type Server struct {
 	loc       *time.Location
 	admin     *adminUI
 	sites     *siteCache
+	limits    Limits
+	limiter   *ratelimit.Limiter
+	metrics   RequestObserver
+
+	metricsHandler http.Handler
+	metricsToken   string
 }
 
 // New returns a Server.
@@ -71,7 +93,9 @@ func New(o Options) *Server {
 		o.Location = time.Local
 	}
 	s := &Server{app: o.App, db: o.Store, log: o.Logger, now: o.Now, proxies: o.TrustedProxies,
-		whatsApp: o.WhatsApp, auth: o.Auth, publicURL: strings.TrimRight(o.PublicURL, "/"), loc: o.Location}
+		whatsApp: o.WhatsApp, auth: o.Auth, publicURL: strings.TrimRight(o.PublicURL, "/"), loc: o.Location,
+		limits: o.Limits, limiter: ratelimit.New(ratelimit.Options{Now: o.Now}), metrics: o.Metrics,
+		metricsHandler: o.MetricsHandler, metricsToken: o.MetricsToken}
 	// The templates are embedded: a mistake in one is a bug of this build,
 	// found here at start-up (and by the tests) rather than on a page view.
 	s.admin = mustAdminUI()

@@ -1,0 +1,77 @@
+package ratelimit_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/ratelimit"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time                { return c.t }
+func (c *clock) add(d time.Duration)           { c.t = c.t.Add(d) }
+func newClock() *clock                         { return &clock{t: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)} }
+func rate(n int, per time.Duration) model.Rate { return model.Rate{N: n, Per: per} }
+
+func TestBurstThenRate(t *testing.T) {
+	c := newClock()
+	l := ratelimit.New(ratelimit.Options{Now: c.now})
+	r := rate(60, time.Minute)
+	for i := 0; i < 60; i++ {
+		if ok, _ := l.Allow("ip:1", r); !ok {
+			t.Fatalf("request %d of the burst refused", i)
+		}
+	}
+	ok, wait := l.Allow("ip:1", r)
+	if ok || wait != time.Second {
+		t.Fatalf("61st: %v, wait %v", ok, wait)
+	}
+	if ok, _ := l.Allow("ip:2", r); !ok {
+		t.Errorf("another key was limited")
+	}
+	c.add(500 * time.Millisecond)
+	if ok, wait := l.Allow("ip:1", r); ok || wait != 500*time.Millisecond {
+		t.Errorf("after half a token: %v %v", ok, wait)
+	}
+	c.add(500 * time.Millisecond)
+	if ok, _ := l.Allow("ip:1", r); !ok {
+		t.Errorf("a refilled token was refused")
+	}
+	if ok, _ := l.Allow("ip:1", rate(0, 0)); !ok {
+		t.Errorf("an off rate refused")
+	}
+}
+
+func TestIdleSweepBoundsMemory(t *testing.T) {
+	c := newClock()
+	l := ratelimit.New(ratelimit.Options{Now: c.now, MaxKeys: 100})
+	r := rate(10, time.Minute)
+	for i := 0; i < 50; i++ {
+		l.Allow(fmt.Sprint("ip:", i), r)
+	}
+	if l.Len() != 50 {
+		t.Fatalf("len %d", l.Len())
+	}
+	c.add(time.Minute)
+	l.Allow("ip:new", r)
+	if l.Len() != 1 {
+		t.Errorf("idle buckets kept: %d", l.Len())
+	}
+	// A flood of distinct keys: the table stops at its bound and the
+	// newcomers share one limited bucket.
+	allowed := 0
+	for i := 0; i < 1000; i++ {
+		if ok, _ := l.Allow(fmt.Sprint("flood:", i), r); ok {
+			allowed++
+		}
+	}
+	if l.Len() > 100 {
+		t.Errorf("table grew to %d", l.Len())
+	}
+	if allowed != 98+10 {
+		t.Errorf("flood allowed %d, want 98 own buckets + 10 shared", allowed)
+	}
+}

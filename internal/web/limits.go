@@ -1,0 +1,109 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/netip"
+	"strconv"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// Limits are the request rates of the public endpoints (per visitor
+// address) and of the API (per API key), with per-site overrides.
+type Limits struct {
+	PublicPerIP model.Rate
+	APIPerKey   model.Rate
+	// Sites override the rates for one site; a nil rate inherits.
+	Sites map[model.SiteID]SiteLimits
+}
+
+// SiteLimits override the global rates for one site.
+type SiteLimits struct {
+	PublicPerIP *model.Rate
+	APIPerKey   *model.Rate
+}
+
+func (l *Limits) public(site model.SiteID) (model.Rate, bool) {
+	if o, ok := l.Sites[site]; ok && o.PublicPerIP != nil {
+		return *o.PublicPerIP, true
+	}
+	return l.PublicPerIP, false
+}
+
+func (l *Limits) api(site model.SiteID) model.Rate {
+	if o, ok := l.Sites[site]; ok && o.APIPerKey != nil {
+		return *o.APIPerKey
+	}
+	return l.APIPerKey
+}
+
+// limitPublic limits a browser-facing endpoint per visitor address (an
+// IPv6 visitor by its /64, which one subscriber usually holds whole). A
+// request carrying a valid API key is the site's own server posting for
+// its visitors, all from one address: it counts against the key instead.
+func (s *Server) limitPublic(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			if site, err := s.apiSite(r); err == nil && site != nil {
+				if s.refuse(w, r, "key:"+string(site.ID), s.limits.api(site.ID), "per API key") {
+					return
+				}
+				h.ServeHTTP(w, r)
+				return
+			}
+		}
+		// The site is named by ?site= (t.js always sends it); a site's own
+		// rate gets its own buckets.
+		siteID := model.SiteID(r.URL.Query().Get("site"))
+		rate, own := s.limits.public(siteID)
+		key := "ip:" + addrKey(s.clientIP(r))
+		if own {
+			key = "site:" + string(siteID) + ":" + key
+		}
+		if s.refuse(w, r, key, rate, "per address") {
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// limitAPI limits the API per key; requireAPIKey runs first and puts the
+// key's site in the context.
+func (s *Server) limitAPI(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		site := siteFrom(r.Context())
+		if site != nil && s.refuse(w, r, "key:"+string(site.ID), s.limits.api(site.ID), "per API key") {
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// refuse answers 429 with Retry-After when key's bucket is empty.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, key string, rate model.Rate, what string) bool {
+	ok, wait := s.limiter.Allow(key, rate)
+	if ok {
+		return false
+	}
+	secs := int(math.Ceil(wait.Seconds()))
+	w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+	s.fail(w, r, errStatus(http.StatusTooManyRequests,
+		fmt.Sprintf("too many requests: the limit is %s %s; retry in %d s", rate, what, max(secs, 1))))
+	return true
+}
+
+// addrKey is the part of an address one client holds: the address for
+// IPv4, the /64 for IPv6.
+func addrKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	if a.Is6() && !a.Is4In6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
