@@ -98,7 +98,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	defer periodic.Stop(context.WithoutCancel(ctx))
 	handler := web.New(web.Options{App: svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
 		WhatsApp: web.WhatsAppOptions{VerifyToken: c.WhatsApp.VerifyToken, AppSecret: c.WhatsApp.AppSecret},
-		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location}).Handler()
+		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c)}).Handler()
 
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
@@ -152,6 +152,15 @@ func newHTTPServer(c *config.Config, h http.Handler, log *slog.Logger) *http.Ser
 		MaxHeaderBytes:    c.HTTP.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+}
+
+// webLimits turns the config's limits into the web server's.
+func webLimits(c *config.Config) web.Limits {
+	l := web.Limits{PublicPerIP: c.Limits.PublicPerIP, APIPerKey: c.Limits.APIPerKey, Sites: map[model.SiteID]web.SiteLimits{}}
+	for _, s := range c.Sites {
+		l.Sites[model.SiteID(s.ID)] = web.SiteLimits{PublicPerIP: s.Limits.PublicPerIP, APIPerKey: s.Limits.APIPerKey}
+	}
+	return l
 }
 
 // provision writes the config file's sites into the database: the file
