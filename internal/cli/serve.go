@@ -14,6 +14,7 @@ import (
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/jobs"
+	"github.com/cleanads/cleanads/internal/metrics"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/web"
@@ -71,7 +72,15 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	graph := graphClient(c)
-	runner := deliver.New(deliver.Options{Store: db, Sender: graph, Logger: log, Now: time.Now,
+	var sender deliver.Sender = graph
+	// Metrics exist only when asked for: on their own address, or on the
+	// main one behind a token; never open by default.
+	var m *metrics.Metrics
+	if c.MetricsListen != "" || c.MetricsToken != "" {
+		m = metrics.New(metrics.Options{Source: db, Logger: log})
+		sender = m.Sender(graph)
+	}
+	runner := deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
 		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll)})
 	if err := runner.Start(ctx); err != nil {
 		return err
@@ -96,9 +105,16 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer periodic.Stop(context.WithoutCancel(ctx))
-	handler := web.New(web.Options{App: svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
+	wo := web.Options{App: svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
 		WhatsApp: web.WhatsAppOptions{VerifyToken: c.WhatsApp.VerifyToken, AppSecret: c.WhatsApp.AppSecret},
-		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c)}).Handler()
+		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c)}
+	if m != nil {
+		wo.Metrics = m
+		if c.MetricsListen == "" {
+			wo.MetricsHandler, wo.MetricsToken = m.Handler(), c.MetricsToken
+		}
+	}
+	handler := web.New(wo).Handler()
 
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
@@ -107,6 +123,26 @@ func serve(ctx context.Context, e *env, args []string) error {
 	srv := newHTTPServer(c, handler, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+
+	var msrv *http.Server
+	if c.MetricsListen != "" {
+		mln, err := net.Listen("tcp", c.MetricsListen)
+		if err != nil {
+			srv.Close()
+			return fmt.Errorf("metrics_listen: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", web.MetricsGuard(c.MetricsToken, m.Handler()))
+		msrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		go func() {
+			if err := msrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics listener", "err", err)
+			}
+		}()
+		fmt.Fprintf(e.stdout, "metrics on http://%s/metrics\n", mln.Addr())
+	}
 
 	addr := "http://" + ln.Addr().String()
 	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s); admin UI at %s/admin/\n", addr, store.RedactDSN(c.Database), addr)
@@ -125,6 +161,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
+	if msrv != nil {
+		// Scrapes are short; they need no grace of their own.
+		msrv.Close()
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}

@@ -139,17 +139,16 @@ func TestAPIRateLimitPerKey(t *testing.T) {
 	}
 }
 
-
 // TestRedirectOnlyToSiteOrigins: a form post's _redirect must be an
 // absolute URL on one of the site's origins; tricky spellings are refused
 // and nothing is stored for them.
 func TestRedirectOnlyToSiteOrigins(t *testing.T) {
 	e := newEnv(t)
 	good := map[string]string{
-		origin + "/tesekkurler":               origin + "/tesekkurler",
-		origin + "/t?x=1#done":                origin + "/t?x=1#done",
+		origin + "/tesekkurler":                origin + "/tesekkurler",
+		origin + "/t?x=1#done":                 origin + "/t?x=1#done",
 		"HTTPS://WWW.ISTANBULDIS.EXAMPLE/Path": origin + "/Path",
-		origin:                                origin,
+		origin:                                 origin,
 	}
 	bad := []string{
 		"//evil.example/x",

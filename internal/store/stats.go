@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// Stats reads the counts metrics report. Each query is a scan of a narrow
+// index (leads and deliveries by site and state), so a scrape stays cheap.
+func (q Q) Stats(ctx context.Context, now time.Time) (*model.Stats, error) {
+	st := &model.Stats{Leads: map[model.SiteID]map[model.Verdict]int{},
+		Deliveries: map[model.SiteID]map[model.DeliveryState]int{}, Paused: map[model.SiteID]bool{}}
+	err := q.eachRow(ctx, func(r *sql.Rows) error {
+		var site, verdict string
+		var n int
+		if err := r.Scan(&site, &verdict, &n); err != nil {
+			return err
+		}
+		if st.Leads[model.SiteID(site)] == nil {
+			st.Leads[model.SiteID(site)] = map[model.Verdict]int{}
+		}
+		st.Leads[model.SiteID(site)][model.Verdict(verdict)] = n
+		return nil
+	}, `/* Store.Stats */ SELECT site_id, verdict, COUNT(*) FROM leads GROUP BY site_id, verdict`)
+	if err != nil {
+		return nil, err
+	}
+	err = q.eachRow(ctx, func(r *sql.Rows) error {
+		var site, state string
+		var n int
+		if err := r.Scan(&site, &state, &n); err != nil {
+			return err
+		}
+		if st.Deliveries[model.SiteID(site)] == nil {
+			st.Deliveries[model.SiteID(site)] = map[model.DeliveryState]int{}
+		}
+		st.Deliveries[model.SiteID(site)][model.DeliveryState(state)] = n
+		return nil
+	}, `/* Store.Stats */ SELECT site_id, state, COUNT(*) FROM deliveries GROUP BY site_id, state`)
+	if err != nil {
+		return nil, err
+	}
+	err = q.eachRow(ctx, func(r *sql.Rows) error {
+		var site string
+		var paused int
+		if err := r.Scan(&site, &paused); err != nil {
+			return err
+		}
+		st.Paused[model.SiteID(site)] = paused != 0
+		return nil
+	}, `/* Store.Stats */ SELECT id, CASE WHEN paused_reason <> '' THEN 1 ELSE 0 END FROM sites`)
+	if err != nil {
+		return nil, err
+	}
+	var oldest sql.NullInt64
+	if err := q.queryRow(ctx, `/* Store.Stats */ SELECT MIN(next_at) FROM deliveries
+		WHERE state IN ('pending', 'retry') AND next_at <= ?`, now.UnixMilli()).Scan(&oldest); err != nil {
+		return nil, fmt.Errorf("store: stats: %w", err)
+	}
+	st.OldestDue = fromMS(oldest)
+	return st, nil
+}
+
+// eachRow runs a query and calls fn for each row.
+func (q Q) eachRow(ctx context.Context, fn func(r *sql.Rows) error, query string, args ...any) error {
+	rows, err := q.query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
