@@ -1,0 +1,342 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// RetentionPolicy says how long personal data is kept; 0 days keeps it.
+type RetentionPolicy struct {
+	LeadDays  int
+	VisitDays int
+}
+
+// RetentionResult counts what one retention run removed.
+type RetentionResult struct {
+	Leads, Deliveries, Visits, Visitors, FormTokens int
+}
+
+// Total is everything removed.
+func (r RetentionResult) Total() int {
+	return r.Leads + r.Deliveries + r.Visits + r.Visitors + r.FormTokens
+}
+
+// retentionBatch is how many leads one transaction redacts.
+const retentionBatch = 200
+
+// formTokenKeep is how long a used nonce is kept: a token older than
+// TokenMaxAge is refused as expired before its nonce is looked at.
+const formTokenKeep = 2 * TokenMaxAge
+
+// Retain removes personal data past the policy: the contact details of
+// leads older than LeadDays (verdict, reasons, times stay), the clear
+// values (IP, user agent, fbc, fbp, URL) of their finished outbox rows
+// (hashes stay), visits and idle visitors older than VisitDays, and used
+// form-token nonces past any use. It is idempotent and works in batches.
+func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResult, error) {
+	var res RetentionResult
+	now := s.now()
+	never := time.UnixMilli(0)
+	leadsBefore, visitsBefore := never, never
+	if p.LeadDays > 0 {
+		leadsBefore = now.Add(-time.Duration(p.LeadDays) * 24 * time.Hour)
+	}
+	if p.VisitDays > 0 {
+		visitsBefore = now.Add(-time.Duration(p.VisitDays) * 24 * time.Hour)
+	}
+	if p.LeadDays > 0 {
+		for {
+			ids, err := s.db.LeadsToRedact(ctx, leadsBefore, retentionBatch)
+			if err != nil {
+				return res, err
+			}
+			err = s.db.InTx(ctx, func(tx *store.Tx) error {
+				for _, id := range ids {
+					n, err := s.redactLead(ctx, tx, id, "", now)
+					if err != nil {
+						return err
+					}
+					res.Leads += n.leads
+					res.Deliveries += n.deliveries
+				}
+				return nil
+			})
+			if err != nil {
+				return res, err
+			}
+			if len(ids) < retentionBatch {
+				break
+			}
+		}
+	}
+	if p.LeadDays > 0 || p.VisitDays > 0 {
+		for {
+			ds, err := s.db.DeliveriesToRedact(ctx, leadsBefore, visitsBefore, retentionBatch)
+			if err != nil {
+				return res, err
+			}
+			err = s.db.InTx(ctx, func(tx *store.Tx) error {
+				for _, d := range ds {
+					if _, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload), "", now); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return res, err
+			}
+			res.Deliveries += len(ds)
+			if len(ds) < retentionBatch {
+				break
+			}
+		}
+	}
+	if p.VisitDays > 0 {
+		n, err := s.db.VisitsDeleteBefore(ctx, visitsBefore)
+		res.Visits += n
+		if err != nil {
+			return res, err
+		}
+		if n, err = s.db.VisitorsDeleteIdle(ctx, visitsBefore); err != nil {
+			return res, err
+		}
+		res.Visitors += n
+	}
+	n, err := s.db.FormTokenUsesDeleteBefore(ctx, now.Add(-formTokenKeep))
+	res.FormTokens += n
+	return res, err
+}
+
+// ForgetInput names the person to erase: an e-mail address or a phone
+// number (as typed, in any formatting), optionally on one site only.
+type ForgetInput struct {
+	Email string
+	Phone string
+	Site  model.SiteID
+}
+
+// ForgetResult counts what was removed, per table.
+type ForgetResult struct {
+	// Leads had their contact details removed.
+	Leads int `json:"leads"`
+	// History entries lost their personal data.
+	History int `json:"lead_history"`
+	// Deliveries lost the IP, user agent, fbc, fbp and URL they carried;
+	// their hashed match keys stay.
+	Deliveries int `json:"deliveries_redacted"`
+	// Cancelled are events not sent yet that never will be.
+	Cancelled int `json:"deliveries_cancelled"`
+	Visits    int `json:"visits"`
+	Visitors  int `json:"visitors"`
+}
+
+// Forget erases one person: their leads' contact details, their history
+// entries' personal data, the visitor and visits linked to those leads, and
+// the clear values in their outbox rows; events of theirs not sent yet are
+// cancelled. Hashed match keys in delivery payloads stay: they are what
+// Meta already received.
+func (s *Service) Forget(ctx context.Context, in ForgetInput) (ForgetResult, error) {
+	var res ForgetResult
+	if (in.Email == "") == (in.Phone == "") {
+		return res, model.Invalid("", "name the person by exactly one of e-mail or phone")
+	}
+	p := store.PersonLookup{Site: in.Site}
+	if in.Email != "" {
+		p.Email = in.Email
+		if k, err := capi.NormalizeEmail(in.Email); err == nil {
+			p.EmailKey = k
+		}
+	}
+	if in.Phone != "" {
+		p.Phone = in.Phone
+		// A number is normalised with each site's country, as its leads
+		// were.
+		sites, err := s.db.SiteList(ctx)
+		if err != nil {
+			return res, err
+		}
+		seen := map[string]bool{}
+		for _, site := range sites {
+			if in.Site != "" && site.ID != in.Site {
+				continue
+			}
+			if k, err := capi.NormalizePhone(in.Phone, site.Settings.Country); err == nil && !seen[k] {
+				seen[k] = true
+				p.PhoneKeys = append(p.PhoneKeys, k)
+			}
+		}
+	}
+	leads, err := s.db.LeadsByPerson(ctx, p)
+	if err != nil {
+		return res, err
+	}
+	now := s.now()
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		for _, l := range leads {
+			n, err := s.redactLead(ctx, tx, l.ID, "forgotten: the person asked to be erased", now)
+			if err != nil {
+				return err
+			}
+			res.Leads += n.leads
+			res.History += n.history
+			res.Deliveries += n.deliveries
+			res.Cancelled += n.cancelled
+			if l.VisitorID == "" {
+				continue
+			}
+			events, visits, visitors, err := tx.VisitorForget(ctx, l.SiteID, l.VisitorID)
+			if err != nil {
+				return err
+			}
+			res.Visits += visits
+			res.Visitors += visitors
+			for _, ev := range events {
+				d, err := tx.VisitPageView(ctx, l.SiteID, ev)
+				if err != nil {
+					continue // a visit without consent has no PageView
+				}
+				cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload), "forgotten: the person asked to be erased", now)
+				if err != nil {
+					return err
+				}
+				res.Deliveries++
+				if cancelled {
+					res.Cancelled++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	return res, nil
+}
+
+type redacted struct{ leads, history, deliveries, cancelled int }
+
+// redactLead removes one lead's personal data inside tx: its row, its
+// history entries, its outbox rows' clear values. With cancel, its events
+// not sent yet are ended with that reason.
+func (s *Service) redactLead(ctx context.Context, tx *store.Tx, id model.LeadID, cancel string, now time.Time) (redacted, error) {
+	var n redacted
+	l, err := tx.LeadByID(ctx, id)
+	if err != nil {
+		return n, err
+	}
+	ok, err := tx.LeadRedact(ctx, id, redactReasons(l.Reasons), now)
+	if err != nil || !ok {
+		return n, err
+	}
+	n.leads = 1
+	hist, err := tx.HistoryByLead(ctx, id)
+	if err != nil {
+		return n, err
+	}
+	for _, h := range hist {
+		clean := redactHistory(h.Data)
+		if len(clean) == len(h.Data) {
+			continue
+		}
+		if err := tx.HistorySetData(ctx, h.ID, clean); err != nil {
+			return n, err
+		}
+		n.history++
+	}
+	ds, err := tx.DeliveriesByLead(ctx, id)
+	if err != nil {
+		return n, err
+	}
+	for _, d := range ds {
+		cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload), cancel, now)
+		if err != nil {
+			return n, err
+		}
+		n.deliveries++
+		if cancelled {
+			n.cancelled++
+		}
+	}
+	return n, nil
+}
+
+// historyKeys are the history data that describe a decision, not a person;
+// anything else (a message, a number, a sender id) is removed.
+var historyKeys = map[string]bool{
+	"verdict": true, "was": true, "score": true, "decided_by": true, "type": true, "at": true, "duration_s": true,
+	"stage": true, "event_name": true, "value": true, "currency": true, "form_token": true, "reason": true,
+	"expired": true, "source": true,
+}
+
+func redactHistory(data map[string]any) map[string]any {
+	out := make(map[string]any, len(data))
+	for k, v := range data {
+		if historyKeys[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// reasonPersonal are evidence entries taken from what the person typed.
+var reasonPersonal = map[string]bool{"links": true, "part": true}
+
+// redactReasons keeps each reason's code, points and evidence, less what
+// came from the person's own text; its message, rendered from that text, is
+// dropped with it.
+func redactReasons(rs []model.Reason) []model.Reason {
+	out := make([]model.Reason, len(rs))
+	for i, r := range rs {
+		out[i] = r
+		if len(r.Evidence) == 0 {
+			continue
+		}
+		ev := make(map[string]any, len(r.Evidence))
+		for k, v := range r.Evidence {
+			if reasonPersonal[k] {
+				out[i].Message = ""
+				continue
+			}
+			ev[k] = v
+		}
+		out[i].Evidence = ev
+	}
+	return out
+}
+
+// payloadClear are the values a server event carries unhashed.
+var payloadClear = []string{"client_ip_address", "client_user_agent", "fbc", "fbp"}
+
+// redactPayload removes the clear values from a server event (user_data's
+// IP, user agent, fbc and fbp, and the page URL); the hashed match keys
+// stay. A payload that is not an event object is replaced by {}.
+func redactPayload(p json.RawMessage) json.RawMessage {
+	var ev map[string]json.RawMessage
+	if err := json.Unmarshal(p, &ev); err != nil {
+		return json.RawMessage(`{}`)
+	}
+	delete(ev, "event_source_url")
+	if raw, ok := ev["user_data"]; ok {
+		var ud map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &ud); err == nil {
+			for _, k := range payloadClear {
+				delete(ud, k)
+			}
+			b, _ := json.Marshal(ud)
+			ev["user_data"] = b
+		} else {
+			delete(ev, "user_data")
+		}
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}

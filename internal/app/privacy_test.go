@@ -1,0 +1,163 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// personal is what must be gone from a redacted lead's records.
+var personal = []string{"ayse.yilmaz@gmail.com", "0532 412 87 19", "Ayşe", "Yılmaz", "implant tedavisi",
+	"85.105.1.2", "iPhone", "IwAR_privacy"}
+
+// visitAndLead makes a visit with a click and the visitor's lead.
+func (f *fixture) visitAndLead() (*model.Lead, *app.CollectResult) {
+	f.t.Helper()
+	yes := true
+	v, err := f.svc.Collect(context.Background(), f.site, &app.CollectInput{PageURL: "https://www.istanbuldis.example/?fbclid=IwAR_privacy",
+		Consent: &yes, ClientIP: "85.105.1.2", UserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	in := realLead()
+	in.VisitorID = v.Visitor.ID
+	in.FormToken = v.FormToken
+	in.Fields = map[string]string{"treatment": "implant", "note": "Ayşe's sister"}
+	return f.submit(in), v
+}
+
+// leadText is everything stored about a lead, as text.
+func (f *fixture) leadText(id model.LeadID) string {
+	f.t.Helper()
+	ctx := context.Background()
+	l, err := f.db.LeadByID(ctx, id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	h, _ := f.db.HistoryByLead(ctx, id)
+	ds, _ := f.db.DeliveriesByLead(ctx, id)
+	b, _ := json.Marshal([]any{l, h})
+	// The look-up keys are not in the lead's JSON.
+	s := string(b) + l.EmailKey + " " + l.PhoneKey
+	for _, d := range ds {
+		s += string(d.Payload)
+	}
+	return s
+}
+
+func TestRetention(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	old, visit := f.visitAndLead()
+	oldText := f.leadText(old.ID)
+	for _, p := range append(personal, "905324128719") {
+		if !strings.Contains(oldText, p) {
+			t.Fatalf("the fixture lacks %q: the test would prove nothing", p)
+		}
+	}
+	f.clk.t = f.clk.t.Add(366 * 24 * time.Hour)
+	fresh := f.submit(realLead())
+
+	// 0 days keeps leads and visits; used form-token nonces go once no
+	// token can use them.
+	if res, err := f.svc.Retain(ctx, app.RetentionPolicy{}); err != nil || res.Total() != 1 || res.FormTokens != 1 {
+		t.Fatalf("keep forever removed %+v %v", res, err)
+	}
+	res, err := f.svc.Retain(ctx, app.RetentionPolicy{LeadDays: 365, VisitDays: 90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Leads != 1 || res.Visits != 1 || res.Visitors != 1 || res.Deliveries != 3 {
+		t.Errorf("removed %+v", res)
+	}
+	text := f.leadText(old.ID)
+	for _, p := range append(personal, "905324128719") {
+		if strings.Contains(text, p) {
+			t.Errorf("%q is still stored for the old lead", p)
+		}
+	}
+	l, _ := f.db.LeadByID(ctx, old.ID)
+	if l.Verdict != old.Verdict || l.Score != old.Score || len(l.Reasons) != len(old.Reasons) || !l.SubmittedAt.Equal(old.SubmittedAt) {
+		t.Errorf("statistics lost: %+v", l)
+	}
+	for _, d := range f.deliveries(old.ID) {
+		var ev struct {
+			UserData map[string]any `json:"user_data"`
+		}
+		json.Unmarshal(d.Payload, &ev)
+		if ev.UserData["em"] == nil || ev.UserData["ph"] == nil || ev.UserData["client_ip_address"] != nil {
+			t.Errorf("%s payload after retention: %s", d.Kind, d.Payload)
+		}
+	}
+	if vs, _ := f.db.VisitsByVisitor(ctx, "dent", visit.Visitor.ID); len(vs) != 0 {
+		t.Errorf("old visits kept: %d", len(vs))
+	}
+	if f.leadText(fresh.ID) == "" || !strings.Contains(f.leadText(fresh.ID), "ayse.yilmaz@gmail.com") {
+		t.Errorf("the recent lead lost its contact details")
+	}
+	// A second run has nothing left to do.
+	if res, err := f.svc.Retain(ctx, app.RetentionPolicy{LeadDays: 365, VisitDays: 90}); err != nil || res.Total() != 0 {
+		t.Errorf("second run: %+v %v", res, err)
+	}
+}
+
+func TestForget(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	first, visit := f.visitAndLead()
+	f.clk.t = f.clk.t.Add(10 * 24 * time.Hour)
+	second := f.submit(realLead())
+	other := f.submit(greyLead())
+	// Evidence that came with the person's own words (a WhatsApp reply).
+	if err := f.db.HistoryInsert(ctx, &model.HistoryEntry{ID: "h_wa", LeadID: second.ID, At: f.clk.t, Kind: model.HistoryEvidence,
+		Data: map[string]any{"type": "whatsapp_reply", "from": "905324128719", "text": "Ayşe: evet geliyorum"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := f.svc.Forget(ctx, app.ForgetInput{}); err == nil {
+		t.Errorf("forget with nobody named")
+	}
+	if _, err := f.svc.Forget(ctx, app.ForgetInput{Email: "a@example.com", Phone: "1"}); err == nil {
+		t.Errorf("forget with both e-mail and phone")
+	}
+	if res, err := f.svc.Forget(ctx, app.ForgetInput{Phone: "+90 532 412 87 19", Site: "other"}); err != nil || res.Leads != 0 {
+		t.Errorf("another site's person: %+v %v", res, err)
+	}
+	// The number in another formatting finds both leads.
+	res, err := f.svc.Forget(ctx, app.ForgetInput{Phone: "+90 (532) 412-8719"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Leads != 2 || res.Visits != 1 || res.Visitors != 1 || res.Deliveries < 3 || res.History != 1 || res.Cancelled < 1 {
+		t.Errorf("forget removed %+v", res)
+	}
+	for _, id := range []model.LeadID{first.ID, second.ID} {
+		text := f.leadText(id)
+		for _, p := range append(personal, "905324128719", "evet geliyorum") {
+			if strings.Contains(text, p) {
+				t.Errorf("%q is still stored for lead %s", p, id)
+			}
+		}
+	}
+	// Events of theirs not sent yet are never sent.
+	for _, d := range f.deliveries(second.ID) {
+		if d.State == model.DeliveryPending || d.State == model.DeliveryRetry {
+			t.Errorf("a forgotten person's %s event is still %s", d.Kind, d.State)
+		}
+	}
+	if _, err := f.db.VisitorByID(ctx, "dent", visit.Visitor.ID); err == nil {
+		t.Errorf("the visitor is still stored")
+	}
+	if l, _ := f.db.LeadByID(ctx, other.ID); l.Phone == "" {
+		t.Errorf("another person's lead was erased")
+	}
+	// Once forgotten there is nothing left to find.
+	if res, err := f.svc.Forget(ctx, app.ForgetInput{Email: "AYSE.YILMAZ@gmail.com"}); err != nil || res.Leads != 0 {
+		t.Errorf("second forget: %+v %v", res, err)
+	}
+}

@@ -1,0 +1,226 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// deleteBatch bounds one delete statement: on SQLite the writer is held for
+// one batch at a time, so intake is never held up for long.
+const deleteBatch = 1000
+
+// LeadsToRedact returns up to limit leads received before the time whose
+// contact details are still there, oldest first.
+func (q Q) LeadsToRedact(ctx context.Context, before time.Time, limit int) ([]model.LeadID, error) {
+	var ids []model.LeadID
+	err := q.eachRow(ctx, func(r *sql.Rows) error {
+		var id string
+		if err := r.Scan(&id); err != nil {
+			return err
+		}
+		ids = append(ids, model.LeadID(id))
+		return nil
+	}, `/* Store.LeadsToRedact */ SELECT id FROM leads WHERE received_at < ? AND redacted_at IS NULL
+		ORDER BY received_at LIMIT ?`, before.UnixMilli(), limit)
+	return ids, err
+}
+
+// PersonLookup names a person to forget: by e-mail (its normalised key and
+// the address as typed) and by phone (its keys, one per site country, and
+// the number as typed). Site limits it to one site when set.
+type PersonLookup struct {
+	Site      model.SiteID
+	EmailKey  string
+	Email     string
+	PhoneKeys []string
+	Phone     string
+}
+
+// LeadsByPerson returns the not yet redacted leads of a person.
+func (q Q) LeadsByPerson(ctx context.Context, p PersonLookup) ([]*model.Lead, error) {
+	var conds []string
+	var args []any
+	if p.EmailKey != "" {
+		conds, args = append(conds, "email_key = ?"), append(args, p.EmailKey)
+	}
+	if p.Email != "" {
+		conds, args = append(conds, "LOWER(email) = ?"), append(args, strings.ToLower(strings.TrimSpace(p.Email)))
+	}
+	for _, k := range p.PhoneKeys {
+		conds, args = append(conds, "phone_key = ?"), append(args, k)
+	}
+	if p.Phone != "" {
+		conds, args = append(conds, "phone = ?"), append(args, strings.TrimSpace(p.Phone))
+	}
+	if len(conds) == 0 {
+		return nil, model.Invalid("", "name the person by e-mail or phone")
+	}
+	query := `/* Store.LeadsByPerson */ SELECT ` + leadColumns + ` FROM leads WHERE redacted_at IS NULL AND (` +
+		strings.Join(conds, " OR ") + `)`
+	if p.Site != "" {
+		query += ` AND site_id = ?`
+		args = append(args, string(p.Site))
+	}
+	var list []*model.Lead
+	err := q.eachRow(ctx, func(r *sql.Rows) error {
+		l, err := scanLead(r)
+		if err != nil {
+			return err
+		}
+		list = append(list, l)
+		return nil
+	}, query+` ORDER BY received_at, id`, args...)
+	return list, err
+}
+
+// LeadRedact removes a lead's contact details and everything that
+// identifies the person (names, message, fields, addresses, click ids, the
+// keys used to find them), keeping what statistics need: site, times,
+// verdict, score, reasons as given, who decided. It returns false when the
+// lead was already redacted.
+func (q Q) LeadRedact(ctx context.Context, id model.LeadID, reasons []model.Reason, now time.Time) (bool, error) {
+	rs, err := json.Marshal(nonNilReasons(reasons))
+	if err != nil {
+		return false, fmt.Errorf("store: lead reasons: %w", err)
+	}
+	res, err := q.exec(ctx, `/* Store.LeadRedact */ UPDATE leads SET email = '', phone = '', name = '', first_name = '',
+		last_name = '', message = '', fields = '{}', honeypot = '', client_ip = '', user_agent = '', email_key = '',
+		phone_key = '', external_id = '', page_url = '', referrer = '', fbc = '', fbp = '', fbclid = '', gclid = '',
+		visitor_id = '', reasons = ?, redacted_at = ? WHERE id = ? AND redacted_at IS NULL`,
+		string(rs), now.UnixMilli(), string(id))
+	if err != nil {
+		return false, fmt.Errorf("store: redact lead %s: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// HistorySetData replaces one history entry's data.
+func (q Q) HistorySetData(ctx context.Context, id string, data map[string]any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("store: history data: %w", err)
+	}
+	if _, err := q.exec(ctx, `/* Store.HistorySetData */ UPDATE lead_history SET data = ? WHERE id = ?`, string(b), id); err != nil {
+		return fmt.Errorf("store: history %s: %w", id, err)
+	}
+	return nil
+}
+
+// DeliveriesToRedact returns up to limit finished outbox rows (sent, dead,
+// expired, dry_run) whose payload still carries clear values: a lead's
+// events created before leadsBefore, page views created before viewsBefore.
+func (q Q) DeliveriesToRedact(ctx context.Context, leadsBefore, viewsBefore time.Time, limit int) ([]*model.Delivery, error) {
+	var list []*model.Delivery
+	err := q.eachRow(ctx, func(r *sql.Rows) error {
+		d, err := scanDelivery(r)
+		if err != nil {
+			return err
+		}
+		list = append(list, d)
+		return nil
+	}, `/* Store.DeliveriesToRedact */ SELECT `+deliveryColumns+` FROM deliveries
+		WHERE redacted_at IS NULL AND state NOT IN ('pending', 'retry', 'paused')
+		AND ((lead_id <> '' AND created_at < ?) OR (lead_id = '' AND created_at < ?))
+		ORDER BY created_at LIMIT ?`, leadsBefore.UnixMilli(), viewsBefore.UnixMilli(), limit)
+	return list, err
+}
+
+// DeliveryRedact replaces an outbox row's payload with its redacted form.
+// With a cancel reason, a row not sent yet (pending, retry, paused) is
+// ended as dead with it: it is never sent. It reports whether it cancelled.
+func (q Q) DeliveryRedact(ctx context.Context, id string, payload json.RawMessage, cancel string, now time.Time) (bool, error) {
+	cancelled := false
+	if cancel != "" {
+		res, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE deliveries SET state = ?, last_error = ?, updated_at = ?
+			WHERE id = ? AND state IN (?, ?, ?)`, string(model.DeliveryDead), cancel, now.UnixMilli(), id,
+			string(model.DeliveryPending), string(model.DeliveryRetry), string(model.DeliveryPaused))
+		if err != nil {
+			return false, fmt.Errorf("store: cancel delivery %s: %w", id, err)
+		}
+		n, _ := res.RowsAffected()
+		cancelled = n > 0
+	}
+	if _, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE deliveries SET payload = ?, redacted_at = ? WHERE id = ?`,
+		string(payload), now.UnixMilli(), id); err != nil {
+		return false, fmt.Errorf("store: redact delivery %s: %w", id, err)
+	}
+	return cancelled, nil
+}
+
+// VisitsDeleteBefore deletes visits older than the time, in batches, and
+// returns how many.
+func (q Q) VisitsDeleteBefore(ctx context.Context, before time.Time) (int, error) {
+	return q.deleteBatches(ctx, `/* Store.VisitsDeleteBefore */ DELETE FROM visits WHERE id IN
+		(SELECT id FROM visits WHERE at < ? LIMIT ?)`, before.UnixMilli())
+}
+
+// VisitorsDeleteIdle deletes visitors not seen since the time that have no
+// visit left, and returns how many.
+func (q Q) VisitorsDeleteIdle(ctx context.Context, before time.Time) (int, error) {
+	return q.deleteBatches(ctx, `/* Store.VisitorsDeleteIdle */ DELETE FROM visitors WHERE (site_id, id) IN
+		(SELECT site_id, id FROM visitors v WHERE last_seen < ? AND NOT EXISTS
+			(SELECT 1 FROM visits WHERE visits.site_id = v.site_id AND visits.visitor_id = v.id) LIMIT ?)`, before.UnixMilli())
+}
+
+// FormTokenUsesDeleteBefore deletes used form-token nonces recorded before
+// the time (a token that old is refused as expired before its nonce is
+// looked at), and returns how many.
+func (q Q) FormTokenUsesDeleteBefore(ctx context.Context, before time.Time) (int, error) {
+	return q.deleteBatches(ctx, `/* Store.FormTokenUsesDeleteBefore */ DELETE FROM form_token_uses WHERE (site_id, nonce) IN
+		(SELECT site_id, nonce FROM form_token_uses WHERE used_at < ? LIMIT ?)`, before.UnixMilli())
+}
+
+// VisitorForget deletes one visitor and its visits, and returns the
+// visits' PageView event ids (their outbox rows are the caller's to redact)
+// and the counts deleted.
+func (q Q) VisitorForget(ctx context.Context, site model.SiteID, visitorID string) (eventIDs []string, visits, visitors int, err error) {
+	err = q.eachRow(ctx, func(r *sql.Rows) error {
+		var id string
+		if err := r.Scan(&id); err != nil {
+			return err
+		}
+		eventIDs = append(eventIDs, id)
+		return nil
+	}, `/* Store.VisitorForget */ SELECT event_id FROM visits WHERE site_id = ? AND visitor_id = ?`, string(site), visitorID)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	res, err := q.exec(ctx, `/* Store.VisitorForget */ DELETE FROM visits WHERE site_id = ? AND visitor_id = ?`, string(site), visitorID)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("store: forget visits: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	res, err = q.exec(ctx, `/* Store.VisitorForget */ DELETE FROM visitors WHERE site_id = ? AND id = ?`, string(site), visitorID)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("store: forget visitor: %w", err)
+	}
+	m, _ := res.RowsAffected()
+	return eventIDs, int(n), int(m), nil
+}
+
+// deleteBatches runs a DELETE ... LIMIT ? statement until it deletes less
+// than a batch, each batch its own statement.
+func (q Q) deleteBatches(ctx context.Context, query string, args ...any) (int, error) {
+	total := 0
+	for {
+		res, err := q.exec(ctx, query, append(args, deleteBatch)...)
+		if err != nil {
+			return total, fmt.Errorf("store: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += int(n)
+		if n < deleteBatch {
+			return total, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
+}
