@@ -38,6 +38,8 @@ func commands() []command {
 		{"send-test", "send one test event for a site to Meta's Test Events tab", sendTest},
 		{"matchkeys", "show what values normalise and hash to (JSON lines in and out)", matchKeys},
 		{"user", "add admin users, set a password, list them", user},
+		{"backup", "write a consistent copy of the SQLite database while the server runs", backup},
+		{"forget", "erase one person (--email or --phone) and print what was removed", forget},
 	}
 }
 

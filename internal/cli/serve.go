@@ -100,6 +100,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 			}
 			return err
 		}},
+		{Name: "retention", Every: time.Hour, Run: retentionJob(svc,
+			app.RetentionPolicy{LeadDays: c.Retention.LeadDays, VisitDays: c.Retention.VisitDays}, log)},
 	}})
 	if err := periodic.Start(ctx); err != nil {
 		return err
