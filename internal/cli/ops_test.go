@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -155,5 +156,68 @@ func TestForgetCommand(t *testing.T) {
 	}
 	if code, stdout, _ := runCLI("", "forget", "--config", cfg, "--email", "mehmet@example.com"); code != 0 || !strings.Contains(stdout, `"leads": 1`) {
 		t.Errorf("the other person: %s", stdout)
+	}
+}
+
+func TestMetricsNeverOpenByDefault(t *testing.T) {
+	dir := t.TempDir()
+	base, _, _, _ := startServe(t, dir, fmt.Sprintf(opsConfig, dir), nil)
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("/metrics without metrics_listen or metrics_token: %d", resp.StatusCode)
+	}
+}
+
+func TestMetricsOnTheirOwnAddress(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(opsConfig, dir) + "metrics_listen: \"127.0.0.1:0\"\n"
+	base, stdout, _, _ := startServe(t, dir, cfg, nil)
+	var maddr string
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if a, ok := strings.CutPrefix(line, "metrics on "); ok {
+			maddr = a
+		}
+	}
+	if maddr == "" {
+		t.Fatalf("no metrics address printed: %s", stdout.String())
+	}
+	get := func(u string) (int, string) {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	postLead(base, `{"site":"dent","email":"m@example.com"}`)
+	if code, body := get(maddr); code != 200 || !strings.Contains(body, `cleanads_http_requests_total{route="POST /v1/leads",status="202"} 1`) {
+		t.Errorf("metrics address: %d %s", code, body)
+	}
+	if code, _ := get(base + "/metrics"); code != 404 {
+		t.Errorf("the main address serves metrics too: %d", code)
+	}
+}
+
+// TestTokensNeedTheirKey: a token sealed with the key file does not open
+// with another secret_key, and the server says so instead of sending
+// garbage to Meta.
+func TestTokensNeedTheirKey(t *testing.T) {
+	dir := t.TempDir()
+	cfgText := fmt.Sprintf(opsConfig, dir) + "    meta: {pixel_id: \"111\", access_token: \"EAAG-secret-token-123\", mode: dry_run}\n"
+	cfg := filepath.Join(dir, "cleanads.yaml")
+	os.WriteFile(cfg, []byte(cfgText), 0o600)
+	if code, out, errOut := runCLI("", "migrate", "--config", cfg); code != 0 {
+		t.Fatalf("migrate: %d %s %s", code, out, errOut)
+	}
+	_, _, _, stop := startServe(t, dir, cfgText, nil)
+	stop()
+	os.WriteFile(cfg, []byte(cfgText+"secret_key: \"another-secret-key-0123456789abcdef\"\n"), 0o600)
+	if code, _, errOut := runCLI("", "migrate", "--config", cfg); code != 1 || !strings.Contains(errOut, "[dent]") {
+		t.Errorf("another key: %d %s", code, errOut)
 	}
 }

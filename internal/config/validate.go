@@ -98,7 +98,7 @@ func (c *Config) validate(errs *Problems) {
 	if c.MetricsListen != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
 			errs.add("metrics_listen", "want host:port, e.g. 127.0.0.1:9090 (%v)", err)
-		} else if c.MetricsListen == c.Listen {
+		} else if c.MetricsListen == c.Listen && !strings.HasSuffix(c.Listen, ":0") {
 			errs.add("metrics_listen", "must differ from listen; to serve /metrics on the main address set metrics_token instead")
 		}
 	}

@@ -57,9 +57,9 @@ func (s *Server) statusOf(w http.ResponseWriter, r *http.Request, err error) (in
 	case errors.Is(err, context.DeadlineExceeded) || isUnavailable(err):
 		status, msg = http.StatusServiceUnavailable, "storage is unavailable; try again shortly"
 		w.Header().Set("Retry-After", "5")
-		s.log.ErrorContext(r.Context(), "storage unavailable", "path", r.URL.Path, "err", err)
+		s.log.ErrorContext(r.Context(), "storage unavailable", "path", logPath(r.URL.Path), "err", err)
 	default:
-		s.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
+		s.log.ErrorContext(r.Context(), "request failed", "path", logPath(r.URL.Path), "err", err)
 	}
 	return status, msg
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 )
 
 // maxBody is the largest request body accepted on /v1.
@@ -49,7 +50,7 @@ func (s *Server) logRequests(h http.Handler) http.Handler {
 			sw.status = http.StatusOK
 		}
 		s.log.LogAttrs(r.Context(), levelFor(sw.status), "http",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("method", r.Method), slog.String("path", logPath(r.URL.Path)),
 			slog.Int("status", sw.status), slog.Duration("took", took))
 		if s.metrics != nil {
 			// The mux set r.Pattern on this same request: a route pattern,
@@ -63,6 +64,29 @@ func (s *Server) logRequests(h http.Handler) http.Handler {
 	})
 }
 
+// logPath is a request path as logged: a segment that looks like an e-mail
+// address or a phone number (a caller may put one where an id belongs) is
+// masked; ids and route words are kept.
+func logPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		digits, other := 0, 0
+		for _, c := range seg {
+			switch {
+			case c >= '0' && c <= '9':
+				digits++
+			case strings.ContainsRune("+-(). ", c):
+			default:
+				other++
+			}
+		}
+		if strings.Contains(seg, "@") || strings.Contains(seg, "%40") || digits >= 7 && other == 0 {
+			segs[i] = "[redacted]"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
 func (s *Server) recoverPanics(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -70,7 +94,7 @@ func (s *Server) recoverPanics(h http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.ErrorContext(r.Context(), "panic", "path", r.URL.Path, "panic", v)
+				s.log.ErrorContext(r.Context(), "panic", "path", logPath(r.URL.Path), "panic", v)
 				writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})
 			}
 		}()
