@@ -134,6 +134,8 @@ type ForgetResult struct {
 	Cancelled int `json:"deliveries_cancelled"`
 	Visits    int `json:"visits"`
 	Visitors  int `json:"visitors"`
+	// WhatsAppContacts are WhatsApp user ids matched to the person's phone.
+	WhatsAppContacts int `json:"whatsapp_contacts"`
 }
 
 // Forget erases one person: their leads' contact details, their history
@@ -187,6 +189,7 @@ func (s *Service) Forget(ctx context.Context, in ForgetInput) (ForgetResult, err
 			res.History += n.history
 			res.Deliveries += n.deliveries
 			res.Cancelled += n.cancelled
+			res.WhatsAppContacts += n.contacts
 			if l.VisitorID == "" {
 				continue
 			}
@@ -219,7 +222,7 @@ func (s *Service) Forget(ctx context.Context, in ForgetInput) (ForgetResult, err
 	return res, nil
 }
 
-type redacted struct{ leads, history, deliveries, cancelled int }
+type redacted struct{ leads, history, deliveries, cancelled, contacts int }
 
 // redactLead removes one lead's personal data inside tx: its row, its
 // history entries, its outbox rows' clear values. With cancel, its events
@@ -235,6 +238,10 @@ func (s *Service) redactLead(ctx context.Context, tx *store.Tx, id model.LeadID,
 		return n, err
 	}
 	n.leads = 1
+	// The WhatsApp user id matched to the lead's phone is the person too.
+	if n.contacts, err = tx.WhatsAppContactsForget(ctx, id); err != nil {
+		return n, err
+	}
 	hist, err := tx.HistoryByLead(ctx, id)
 	if err != nil {
 		return n, err

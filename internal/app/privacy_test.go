@@ -118,6 +118,9 @@ func TestForget(t *testing.T) {
 		Data: map[string]any{"type": "whatsapp_reply", "from": "905324128719", "text": "Ayşe: evet geliyorum"}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := f.db.WhatsAppContactUpsert(ctx, "dent", "wa-user-1", "905324128719", second.ID, f.clk.t); err != nil {
+		t.Fatal(err)
+	}
 
 	if _, err := f.svc.Forget(ctx, app.ForgetInput{}); err == nil {
 		t.Errorf("forget with nobody named")
@@ -133,7 +136,8 @@ func TestForget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Leads != 2 || res.Visits != 1 || res.Visitors != 1 || res.Deliveries < 3 || res.History != 1 || res.Cancelled < 1 {
+	if res.Leads != 2 || res.Visits != 1 || res.Visitors != 1 || res.Deliveries < 3 || res.History != 1 || res.Cancelled < 1 ||
+		res.WhatsAppContacts != 1 {
 		t.Errorf("forget removed %+v", res)
 	}
 	for _, id := range []model.LeadID{first.ID, second.ID} {
@@ -149,6 +153,9 @@ func TestForget(t *testing.T) {
 		if d.State == model.DeliveryPending || d.State == model.DeliveryRetry {
 			t.Errorf("a forgotten person's %s event is still %s", d.Kind, d.State)
 		}
+	}
+	if _, err := f.db.WhatsAppContactPhone(ctx, "dent", "wa-user-1"); err == nil {
+		t.Errorf("the WhatsApp user id is still matched to the phone")
 	}
 	if _, err := f.db.VisitorByID(ctx, "dent", visit.Visitor.ID); err == nil {
 		t.Errorf("the visitor is still stored")

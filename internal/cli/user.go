@@ -11,7 +11,6 @@ import (
 
 	"github.com/cleanads/cleanads/internal/auth"
 	"github.com/cleanads/cleanads/internal/model"
-	"github.com/cleanads/cleanads/internal/store"
 )
 
 // user manages admin users: add, passwd (set a new password), list.
@@ -38,7 +37,7 @@ func user(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, c.Database, store.Options{})
+	db, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}

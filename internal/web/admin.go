@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/cleanads/cleanads/internal/auth"
@@ -105,7 +106,16 @@ func loginURL(next string) string {
 // safeNext keeps a post-login destination only when it is an admin page of
 // this server.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/admin/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	// Browsers drop tabs and newlines from a URL and read \ as /, and
+	// http.Redirect cleans the path: "/admin/../\t/evil.example" would
+	// become "//evil.example". So: no control character, space or
+	// backslash, no host, and a path that is already clean.
+	if strings.IndexFunc(next, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' }) >= 0 {
+		return "/admin/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		!strings.HasPrefix(u.Path, "/admin/") || (path.Clean(u.Path) != u.Path && path.Clean(u.Path)+"/" != u.Path) {
 		return "/admin/"
 	}
 	return next

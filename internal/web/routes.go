@@ -34,7 +34,7 @@ func (s *Server) routes() http.Handler {
 	// trackers (call token or API key).
 	mux.HandleFunc("GET /v1/webhooks/whatsapp", s.whatsAppVerify)
 	mux.HandleFunc("POST /v1/webhooks/whatsapp", s.whatsAppReceive)
-	mux.Handle("POST /v1/calls", limitBody(s.requireCallAuth(http.HandlerFunc(s.callCreate))))
+	mux.Handle("POST /v1/calls", limitBody(s.requireCallAuth(s.limitAPI(http.HandlerFunc(s.callCreate)))))
 
 	// Admin web UI (login session; an API key opens nothing here). Every
 	// page gets the strict headers; every POST is refused cross-origin and

@@ -224,3 +224,20 @@ func TestSafeRedirectModel(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminNextStaysOnAdmin: the post-login destination is an admin page of
+// this server, however it is spelt.
+func TestAdminNextStaysOnAdmin(t *testing.T) {
+	for _, ok := range []string{"/admin/", "/admin/leads/ld_1", "/admin/deliveries?state=dead&site=dent", "/admin/sites/"} {
+		if got := web.SafeNext(ok); got != ok {
+			t.Errorf("%q became %q", ok, got)
+		}
+	}
+	for _, bad := range []string{"", "/", "//evil.example", "https://evil.example/admin/", "/admin/../\t/evil.example",
+		"/admin/..//evil.example", "/admin/%2e%2e//evil.example", "/admin/\\evil.example", "/admin/\n/evil", "/admin//evil.example",
+		"/admin/../../evil", "javascript:alert(1)", "/adminx/", "/admin/ /x", "http:/admin/"} {
+		if got := web.SafeNext(bad); got != "/admin/" {
+			t.Errorf("%q passed as %q", bad, got)
+		}
+	}
+}

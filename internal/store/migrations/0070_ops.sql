@@ -3,7 +3,6 @@
 -- retention sweeps cheap.
 ALTER TABLE leads ADD COLUMN redacted_at BIGINT;
 CREATE INDEX leads_site_verdict ON leads (site_id, verdict);
-CREATE INDEX leads_received ON leads (received_at);
 CREATE INDEX deliveries_site_state ON deliveries (site_id, state);
 CREATE INDEX visits_at ON visits (at);
 CREATE INDEX visitors_last_seen ON visitors (last_seen);

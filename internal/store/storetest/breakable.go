@@ -69,6 +69,9 @@ func Proxy(t testing.TB, dsn string) (proxied string, cut func()) {
 func openOpts(t testing.TB, dsn string, opt store.Options) *store.DB {
 	t.Helper()
 	ctx := context.Background()
+	if opt.Secrets == nil {
+		opt.Secrets = Box(t)
+	}
 	db, err := store.Open(ctx, dsn, opt)
 	if err != nil {
 		t.Fatalf("open %s: %v", store.RedactDSN(dsn), err)
