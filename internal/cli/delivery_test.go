@@ -23,6 +23,8 @@ listen: "127.0.0.1:0"
 database: "%s"
 meta: {graph_url: "%s", api_version: "v25.0"}
 delivery: {poll: 1h}
+# On PostgreSQL access tokens need a secret_key (the same on every node).
+secret_key: "cli-test-secret-key-0123456789abcdef"
 sites:
   - id: dent
     api_key: "dent-key-0123456789abcdef"

@@ -31,6 +31,8 @@ meta:
   graph_url: "%s"
   api_version: "v25.0"
 delivery: {workers: 4, lease: 12s, timeout: 3s, poll: 100ms}
+# On PostgreSQL access tokens need a secret_key (the same on every node).
+secret_key: "cli-test-secret-key-0123456789abcdef"
 sites:
   - id: dent
     api_key: "${DENT_KEY}"

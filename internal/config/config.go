@@ -195,7 +195,7 @@ func Default() *Config {
 			WriteTimeout: model.Duration(30 * time.Second), IdleTimeout: model.Duration(120 * time.Second), MaxHeaderBytes: 32 << 10},
 		// Generous: many visitors share one address behind a mobile
 		// carrier's NAT, and a campaign arrives in bursts.
-		Limits:    Limits{PublicPerIP: model.Rate{N: 300, Per: time.Minute}, APIPerKey: model.Rate{N: 1200, Per: time.Minute}},
+		Limits:    Limits{PublicPerIP: model.Rate{N: 300, Per: time.Minute}, APIPerKey: model.Rate{N: 6000, Per: time.Minute}},
 		Retention: Retention{LeadDays: 365, VisitDays: 90},
 	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -46,10 +47,19 @@ func (l *Limits) api(site model.SiteID) model.Rate {
 func (s *Server) limitPublic(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "" {
-			if site, err := s.apiSite(r); err == nil && site != nil {
+			site, err := s.apiSite(r)
+			var he *httpError
+			switch {
+			case err == nil && site != nil:
 				if s.refuse(w, r, "key:"+string(site.ID), s.limits.api(site.ID), "per API key") {
 					return
 				}
+				h.ServeHTTP(w, r)
+				return
+			case err != nil && !errors.As(err, &he):
+				// The key could not be checked (storage unavailable): the
+				// handler answers that, as a 503 the caller retries, not a
+				// 429 from the address's budget.
 				h.ServeHTTP(w, r)
 				return
 			}
