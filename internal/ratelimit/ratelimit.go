@@ -16,11 +16,6 @@ const DefaultMaxKeys = 100_000
 // sweepEvery is how often idle buckets are dropped.
 const sweepEvery = time.Minute
 
-// overflowKey is the bucket every new key shares while the table is full:
-// under a flood of distinct addresses, memory stays bounded and the flood
-// is still limited.
-const overflowKey = "\x00overflow"
-
 // Options configure a Limiter; zero values mean the defaults.
 type Options struct {
 	Now     func() time.Time
@@ -35,6 +30,7 @@ type Limiter struct {
 	mu        sync.Mutex
 	buckets   map[string]*bucket
 	lastSweep time.Time
+	untracked int64
 }
 
 type bucket struct {
@@ -67,19 +63,21 @@ func (l *Limiter) Allow(key string, r model.Rate) (bool, time.Duration) {
 	b := l.buckets[key]
 	// A full table is swept at most once a second: under a flood of new
 	// keys a sweep per request would cost more than it frees.
-	if since := now.Sub(l.lastSweep); b == nil && (since >= sweepEvery || len(l.buckets) >= l.maxKeys-1 && since >= time.Second) {
+	if since := now.Sub(l.lastSweep); b == nil && (since >= sweepEvery || len(l.buckets) >= l.maxKeys && since >= time.Second) {
 		l.sweep(now)
 	}
 	if b == nil {
-		// One slot stays for the shared overflow bucket.
-		if len(l.buckets) >= l.maxKeys-1 {
-			key = overflowKey
-			b = l.buckets[key]
+		if len(l.buckets) >= l.maxKeys {
+			// The table is full of recently active keys: a flood from
+			// more addresses than it holds, each sending little. A bucket
+			// per address could not stop it, and one shared bucket would
+			// refuse every new visitor of a real campaign; so the
+			// newcomer passes untracked and memory stays bounded.
+			l.untracked++
+			return true, 0
 		}
-		if b == nil {
-			b = &bucket{tokens: float64(r.N), last: now}
-			l.buckets[key] = b
-		}
+		b = &bucket{tokens: float64(r.N), last: now}
+		l.buckets[key] = b
 	}
 	b.per = r.Per
 	perToken := r.Per / time.Duration(r.N)
@@ -104,6 +102,14 @@ func (l *Limiter) sweep(now time.Time) {
 			delete(l.buckets, k)
 		}
 	}
+}
+
+// Untracked returns how many requests passed unlimited because the table
+// was full.
+func (l *Limiter) Untracked() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.untracked
 }
 
 // Len returns how many buckets are kept.

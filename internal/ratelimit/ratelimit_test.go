@@ -60,18 +60,20 @@ func TestIdleSweepBoundsMemory(t *testing.T) {
 	if l.Len() != 1 {
 		t.Errorf("idle buckets kept: %d", l.Len())
 	}
-	// A flood of distinct keys: the table stops at its bound and the
-	// newcomers share one limited bucket.
-	allowed := 0
+	// A flood of distinct keys: the table stops at its bound; newcomers
+	// beyond it pass untracked, while the keys it holds stay limited.
 	for i := 0; i < 1000; i++ {
-		if ok, _ := l.Allow(fmt.Sprint("flood:", i), r); ok {
-			allowed++
+		if ok, _ := l.Allow(fmt.Sprint("flood:", i), r); !ok {
+			t.Fatalf("a newcomer of the flood was refused")
 		}
 	}
-	if l.Len() > 100 {
-		t.Errorf("table grew to %d", l.Len())
+	if l.Len() != 100 || l.Untracked() != 901 {
+		t.Errorf("table %d, untracked %d", l.Len(), l.Untracked())
 	}
-	if allowed != 98+10 {
-		t.Errorf("flood allowed %d, want 98 own buckets + 10 shared", allowed)
+	for i := 0; i < 9; i++ {
+		l.Allow("ip:new", r)
+	}
+	if ok, _ := l.Allow("ip:new", r); ok {
+		t.Errorf("a tracked key escaped its limit while the table was full")
 	}
 }
