@@ -110,7 +110,8 @@ type Runner struct {
 	stop      chan struct{} // closed by Stop: no new rounds
 	done      chan struct{} // closed when the loop has returned
 	cancel    context.CancelFunc
-	busy      map[model.SiteID]bool // sites with a send in flight
+	busy      map[model.SiteID]bool      // sites with a send in flight
+	hold      map[model.SiteID]time.Time // sites backing off after a retryable failure, until
 	lastSweep time.Time
 
 	sem      chan struct{}
@@ -159,6 +160,7 @@ func New(o Options) *Runner {
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 		busy: map[model.SiteID]bool{},
+		hold: map[model.SiteID]time.Time{},
 		sem:  make(chan struct{}, o.Workers),
 	}
 }
@@ -274,8 +276,16 @@ func (r *Runner) sleepFor(ctx context.Context) time.Duration {
 	}
 	d := next.Sub(now)
 	if d <= 0 || d > r.o.Poll {
-		return r.o.Poll
+		d = r.o.Poll
 	}
+	// Due events of a site on hold wait for its hold to end.
+	r.mu.Lock()
+	for _, until := range r.hold {
+		if h := until.Sub(now); h > 0 && h < d {
+			d = h
+		}
+	}
+	r.mu.Unlock()
 	return d
 }
 
@@ -299,9 +309,21 @@ func (r *Runner) round(ctx context.Context, wait bool) (Stats, error) {
 	}
 	total.Expired, total.Resumed = expired, resumed
 	r.mu.Lock()
-	skip := make([]model.SiteID, 0, len(r.busy))
+	skip := make([]model.SiteID, 0, len(r.busy)+len(r.hold))
 	for s := range r.busy {
 		skip = append(skip, s)
+	}
+	// A site Meta failed for waits out its backoff as one: events that came
+	// meanwhile wait with it, so an outage costs one request per backoff
+	// step, not one per new event, and the site's events go out together,
+	// oldest first, when it is tried again.
+	for s, until := range r.hold {
+		switch {
+		case !now.Before(until):
+			delete(r.hold, s)
+		case !r.busy[s]:
+			skip = append(skip, s)
+		}
 	}
 	r.mu.Unlock()
 	claimed, err := r.o.Store.DeliveryClaim(ctx, r.o.Node, now, now.Add(r.o.Lease), r.o.Claim, skip)

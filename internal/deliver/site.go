@@ -160,7 +160,13 @@ func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*mod
 			r.pause(ctx, site, reason)
 			st.add(r.settlePaused(ctx, rest, reason, stopErr))
 		default:
-			st.add(r.settleRetry(ctx, rest, stopErr))
+			rst, until := r.settleRetry(ctx, rest, stopErr)
+			st.add(rst)
+			if !until.IsZero() {
+				r.mu.Lock()
+				r.hold[site.ID] = until
+				r.mu.Unlock()
+			}
 		}
 		return st
 	}
@@ -210,10 +216,12 @@ func (r *Runner) post(ctx context.Context, req capi.SendRequest, batch []*item, 
 	return r.post(ctx, req, batch[half:], st)
 }
 
-// settleRetry schedules the unsettled events again after a backoff.
+// settleRetry schedules the unsettled events again after a backoff, and
+// returns the earliest time it set (zero when none is left to retry).
 // Events past their deadline by then are expired.
-func (r *Runner) settleRetry(ctx context.Context, items []*item, cause error) Stats {
+func (r *Runner) settleRetry(ctx context.Context, items []*item, cause error) (Stats, time.Time) {
 	var st Stats
+	var earliest time.Time
 	now := r.o.Now()
 	attempts := 0
 	for _, it := range items {
@@ -245,12 +253,15 @@ func (r *Runner) settleRetry(ctx context.Context, items []*item, cause error) St
 			continue
 		}
 		d.State, d.NextAt = model.DeliveryRetry, next
+		if earliest.IsZero() || next.Before(earliest) {
+			earliest = next
+		}
 		st.Retry++
 	}
 	r.log.Warn("delivery will be retried", "site", string(items[0].d.SiteID), "events", len(items),
 		"class", capi.Classify(cause).String(), "in", delay.Round(time.Second).String(), "err", cause)
 	r.record(ctx, deliveries(items))
-	return st
+	return st, earliest
 }
 
 // settlePaused parks the unsettled events until the site's token changes.

@@ -92,7 +92,8 @@ func (q Q) DeliveryCancelByLead(ctx context.Context, id model.LeadID, reason str
 }
 
 // DeliveryClaim leases up to limit due events (state pending or retry,
-// next_at reached, no live lease) to owner until leaseUntil, oldest first,
+// next_at reached, no live lease) to owner until leaseUntil, oldest event
+// (earliest deadline) first,
 // leaving out the sites in skip (those the caller is still sending for). A
 // node that dies holding a lease loses it at leaseUntil and the events are
 // claimed again. On PostgreSQL concurrent claimers skip each other's rows.
@@ -108,7 +109,10 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 				args = append(args, string(s))
 			}
 		}
-		query += ` ORDER BY next_at, id LIMIT ?` + tx.forUpdateSkipLocked()
+		// Oldest event first (the nearest deadline): after an outage a
+		// site's backlog reaches Meta in order of age, and what has least
+		// time left goes before what can wait.
+		query += ` ORDER BY deadline_at, id LIMIT ?` + tx.forUpdateSkipLocked()
 		args = append(args, limit)
 		rows, err := tx.query(ctx, query, args...)
 		if err != nil {
