@@ -265,3 +265,32 @@ func TestDumpHidesDatabasePassword(t *testing.T) {
 		t.Errorf("dump:\n%s", d)
 	}
 }
+
+// Qualification settings the rules refuse (found by FuzzLoad: an unknown
+// phrase list passed and was replaced by the defaults at serve time) are
+// problems of the config, each under its key.
+func TestQualifySettingsTheRulesRefuse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "q.yaml")
+	os.WriteFile(path, []byte(`sites:
+  - id: dent
+    country: TR
+    qualify:
+      weights: {NOPE: 5, HONEYPOT: 500}
+      phrases: {vendorz: {tr: ["bayilik"]}, job: {english: ["work placement"]}}
+`), 0o600)
+	_, err := Load(path, envOf(nil))
+	var p Problems
+	if !errors.As(err, &p) {
+		t.Fatalf("want problems, got %v", err)
+	}
+	for _, key := range []string{"sites[0].qualify.weights.NOPE", "sites[0].qualify.weights.HONEYPOT",
+		"sites[0].qualify.phrases.vendorz", "sites[0].qualify.phrases.job.english"} {
+		found := false
+		for _, pr := range p {
+			found = found || pr.Key == key
+		}
+		if !found {
+			t.Errorf("no problem for %s in %v", key, err)
+		}
+	}
+}

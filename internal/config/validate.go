@@ -13,6 +13,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/secret"
 )
 
@@ -276,6 +277,7 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 		}
 	}
 	q := s.Qualify
+	before := len(*errs)
 	if q.ReviewFrom < 0 || q.ReviewFrom > 100 || q.JunkFrom < 0 || q.JunkFrom > 100 {
 		errs.add(key+".qualify", "thresholds are scores from 0 to 100")
 	}
@@ -287,6 +289,30 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 	}
 	if q.ReviewTimeout < 0 || q.ReviewTimeout > model.Duration(model.MaxEventAge) {
 		errs.add(key+".qualify.review_timeout", "must be between 0 and 7 days: Meta takes no older event")
+	}
+	// The rules check what is left (weights, phrase lists, languages, the
+	// exact limits): a setting they refuse would otherwise pass here and be
+	// replaced by the defaults at serve time, with only a log line.
+	if len(*errs) == before {
+		if _, err := qualify.New(q, nil); err != nil {
+			addQualifyProblems(key, err, errs)
+		}
+	}
+}
+
+// addQualifyProblems turns the rules' joined errors ("qualify.weights.X:
+// ...") into problems under the site's key.
+func addQualifyProblems(key string, err error, errs *Problems) {
+	list := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	}
+	for _, e := range list {
+		k, msg, ok := strings.Cut(e.Error(), ": ")
+		if !ok {
+			k, msg = "qualify", e.Error()
+		}
+		errs.add(key+"."+k, "%s", msg)
 	}
 }
 
