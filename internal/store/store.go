@@ -178,6 +178,24 @@ func (db *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
+// LimitPages caps the SQLite file at n pages, never below its current size
+// (PRAGMA max_page_count on the single writer connection); 0 lifts the cap.
+// A write that needs more room then fails as on a full disk, with an
+// unavailable error. Tests use it to bring a full disk about and end it;
+// PostgreSQL has no such cap.
+func (db *DB) LimitPages(ctx context.Context, n int64) error {
+	if db.dialect != SQLite {
+		return fmt.Errorf("store: LimitPages: only SQLite has a page cap")
+	}
+	if n <= 0 {
+		n = 1 << 32 // SQLite clamps it to its own maximum
+	}
+	if _, err := db.writer.ExecContext(ctx, fmt.Sprintf("/* DB.LimitPages */ PRAGMA max_page_count = %d", n)); err != nil {
+		return fmt.Errorf("store: limit pages: %w", unavailable(err))
+	}
+	return nil
+}
+
 // InTx runs fn in one transaction: committed when fn returns nil, rolled
 // back otherwise; it returns once the outcome is durable. On SQLite
 // concurrent calls share one transaction and its commit (see group), each

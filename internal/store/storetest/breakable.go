@@ -23,31 +23,64 @@ import (
 // so open connections break and new ones are refused).
 func Breakable(t testing.TB, d store.Dialect) (db *store.DB, cut func()) {
 	t.Helper()
+	db, cut, _ = Troubled(t, d)
+	return db, cut
+}
+
+// Troubled is Breakable with the trouble's end: down makes the storage
+// unavailable as Breakable's cut does, up ends that (the other connection
+// gives the SQLite write lock back; the PostgreSQL proxy listens again on
+// the same address, as a restarted server would), so tests can show the
+// application recovers by itself. down and up may alternate; up without
+// down does nothing.
+func Troubled(t testing.TB, d store.Dialect) (db *store.DB, down, up func()) {
+	t.Helper()
 	ctx := context.Background()
 	if d == store.Postgres {
-		dsn, cut := Proxy(t, PostgresDSN(t))
-		return openOpts(t, dsn, store.Options{}), cut
-	}
-	path := filepath.Join(t.TempDir(), "test.db")
-	db = openOpts(t, "sqlite:"+path, store.Options{BusyTimeout: 100 * time.Millisecond})
-	return db, func() {
-		other, err := sql.Open("sqlite", "file:"+path)
+		u, err := url.Parse(PostgresDSN(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		conn, err := other.Conn(ctx)
-		if err != nil {
+		p := newProxy(t, u.Host)
+		u.Host = p.addr()
+		return openOpts(t, u.String(), store.Options{}), p.close, func() { p.reopen(t) }
+	}
+	path := filepath.Join(t.TempDir(), "test.db")
+	db = openOpts(t, "sqlite:"+path, store.Options{BusyTimeout: 100 * time.Millisecond})
+	var (
+		mu    sync.Mutex
+		other *sql.DB
+		conn  *sql.Conn
+	)
+	release := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if conn != nil {
+			conn.ExecContext(ctx, "ROLLBACK")
+			conn.Close()
+			other.Close()
+			conn, other = nil, nil
+		}
+	}
+	t.Cleanup(release)
+	down = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if conn != nil {
+			return
+		}
+		var err error
+		if other, err = sql.Open("sqlite", "file:"+path); err != nil {
+			t.Fatal(err)
+		}
+		if conn, err = other.Conn(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			conn.ExecContext(ctx, "ROLLBACK")
-			conn.Close()
-			other.Close()
-		})
 	}
+	return db, down, release
 }
 
 // Proxy returns a URL that reaches the PostgreSQL server of dsn through a
@@ -85,10 +118,11 @@ func openOpts(t testing.TB, dsn string, opt store.Options) *store.DB {
 
 // proxy forwards TCP connections to a server until it is closed.
 type proxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-	shut  bool
+	target string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  []net.Conn
+	shut   bool
 }
 
 func newProxy(t testing.TB, target string) *proxy {
@@ -100,30 +134,54 @@ func newProxy(t testing.TB, target string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{ln: ln}
+	p := &proxy{target: target, ln: ln}
 	t.Cleanup(p.close)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			if !p.track(c, s) {
-				return
-			}
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() { io.Copy(c, s); c.Close() }()
-		}
-	}()
+	go p.serve(ln)
 	return p
 }
 
-func (p *proxy) addr() string { return p.ln.Addr().String() }
+// serve forwards the connections ln accepts until ln is closed.
+func (p *proxy) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		if !p.track(c, s) {
+			return
+		}
+		go func() { io.Copy(s, c); s.Close() }()
+		go func() { io.Copy(c, s); c.Close() }()
+	}
+}
+
+// reopen listens again on the proxy's address after close, as a restarted
+// server does; connections broken by close stay broken.
+func (p *proxy) reopen(t testing.TB) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.shut {
+		return
+	}
+	ln, err := net.Listen("tcp", p.ln.Addr().String())
+	if err != nil {
+		t.Fatalf("proxy: listen again: %v", err)
+	}
+	p.ln, p.conns, p.shut = ln, nil, false
+	go p.serve(ln)
+}
+
+func (p *proxy) addr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ln.Addr().String()
+}
 
 // track remembers a pair of connections, or closes them when the proxy is
 // already closed.
