@@ -13,11 +13,7 @@ func migrate(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	c, err := e.loadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	db, err := openStore(ctx, c)
+	_, db, err := e.configAndStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}

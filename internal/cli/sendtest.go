@@ -35,11 +35,7 @@ func sendTest(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	c, err := e.loadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	db, err := openStore(ctx, c)
+	c, db, err := e.configAndStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}

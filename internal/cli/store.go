@@ -40,3 +40,17 @@ func tokenBox(c *config.Config) (*secret.Box, error) {
 	}
 	return secret.NewBox(key)
 }
+
+// configAndStore loads the config named by --config (or CLEANADS_CONFIG)
+// and opens its database, for the commands that work on it.
+func (e *env) configAndStore(ctx context.Context, cfgPath string) (*config.Config, *store.DB, error) {
+	c, err := e.loadConfig(cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := openStore(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, db, nil
+}

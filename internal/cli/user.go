@@ -33,11 +33,7 @@ func user(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr, "cleanads user "+sub+": --email is required")
 		return errUsage
 	}
-	c, err := e.loadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	db, err := openStore(ctx, c)
+	_, db, err := e.configAndStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}

@@ -35,19 +35,7 @@ func (q Q) DeliveryInsert(ctx context.Context, d *model.Delivery) (inserted bool
 func (q Q) DeliveriesByLead(ctx context.Context, id model.LeadID) ([]*model.Delivery, error) {
 	rows, err := q.query(ctx, `/* Store.DeliveriesByLead */ SELECT `+deliveryColumns+` FROM deliveries
 		WHERE lead_id = ? ORDER BY created_at, id`, string(id))
-	if err != nil {
-		return nil, fmt.Errorf("store: deliveries: %w", err)
-	}
-	defer rows.Close()
-	var list []*model.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: deliveries: %w", err)
-		}
-		list = append(list, d)
-	}
-	return list, rows.Err()
+	return scanAll(rows, err, "deliveries", scanDelivery)
 }
 
 func scanDelivery(r scanner) (*model.Delivery, error) {
@@ -312,19 +300,7 @@ func (q Q) DeliveryList(ctx context.Context, f DeliveryFilter) ([]*model.Deliver
 	args = append(args, f.Limit)
 	rows, err := q.query(ctx, `/* Store.DeliveryList */ SELECT `+deliveryColumns+` FROM deliveries
 		WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: deliveries: %w", err)
-	}
-	defer rows.Close()
-	var list []*model.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: deliveries: %w", err)
-		}
-		list = append(list, d)
-	}
-	return list, rows.Err()
+	return scanAll(rows, err, "deliveries", scanDelivery)
 }
 
 // DeliveryStats counts a site's deliveries (every site's when site is

@@ -315,19 +315,7 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 	args = append(args, f.Limit)
 	rows, err := q.query(ctx, `/* Store.LeadList */ SELECT `+leadColumns+` FROM leads
 		WHERE `+where+` ORDER BY received_at DESC, id DESC LIMIT ?`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: leads: %w", err)
-	}
-	defer rows.Close()
-	var list []*model.Lead
-	for rows.Next() {
-		l, err := scanLead(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: leads: %w", err)
-		}
-		list = append(list, l)
-	}
-	return list, rows.Err()
+	return scanAll(rows, err, "leads", scanLead)
 }
 
 // likeEscape makes s match itself in a LIKE pattern with ESCAPE '\'.

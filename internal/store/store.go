@@ -358,3 +358,25 @@ func isUnavailable(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF)
 }
+
+// scanAll reads every row of a query with scan, closing the rows; err is
+// the query's own error, so a call reads
+// `rows, err := q.query(...); return scanAll(rows, err, "leads", scanLead)`.
+func scanAll[T any](rows *sql.Rows, err error, what string, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var list []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: %s: %w", what, err)
+		}
+		list = append(list, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	return list, nil
+}

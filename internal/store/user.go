@@ -45,19 +45,7 @@ func (q Q) UserByID(ctx context.Context, id model.UserID) (*model.User, error) {
 // UserList returns every user by e-mail.
 func (q Q) UserList(ctx context.Context) ([]*model.User, error) {
 	rows, err := q.query(ctx, `/* Store.UserList */ SELECT `+userColumns+` FROM users ORDER BY email`)
-	if err != nil {
-		return nil, fmt.Errorf("store: users: %w", err)
-	}
-	defer rows.Close()
-	var list []*model.User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: users: %w", err)
-		}
-		list = append(list, u)
-	}
-	return list, rows.Err()
+	return scanAll(rows, err, "users", scanUser)
 }
 
 // UserCount returns how many users exist.

@@ -41,19 +41,7 @@ func (q Q) VisitByEventID(ctx context.Context, site model.SiteID, eventID string
 func (q Q) VisitsByVisitor(ctx context.Context, site model.SiteID, visitorID string) ([]*model.Visit, error) {
 	rows, err := q.query(ctx, `/* Store.VisitsByVisitor */ SELECT `+visitColumns+` FROM visits
 		WHERE site_id = ? AND visitor_id = ? ORDER BY at, id`, string(site), visitorID)
-	if err != nil {
-		return nil, fmt.Errorf("store: visits: %w", err)
-	}
-	defer rows.Close()
-	var list []*model.Visit
-	for rows.Next() {
-		v, err := scanVisit(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: visits: %w", err)
-		}
-		list = append(list, v)
-	}
-	return list, rows.Err()
+	return scanAll(rows, err, "visits", scanVisit)
 }
 
 // VisitPageView returns the outbox row of the PageView a visit caused

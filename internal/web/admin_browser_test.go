@@ -73,6 +73,9 @@ func TestAdminInBrowser(t *testing.T) {
 	}
 
 	do("add a stage",
+		// The page still shows the last action's notice: remove it, so
+		// the wait below is for the next page's.
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.alert.ok').forEach(function (e) { e.remove() })`),
 		chromedp.SetValue(chromedp.CSS("#stage"), "won"),
 		chromedp.SendKeys(chromedp.CSS("#value"), "7000"),
 		chromedp.Click(chromedp.CSS(`form[action$="/stages"] button`)),
