@@ -13,6 +13,7 @@
 #
 #   scripts/bench.sh                 # defaults: 10 s per step, 64 connections
 #   DURATION=5s CONNS=32 scripts/bench.sh
+#   PPROF=127.0.0.1:6060 scripts/bench.sh   # the server profiler on, for go tool pprof
 set -euo pipefail
 
 DURATION=${DURATION:-10s}
@@ -90,7 +91,7 @@ run() {
 echo "== ceiling: bare handler, $CONNS connections, $DURATION"
 run ceiling "$STANDIN" -url "http://127.0.0.1:$CEIL_PORT/" -kind bare
 
-"$WORK/cleanads" serve --config "$WORK/bench.yaml" >"$WORK/server.log" 2>&1 &
+"$WORK/cleanads" serve --config "$WORK/bench.yaml" ${PPROF:+--pprof "$PPROF"} >"$WORK/server.log" 2>&1 &
 PIDS+=($!)
 SERVER=$!
 wait_port "$PORT"

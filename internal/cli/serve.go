@@ -29,6 +29,7 @@ const shutdownGrace = 30 * time.Second
 func serve(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("serve")
 	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off by default")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -40,6 +41,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	log := e.logger(c)
+	if *pprofAddr != "" {
+		stop, err := servePprof(*pprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	db, err := openStore(ctx, c)
 	if err != nil {
