@@ -31,10 +31,12 @@ func (q Q) DeliveryInsert(ctx context.Context, d *model.Delivery) (inserted bool
 	return n == 1, nil
 }
 
-// DeliveriesByLead returns every event of a lead, oldest first.
+// DeliveriesByLead returns every event of a lead, oldest first. The
+// condition on a non-empty lead id lets the partial index deliveries_lead
+// serve it.
 func (q Q) DeliveriesByLead(ctx context.Context, id model.LeadID) ([]*model.Delivery, error) {
 	rows, err := q.query(ctx, `/* Store.DeliveriesByLead */ SELECT `+deliveryColumns+` FROM deliveries
-		WHERE lead_id = ? ORDER BY created_at, id`, string(id))
+		WHERE lead_id = ? AND lead_id <> '' ORDER BY created_at, id`, string(id))
 	return scanAll(rows, err, "deliveries", scanDelivery)
 }
 
@@ -69,7 +71,7 @@ func scanDelivery(r scanner) (*model.Delivery, error) {
 // (pending, retry, paused) as dead with the reason, and returns how many.
 func (q Q) DeliveryCancelByLead(ctx context.Context, id model.LeadID, reason string, now time.Time) (int, error) {
 	res, err := q.exec(ctx, `/* Store.DeliveryCancelByLead */ UPDATE deliveries SET state = ?, last_error = ?, updated_at = ?
-		WHERE lead_id = ? AND state IN (?, ?, ?)`,
+		WHERE lead_id = ? AND lead_id <> '' AND state IN (?, ?, ?)`,
 		string(model.DeliveryDead), reason, now.UnixMilli(), string(id),
 		string(model.DeliveryPending), string(model.DeliveryRetry), string(model.DeliveryPaused))
 	if err != nil {
@@ -139,7 +141,7 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 }
 
 // claimIndex names the index DeliveryClaim walks. Without statistics
-// SQLite's planner prefers deliveries_due and then sorts every due event
+// SQLite's planner may prefer another index and then sort every due event
 // to return the first few thousand; the partial deliveries_claimable index
 // is already in claim order. PostgreSQL plans from its statistics.
 func (q Q) claimIndex() string {

@@ -126,7 +126,7 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)", busy.Milliseconds())
 	// temp_store(memory): the savepoints of group commit keep their undo
 	// pages in a statement journal, a temporary file otherwise.
-	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=temp_store(memory)&_txlock=immediate&"+common)
+	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=temp_store(memory)&_pragma=cache_size(-32768)&_txlock=immediate&"+common)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
