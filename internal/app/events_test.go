@@ -50,7 +50,7 @@ func TestEnqueueByVerdict(t *testing.T) {
 				if err := tx.LeadInsert(context.Background(), lead); err != nil {
 					return err
 				}
-				return s.enqueueLead(context.Background(), tx, site, lead, now)
+				return s.enqueueLead(context.Background(), tx, site, lead, nil, now)
 			})
 			if err != nil {
 				t.Fatal(err)

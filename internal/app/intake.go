@@ -71,6 +71,9 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 			return nil, false, err
 		}
 	}
+	// Hashed once, before the transaction: on SQLite the transaction runs
+	// on the one writer, and a clean lead's two events share the hashes.
+	contact := capi.HashContact(lead, site.Settings.Country)
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		old, err := tx.LeadByEventID(ctx, site.ID, lead.EventID)
 		if err == nil {
@@ -108,7 +111,7 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 		if !mayQueueLead(site, lead) {
 			return nil
 		}
-		return s.enqueueLead(ctx, tx, site, lead, now)
+		return s.enqueueLead(ctx, tx, site, lead, contact, now)
 	})
 	if errors.Is(err, model.ErrConflict) {
 		// Another node (PostgreSQL) stored the same event_id between our
@@ -134,18 +137,18 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 // lead's own event_id, shared with the pixel) unless the lead is junk, and
 // the server-only qualified event when it is clean. Submit calls it only
 // when the lead's consent allows (mayQueueLead).
-func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time) error {
+func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, contact *capi.Contact, now time.Time) error {
 	if lead.Verdict == model.VerdictJunk {
 		return nil
 	}
-	if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindLead}, now); err != nil {
+	if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindLead, Contact: contact}, now); err != nil {
 		return err
 	}
 	if lead.Verdict != model.VerdictClean {
 		return nil
 	}
 	// Judged clean at submit: the rules saw the visit, so website.
-	_, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindQualified, ActionSource: capi.SourceWebsite}, now)
+	_, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindQualified, ActionSource: capi.SourceWebsite, Contact: contact}, now)
 	return err
 }
 

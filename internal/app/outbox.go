@@ -19,6 +19,9 @@ type eventSpec struct {
 	EventTime    time.Time
 	ActionSource string
 	CustomData   map[string]any
+	// Contact is the lead's hashed customer data, shared by its events;
+	// nil hashes it for this event.
+	Contact *capi.Contact
 }
 
 // queueEvent builds a lead's server event and puts it in the outbox, in the
@@ -40,7 +43,7 @@ func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site
 		spec.CustomData = cd
 	}
 	ev, err := capi.BuildLeadEvent(capi.BuildParams{Site: site, Lead: lead, Kind: spec.Kind, EventName: spec.EventName,
-		EventTime: spec.EventTime, ActionSource: spec.ActionSource, CustomData: spec.CustomData})
+		EventTime: spec.EventTime, ActionSource: spec.ActionSource, CustomData: spec.CustomData, Contact: spec.Contact})
 	if err != nil {
 		return false, fmt.Errorf("app: build %s event: %w", spec.Kind, err)
 	}

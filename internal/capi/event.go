@@ -94,6 +94,34 @@ type BuildParams struct {
 	ActionSource string
 	// CustomData is merged over the site's configured custom_data.
 	CustomData map[string]any
+	// Contact is the lead's hashed customer data from HashContact, when
+	// the caller builds several events of one lead; nil hashes it here.
+	Contact *Contact
+}
+
+// Contact is a lead's customer data, normalised and hashed as Meta wants
+// it (nil where empty or invalid). Hashing costs a phone number parse and
+// six SHA-256: the events of one lead share one Contact.
+type Contact struct {
+	Email, Phone, FirstName, LastName, ExternalID, Country []string
+}
+
+// HashContact hashes a lead's e-mail, phone (with the site's country),
+// first and last name (split from Name when only that is given: first
+// word, last word), external id and country.
+func HashContact(l *model.Lead, country string) *Contact {
+	first, last := l.FirstName, l.LastName
+	if first == "" && last == "" {
+		first, last = SplitName(l.Name)
+	}
+	return &Contact{
+		Email:      hashedList(FieldEmail, l.Email, country),
+		Phone:      hashedList(FieldPhone, l.Phone, country),
+		FirstName:  hashedList(FieldFirstName, first, country),
+		LastName:   hashedList(FieldLastName, last, country),
+		ExternalID: hashedList(FieldExternalID, l.ExternalID, country),
+		Country:    hashedList(FieldCountry, country, country),
+	}
 }
 
 // BuildLeadEvent builds the server event for a lead: hashed e-mail, phone
@@ -150,18 +178,13 @@ func BuildLeadEvent(p BuildParams) (Event, error) {
 		e.EventSourceURL = l.PageURL
 	}
 
-	country := s.Settings.Country
-	u := &e.UserData
-	u.Email = hashedList(FieldEmail, l.Email, country)
-	u.Phone = hashedList(FieldPhone, l.Phone, country)
-	first, last := l.FirstName, l.LastName
-	if first == "" && last == "" {
-		first, last = SplitName(l.Name)
+	c := p.Contact
+	if c == nil {
+		c = HashContact(l, s.Settings.Country)
 	}
-	u.FirstName = hashedList(FieldFirstName, first, country)
-	u.LastName = hashedList(FieldLastName, last, country)
-	u.ExternalID = hashedList(FieldExternalID, l.ExternalID, country)
-	u.Country = hashedList(FieldCountry, country, country)
+	u := &e.UserData
+	u.Email, u.Phone, u.FirstName, u.LastName = c.Email, c.Phone, c.FirstName, c.LastName
+	u.ExternalID, u.Country = c.ExternalID, c.Country
 	u.ClientIPAddress = l.ClientIP
 	u.ClientUserAgent = l.UserAgent
 	u.FBC = l.FBC

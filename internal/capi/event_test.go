@@ -206,3 +206,25 @@ func TestPrecheck(t *testing.T) {
 		})
 	}
 }
+
+// An event built from a lead's precomputed Contact is the event built from
+// the lead alone.
+func TestBuildLeadEventSharedContact(t *testing.T) {
+	site, lead := testSite(), testLead()
+	for _, kind := range []string{model.KindLead, model.KindQualified} {
+		alone, err := BuildLeadEvent(BuildParams{Site: site, Lead: lead, Kind: kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared, err := BuildLeadEvent(BuildParams{Site: site, Lead: lead, Kind: kind,
+			Contact: HashContact(lead, site.Settings.Country)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(alone)
+		b, _ := json.Marshal(shared)
+		if string(a) != string(b) {
+			t.Errorf("%s: with a shared Contact\n%s\nwant\n%s", kind, b, a)
+		}
+	}
+}
