@@ -11,6 +11,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -71,9 +72,11 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 			return nil, false, err
 		}
 	}
-	// Hashed once, before the transaction: on SQLite the transaction runs
-	// on the one writer, and a clean lead's two events share the hashes.
+	// Hashed and judged once, before the transaction: on SQLite the
+	// transaction runs on the one writer, and a clean lead's two events
+	// share the hashes.
 	contact := capi.HashContact(lead, site.Settings.Country)
+	phone := qualify.CheckPhone(lead.Phone, site.Settings.Country)
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		old, err := tx.LeadByEventID(ctx, site.ID, lead.EventID)
 		if err == nil {
@@ -90,7 +93,7 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 		if err := s.link(ctx, tx, site, lead, ft.visitor); err != nil {
 			return err
 		}
-		d, err := s.judge(ctx, tx, site, lead, now, tc)
+		d, err := s.judge(ctx, tx, site, lead, now, tc, phone)
 		if err != nil {
 			return err
 		}

@@ -49,9 +49,10 @@ func (s *Service) rules(site *model.Site) *qualify.Rules {
 
 // judge decides a new lead's verdict from the rules, with the same
 // person's earlier lead on the site when there is one in the window.
-func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time, token qualify.TokenCheck) (model.Decision, error) {
+// phone is the lead's phone judged ahead (qualify.CheckPhone), or nil.
+func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time, token qualify.TokenCheck, phone *qualify.PhoneCheck) (model.Decision, error) {
 	r := s.rules(site)
-	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: token}
+	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: token, Phone: phone}
 	if lead.EmailKey != "" || lead.PhoneKey != "" {
 		prev, match, err := tx.LeadPrevious(ctx, site.ID, lead.EmailKey, lead.PhoneKey, lead.ReceivedAt.Add(-r.DuplicateWindow()), lead.ID)
 		switch {

@@ -41,6 +41,24 @@ type Context struct {
 	// Token is the result of the signed form token check; the zero value
 	// means it was not checked.
 	Token TokenCheck
+	// Phone is the lead's phone number judged ahead by CheckPhone, or nil
+	// to judge it here. A check of another number or country is ignored.
+	Phone *PhoneCheck
+}
+
+// PhoneCheck is a phone number judged for a region. Judging parses the
+// number with libphonenumber (tens of microseconds): a caller that scores
+// inside a transaction can do it before.
+type PhoneCheck struct {
+	phone, region string
+	result        phoneResult
+}
+
+// CheckPhone judges phone (a lead's, as given) for the site's country,
+// as Score would.
+func CheckPhone(phone, country string) *PhoneCheck {
+	p, region := strings.TrimSpace(phone), strings.ToUpper(strings.TrimSpace(country))
+	return &PhoneCheck{phone: p, region: region, result: checkPhone(p, region)}
 }
 
 // Previous is an earlier lead of the same person on the same site.
@@ -263,7 +281,13 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	email := strings.TrimSpace(lead.Email)
 	phoneOK, emailOK := false, false
 	if phone != "" {
-		pr := checkPhone(phone, strings.ToUpper(strings.TrimSpace(c.Country)))
+		region := strings.ToUpper(strings.TrimSpace(c.Country))
+		var pr phoneResult
+		if pc := c.Phone; pc != nil && pc.phone == phone && pc.region == region {
+			pr = pc.result
+		} else {
+			pr = checkPhone(phone, region)
+		}
 		if pr.code != "" {
 			s.add(pr.code, 1, 1, pr.evidence)
 		}

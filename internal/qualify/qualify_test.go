@@ -605,3 +605,24 @@ func BenchmarkNew(b *testing.B) {
 		_, _ = New(model.Qualify{}, nil)
 	}
 }
+
+// A phone judged ahead with CheckPhone gives the decision Score reaches
+// alone; a check of another number or country is ignored.
+func TestScorePhoneCheckedAhead(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	for _, phone := range []string{"0532 418 27 63", "555 555 55 55", "0900 412 47 19", "not a number"} {
+		l := realLead()
+		l.Phone = phone
+		alone := r.Score(&l, Context{Country: "TR"})
+		for name, pc := range map[string]*PhoneCheck{
+			"same":          CheckPhone(" "+phone, "tr"),
+			"other number":  CheckPhone("0212 244 55 66", "TR"),
+			"other country": CheckPhone(phone, "DE"),
+		} {
+			got := r.Score(&l, Context{Country: "TR", Phone: pc})
+			if !reflect.DeepEqual(got, alone) {
+				t.Errorf("%s, check of %s: %+v, want %+v", phone, name, got, alone)
+			}
+		}
+	}
+}
