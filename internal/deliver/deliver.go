@@ -42,6 +42,7 @@ const (
 	DefaultLease      = 10 * time.Minute
 	DefaultPoll       = 30 * time.Second
 	DefaultClaim      = 5000
+	DefaultGap        = 100 * time.Millisecond
 	DefaultMinBackoff = 30 * time.Second
 	DefaultMaxBackoff = time.Hour
 )
@@ -71,6 +72,12 @@ type Options struct {
 	Poll time.Duration
 	// Claim is how many events one round claims.
 	Claim int
+	// Gap is the least time from one round to the next when the first did
+	// not fill its claim; default DefaultGap, negative for none. Events
+	// that trickle in (a PageView per request) are then claimed and
+	// recorded a gap's worth at a time, not each in two transactions of
+	// their own that queue for the one SQLite writer with the requests.
+	Gap time.Duration
 	// Batch is the most events per request; default and cap capi.MaxBatch.
 	Batch int
 	// MinBackoff and MaxBackoff bound the retry delay, which doubles with
@@ -140,6 +147,9 @@ func New(o Options) *Runner {
 	}
 	if o.Claim <= 0 {
 		o.Claim = DefaultClaim
+	}
+	if o.Gap == 0 {
+		o.Gap = DefaultGap
 	}
 	if o.Batch <= 0 || o.Batch > capi.MaxBatch {
 		o.Batch = capi.MaxBatch
@@ -236,6 +246,7 @@ func (r *Runner) Stop(ctx context.Context) error {
 func (r *Runner) loop(ctx context.Context) {
 	defer close(r.done)
 	for {
+		started := time.Now()
 		st, err := r.round(ctx, false)
 		if err != nil && ctx.Err() == nil {
 			r.log.Error("delivery round", "err", err)
@@ -262,6 +273,25 @@ func (r *Runner) loop(ctx context.Context) {
 		case <-t.C:
 		}
 		t.Stop()
+		if !r.waitUntil(started.Add(r.o.Gap)) {
+			return
+		}
+	}
+}
+
+// waitUntil waits until the given time; false when the runner is stopping.
+func (r *Runner) waitUntil(until time.Time) bool {
+	d := time.Until(until)
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.stop:
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

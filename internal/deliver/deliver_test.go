@@ -724,3 +724,28 @@ func TestTokenChangedInFlightDoesNotPause(t *testing.T) {
 		t.Errorf("%+v", d)
 	}
 }
+
+// Rounds that do not fill their claim are at least Gap apart: a wake
+// inside the gap waits for it. Stop does not wait the gap out.
+func TestGapBetweenRounds(t *testing.T) {
+	f := newFixture(t, model.ModeTest)
+	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client()})
+	r := deliver.New(deliver.Options{Store: f.db, Sender: client, Poll: time.Hour, Gap: time.Hour})
+	svc := app.New(app.Options{Store: f.db, Notifier: r})
+	f.g.SetNow(time.Now)
+	if err := r.Start(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.Submit(f.ctx, f.site, lead(7)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := len(f.g.Events()); n != 0 {
+		t.Errorf("%d events sent inside the gap", n)
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancel()
+	if err := r.Stop(ctx); err != nil {
+		t.Fatalf("stop inside the gap: %v", err)
+	}
+}
