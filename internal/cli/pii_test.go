@@ -163,8 +163,14 @@ func flow(t *testing.T, base string, g *graphtest.Server) {
 			t.Errorf("%s: %d", p, code)
 		}
 	}
-	// Delivery: the lead's events reach Meta's stand-in.
+	// Delivery: the lead's events reach Meta's stand-in, and the runner
+	// records them as sent (just after the stand-in has them).
 	waitUntil(t, func() bool { return len(g.Events()) >= 3 })
+	waitUntil(t, func() bool {
+		_, body := do("GET", "/metrics", "", "", map[string]string{"Authorization": "Bearer metrics-token-0123456789abcdef"})
+		return strings.Contains(body, `cleanads_deliveries{site="dent",state="sent"}`) &&
+			strings.Contains(body, `cleanads_delivery_requests_total{outcome="ok"}`)
+	})
 	// Metrics: closed without the token, open with it.
 	if code, _ := do("GET", "/metrics", "", "", nil); code != 401 {
 		t.Errorf("metrics without the token: %d", code)
