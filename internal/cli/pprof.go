@@ -11,11 +11,11 @@ import (
 
 // servePprof serves Go's profiler on its own listener, never on the public
 // one: `serve --pprof 127.0.0.1:6060` is for measuring, off by default.
-// It returns a function that closes the listener.
-func servePprof(addr string, log *slog.Logger) (func(), error) {
+// It returns the address it listens on and a function that closes it.
+func servePprof(addr string, log *slog.Logger) (string, func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("pprof: %w", err)
+		return "", nil, fmt.Errorf("pprof: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -26,5 +26,5 @@ func servePprof(addr string, log *slog.Logger) (func(), error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("profiler listening", "addr", ln.Addr().String())
-	return func() { _ = srv.Close() }, nil
+	return ln.Addr().String(), func() { _ = srv.Close() }, nil
 }

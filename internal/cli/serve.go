@@ -42,7 +42,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	log := e.logger(c)
 	if *pprofAddr != "" {
-		stop, err := servePprof(*pprofAddr, log)
+		_, stop, err := servePprof(*pprofAddr, log)
 		if err != nil {
 			return err
 		}
