@@ -78,12 +78,7 @@ func (s *Server) adminLead(w http.ResponseWriter, r *http.Request) {
 // too, so the owner sees why next to what they tried.
 func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, status int) {
 	ctx := r.Context()
-	l, err := s.db.LeadByID(ctx, model.LeadID(r.PathValue("id")))
-	if err != nil {
-		s.adminFail(w, r, err)
-		return
-	}
-	site, err := s.db.SiteByID(ctx, l.SiteID)
+	l, site, err := s.pathLead(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
@@ -295,4 +290,17 @@ func (s *Server) deliveryRow(d *model.Delivery, now time.Time) deliveryRow {
 		row.SentAt = s.when(*d.SentAt)
 	}
 	return row
+}
+
+// pathLead returns the lead named by the path's {id} and its site.
+func (s *Server) pathLead(r *http.Request) (*model.Lead, *model.Site, error) {
+	l, err := s.db.LeadByID(r.Context(), model.LeadID(r.PathValue("id")))
+	if err != nil {
+		return nil, nil, err
+	}
+	site, err := s.db.SiteByID(r.Context(), l.SiteID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, site, nil
 }

@@ -79,12 +79,7 @@ func (s *Server) adminLeadEvidence(w http.ResponseWriter, r *http.Request) {
 		s.adminFail(w, r, model.Invalid("type", "want customer or junk"))
 		return
 	}
-	l, err := s.db.LeadByID(ctx, model.LeadID(r.PathValue("id")))
-	if err != nil {
-		s.adminFail(w, r, err)
-		return
-	}
-	site, err := s.db.SiteByID(ctx, l.SiteID)
+	l, site, err := s.pathLead(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
@@ -120,12 +115,7 @@ func stageOptions(site *model.Site) []stageOption {
 // per stage.
 func (s *Server) adminLeadStage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	l, err := s.db.LeadByID(ctx, model.LeadID(r.PathValue("id")))
-	if err != nil {
-		s.adminFail(w, r, err)
-		return
-	}
-	site, err := s.db.SiteByID(ctx, l.SiteID)
+	l, site, err := s.pathLead(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
