@@ -292,16 +292,8 @@ func (q Q) DeliveryList(ctx context.Context, f DeliveryFilter) ([]*model.Deliver
 		where += " AND state = ?"
 		args = append(args, string(f.State))
 	}
-	if !f.Before.IsZero() {
-		where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
-		args = append(args, f.Before.UnixMilli(), f.Before.UnixMilli(), f.BeforeID)
-	}
-	if f.Limit <= 0 || f.Limit > 500 {
-		f.Limit = 50
-	}
-	args = append(args, f.Limit)
-	rows, err := q.query(ctx, `/* Store.DeliveryList */ SELECT `+deliveryColumns+` FROM deliveries
-		WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+	where, args = newestFirst(where, args, "created_at", f.Before, f.BeforeID, f.Limit)
+	rows, err := q.query(ctx, `/* Store.DeliveryList */ SELECT `+deliveryColumns+` FROM deliveries WHERE `+where, args...)
 	return scanAll(rows, err, "deliveries", scanDelivery)
 }
 

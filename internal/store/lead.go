@@ -305,16 +305,8 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 		}
 		where += " AND (" + cond + ")"
 	}
-	if !f.Before.IsZero() {
-		where += " AND (received_at < ? OR (received_at = ? AND id < ?))"
-		args = append(args, f.Before.UnixMilli(), f.Before.UnixMilli(), string(f.BeforeID))
-	}
-	if f.Limit <= 0 || f.Limit > 500 {
-		f.Limit = 50
-	}
-	args = append(args, f.Limit)
-	rows, err := q.query(ctx, `/* Store.LeadList */ SELECT `+leadColumns+` FROM leads
-		WHERE `+where+` ORDER BY received_at DESC, id DESC LIMIT ?`, args...)
+	where, args = newestFirst(where, args, "received_at", f.Before, string(f.BeforeID), f.Limit)
+	rows, err := q.query(ctx, `/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where, args...)
 	return scanAll(rows, err, "leads", scanLead)
 }
 

@@ -380,3 +380,17 @@ func scanAll[T any](rows *sql.Rows, err error, what string, scan func(scanner) (
 	}
 	return list, nil
 }
+
+// newestFirst ends a list query's WHERE clause with keyset paging on
+// (timeCol, id), newest first: rows before (before, beforeID) when before is
+// set, and a page of limit rows (50 when it is not within 1-500).
+func newestFirst(where string, args []any, timeCol string, before time.Time, beforeID string, limit int) (string, []any) {
+	if !before.IsZero() {
+		where += " AND (" + timeCol + " < ? OR (" + timeCol + " = ? AND id < ?))"
+		args = append(args, before.UnixMilli(), before.UnixMilli(), beforeID)
+	}
+	if limit <= 0 || limit > 500 {
+		limit = 50
+	}
+	return where + " ORDER BY " + timeCol + " DESC, id DESC LIMIT ?", append(args, limit)
+}
