@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -61,52 +60,11 @@ func server(t *testing.T, dsn string) (base string, stop func() int, stderr *syn
 }
 
 // serveConfig runs "cleanads serve" in-process with the given config file
-// text, like server.
+// text, like server, with DENT_KEY set.
 func serveConfig(t *testing.T, config string) (base string, stop func() int, stderr *syncBuffer) {
 	t.Helper()
-	cfg := filepath.Join(t.TempDir(), "cleanads.yaml")
-	os.WriteFile(cfg, []byte(config), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	out, errOut := &syncBuffer{}, &syncBuffer{}
-	getenv := func(k string) string {
-		if k == "DENT_KEY" {
-			return dentKey
-		}
-		return ""
-	}
-	done := make(chan int, 1)
-	go func() {
-		done <- cli.Run(ctx, []string{"cleanads", "serve", "--config", cfg}, getenv, strings.NewReader(""), out, errOut)
-	}()
-	re := regexp.MustCompile(`listening on (http://\S+)`)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			base = m[1]
-			break
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d: %s", code, errOut.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s %s", out.String(), errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	stopped := false
-	var code int
-	stop = func() int {
-		if !stopped {
-			cancel()
-			code = <-done
-			stopped = true
-		}
-		return code
-	}
-	t.Cleanup(func() { stop() })
-	return base, stop, errOut
+	base, _, stderr, stop = startServe(t, t.TempDir(), config, map[string]string{"DENT_KEY": dentKey})
+	return base, stop, stderr
 }
 
 func TestServePostStop(t *testing.T) {
