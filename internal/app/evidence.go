@@ -27,12 +27,8 @@ func (s *Service) AddEvidence(ctx context.Context, site *model.Site, id model.Le
 	var lead *model.Lead
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		lead, err = tx.LeadByID(ctx, id)
-		if err != nil {
+		if lead, err = siteLead(ctx, tx, site, id); err != nil {
 			return err
-		}
-		if lead.SiteID != site.ID {
-			return fmt.Errorf("lead %s: %w", id, model.ErrNotFound)
 		}
 		return s.applyEvidence(ctx, tx, site, lead, ev, now)
 	})
@@ -191,4 +187,16 @@ func (s *Service) AddLeadEvent(ctx context.Context, site *model.Site, id model.L
 		at = t.UTC()
 	}
 	return s.AddEvidence(ctx, site, id, qualify.Evidence{Type: in.Type, DurationS: in.DurationS, At: at})
+}
+
+// siteLead reads a lead of site inside tx; another site's lead is not found.
+func siteLead(ctx context.Context, tx *store.Tx, site *model.Site, id model.LeadID) (*model.Lead, error) {
+	lead, err := tx.LeadByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if lead.SiteID != site.ID {
+		return nil, fmt.Errorf("lead %s: %w", id, model.ErrNotFound)
+	}
+	return lead, nil
 }

@@ -160,12 +160,8 @@ func (s *Service) addStage(ctx context.Context, site *model.Site, id model.LeadI
 	var refused error
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		lead, err = tx.LeadByID(ctx, id)
-		if err != nil {
+		if lead, err = siteLead(ctx, tx, site, id); err != nil {
 			return err
-		}
-		if lead.SiteID != site.ID {
-			return fmt.Errorf("lead %s: %w", id, model.ErrNotFound)
 		}
 		return s.applyStage(ctx, tx, site, lead, c, now, &refused)
 	})
