@@ -91,12 +91,15 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 			return nil
 		}
 		res.Consent = true
+		var was model.Visitor
 		if v == nil {
 			v = &model.Visitor{ID: s.ids.New("v_", now), SiteID: site.ID, FirstSeen: now}
+		} else {
+			was = *v
 		}
 		visit := &model.Visit{
 			ID: s.ids.New("vi_", now), SiteID: site.ID, VisitorID: v.ID, PageURL: in.PageURL, Referrer: in.Referrer,
-			ClientIP: in.ClientIP, UserAgent: in.UserAgent, At: now, EventID: model.NewUUID(),
+			ClientIP: in.ClientIP, UserAgent: in.UserAgent, At: now, EventID: model.NewUUIDv7(now),
 		}
 		visit.ClickIDs, visit.UTM = clickIDs(in.PageURL)
 		v.FBC, v.FBCAt = nextFBC(v.FBC, v.FBCAt, visit.FBClid, in.FBC, now)
@@ -105,8 +108,10 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 		if in.Consent != nil {
 			v.Consent = in.Consent
 		}
-		if err := tx.VisitorUpsert(ctx, v); err != nil {
-			return err
+		if visitorChanged(&was, v) {
+			if err := tx.VisitorUpsert(ctx, v); err != nil {
+				return err
+			}
 		}
 		if err := tx.VisitInsert(ctx, visit); err != nil {
 			return err
@@ -125,6 +130,23 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 	}
 	return res, nil
 }
+
+// visitorTouch is how stale a returning visitor's last_seen, last_ip and
+// last_user_agent may grow before a visit rewrites them when nothing else
+// changed: every visit stores its own IP and agent, and rewriting the
+// visitor on each page view would dirty a page of the visitors table per
+// request for a value only read as a fallback (link) and by retention.
+const visitorTouch = time.Hour
+
+// visitorChanged tells whether v must be written: it is new (was has no
+// id), its click identity or consent changed, or it was last written more
+// than visitorTouch ago.
+func visitorChanged(was, v *model.Visitor) bool {
+	return was.ID == "" || was.FBC != v.FBC || !was.FBCAt.Equal(v.FBCAt) || was.FBP != v.FBP ||
+		!sameConsent(was.Consent, v.Consent) || v.LastSeen.Sub(was.LastSeen) >= visitorTouch
+}
+
+func sameConsent(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // enqueuePageView puts the server copy of a visit's PageView in the outbox.
 // An event that Meta would refuse (no user agent, say) is not queued: a page

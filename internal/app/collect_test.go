@@ -103,3 +103,38 @@ func TestTokenRoundTrip(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestVisitorChanged(t *testing.T) {
+	t0 := time.UnixMilli(1796205600123).UTC()
+	yes, no := true, false
+	was := model.Visitor{ID: "v_1", FBC: "fb.1.1.A", FBCAt: t0, FBP: "fb.1.1.2", Consent: &yes, LastSeen: t0,
+		LastIP: "203.0.113.9", LastUserAgent: "UA"}
+	cases := []struct {
+		name string
+		edit func(v *model.Visitor)
+		want bool
+	}{
+		{"nothing new", func(v *model.Visitor) {}, false},
+		{"another page within the hour", func(v *model.Visitor) { v.LastSeen = t0.Add(59 * time.Minute) }, false},
+		{"another address and agent within the hour", func(v *model.Visitor) { v.LastIP, v.LastUserAgent = "198.51.100.7", "UA2" }, false},
+		{"an hour later", func(v *model.Visitor) { v.LastSeen = t0.Add(time.Hour) }, true},
+		{"a new click", func(v *model.Visitor) { v.FBC, v.FBCAt = "fb.1.2.B", t0.Add(time.Minute) }, true},
+		{"the click's time only", func(v *model.Visitor) { v.FBCAt = t0.Add(time.Second) }, true},
+		{"a new fbp", func(v *model.Visitor) { v.FBP = "fb.1.1.3" }, true},
+		{"consent withdrawn", func(v *model.Visitor) { v.Consent = &no }, true},
+		{"consent forgotten", func(v *model.Visitor) { v.Consent = nil }, true},
+		{"same consent, another pointer", func(v *model.Visitor) { y := true; v.Consent = &y }, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := was
+			c.edit(&v)
+			if got := visitorChanged(&was, &v); got != c.want {
+				t.Errorf("visitorChanged = %v, want %v", got, c.want)
+			}
+		})
+	}
+	if !visitorChanged(&model.Visitor{}, &was) {
+		t.Error("a new visitor (no id before) must be written")
+	}
+}

@@ -206,7 +206,7 @@ func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) 
 		}
 	}
 	if l.EventID == "" {
-		l.EventID = model.NewUUID()
+		l.EventID = model.NewUUIDv7(now)
 	} else if !validEventID(l.EventID) {
 		errs = append(errs, model.Invalid("event_id", "use letters, digits, '-', '_', '.' or ':' only"))
 	}

@@ -85,7 +85,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// main one behind a token; never open by default.
 	var m *metrics.Metrics
 	if c.MetricsListen != "" || c.MetricsToken != "" {
-		m = metrics.New(metrics.Options{Source: db, Logger: log})
+		m = metrics.New(metrics.Options{Source: db, Logger: log, Writer: db.WriterStats})
 		sender = m.Sender(graph)
 	}
 	runner := deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,

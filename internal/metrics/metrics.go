@@ -2,7 +2,7 @@
 // pattern and status, their latency, delivery requests to Meta by outcome
 // and error class, and, read from the store at scrape time, leads by
 // verdict, deliveries by state, the oldest due event's wait and paused
-// sites. Labels are route patterns, site ids, verdicts, states and error
+// sites, and the SQLite writer's commits and log fsyncs. Labels are route patterns, site ids, verdicts, states and error
 // classes: bounded sets, never paths or personal data.
 package metrics
 
@@ -38,6 +38,8 @@ type Options struct {
 	Now    func() time.Time
 	// ScrapeTimeout bounds the store queries of one scrape (default 5s).
 	ScrapeTimeout time.Duration
+	// Writer, when set, reports the SQLite writer's counters.
+	Writer func() model.WriterStats
 }
 
 // Metrics is one registry with CleanAds' metrics.
@@ -81,6 +83,9 @@ func New(o Options) *Metrics {
 	m.reg.MustRegister(m.requests, m.latency, m.sends, m.events,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&storeCollector{src: o.Source, now: o.Now, log: o.Logger, timeout: o.ScrapeTimeout})
+	if o.Writer != nil {
+		m.reg.MustRegister(writerCollector{o.Writer})
+	}
 	return m
 }
 
@@ -126,7 +131,29 @@ var (
 		"1 while a site's delivery is paused (Meta refused its token), else 0.", []string{"site"}, nil)
 	scrapeErrDesc = prometheus.NewDesc("cleanads_store_scrape_error",
 		"1 when the store could not be read for this scrape.", nil, nil)
+	commitsDesc = prometheus.NewDesc("cleanads_store_commits_total",
+		"Transactions committed by SQLite's group committer (requests share them).", nil, nil)
+	callsDesc = prometheus.NewDesc("cleanads_store_commit_calls_total",
+		"Transactions of callers (requests, jobs) carried by those commits.", nil, nil)
+	syncsDesc = prometheus.NewDesc("cleanads_store_log_syncs_total",
+		"fsyncs of SQLite's write-ahead log (commits share them).", nil, nil)
 )
+
+// writerCollector reports the SQLite writer's counters.
+type writerCollector struct{ stats func() model.WriterStats }
+
+func (c writerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- commitsDesc
+	ch <- callsDesc
+	ch <- syncsDesc
+}
+
+func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.stats()
+	ch <- prometheus.MustNewConstMetric(commitsDesc, prometheus.CounterValue, float64(st.Commits))
+	ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, float64(st.Calls))
+	ch <- prometheus.MustNewConstMetric(syncsDesc, prometheus.CounterValue, float64(st.LogSyncs))
+}
 
 // storeCollector reads the store at scrape time: the numbers are always
 // current and nothing is kept in memory between scrapes.

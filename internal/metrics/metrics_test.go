@@ -47,7 +47,8 @@ func TestMetrics(t *testing.T) {
 		OldestDue:  now.Add(-90 * time.Second),
 		Paused:     map[model.SiteID]bool{"dent": false, "kapali": true},
 	}}
-	m := metrics.New(metrics.Options{Source: src, Now: func() time.Time { return now }})
+	m := metrics.New(metrics.Options{Source: src, Now: func() time.Time { return now },
+		Writer: func() model.WriterStats { return model.WriterStats{Commits: 40, Calls: 900, LogSyncs: 38} }})
 	m.ObserveRequest("POST /v1/leads", 202, 30*time.Millisecond)
 	m.ObserveRequest("POST /v1/leads", 202, 40*time.Millisecond)
 	m.ObserveRequest("unmatched", 404, time.Millisecond)
@@ -72,6 +73,9 @@ func TestMetrics(t *testing.T) {
 		`cleanads_delivery_events_total{outcome="ok"} 3`,
 		`cleanads_delivery_events_total{outcome="auth"} 2`,
 		`cleanads_store_scrape_error 0`,
+		`cleanads_store_commits_total 40`,
+		`cleanads_store_commit_calls_total 900`,
+		`cleanads_store_log_syncs_total 38`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(out, want) {

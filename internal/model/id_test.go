@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -34,5 +35,20 @@ func TestNewUUID(t *testing.T) {
 	u := NewUUID()
 	if len(u) != 36 || u[14] != '4' || !strings.Contains("89ab", string(u[19])) || u == NewUUID() {
 		t.Errorf("not a v4 UUID: %s", u)
+	}
+}
+
+func TestNewUUIDv7(t *testing.T) {
+	t0 := time.UnixMilli(1796205600123)
+	u := NewUUIDv7(t0)
+	if len(u) != 36 || u[14] != '7' || !strings.Contains("89ab", string(u[19])) || u == NewUUIDv7(t0) {
+		t.Errorf("not a v7 UUID: %s", u)
+	}
+	if got, want := strings.ReplaceAll(u, "-", "")[:12], fmt.Sprintf("%012x", t0.UnixMilli()); got != want {
+		t.Errorf("%s does not start with the time: %s", u, got)
+	}
+	// Later ids sort after earlier ones: the point of version 7.
+	if later := NewUUIDv7(t0.Add(time.Millisecond)); later <= u {
+		t.Errorf("%s (a millisecond later) sorts before %s", later, u)
 	}
 }

@@ -14,3 +14,16 @@ type Stats struct {
 	// Paused is every site and whether its delivery is paused.
 	Paused map[SiteID]bool
 }
+
+// WriterStats counts the work of SQLite's single writer since the database
+// was opened; all zero on PostgreSQL. Calls divided by Commits is how many
+// requests shared a commit, Commits divided by LogSyncs how many commits
+// shared an fsync.
+type WriterStats struct {
+	// Commits counts the transactions the group committer committed.
+	Commits int64
+	// Calls counts the InTx calls those transactions carried.
+	Calls int64
+	// LogSyncs counts the fsyncs of the write-ahead log.
+	LogSyncs int64
+}

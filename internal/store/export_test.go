@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"os"
+	"sync"
+)
 
 // TestExec runs a raw statement; tests use it to set up odd states.
 func (q Q) TestExec(ctx context.Context, query string, args ...any) error {
@@ -34,3 +38,20 @@ func (q Q) TestQueryString(ctx context.Context, query string, args ...any) (stri
 	err := q.w.QueryRowContext(ctx, q.rebind(query), args...).Scan(&s)
 	return s, err
 }
+
+// TestHoldLogSync makes the log's fsyncs wait until release is called.
+func (db *DB) TestHoldLogSync() (release func()) {
+	ch := make(chan struct{})
+	db.group.sync.setSyncFile(func(f *os.File) error { <-ch; return fdatasync(f) })
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
+}
+
+// TestFailLogSync makes every fsync of the log fail with err.
+func (db *DB) TestFailLogSync(err error) {
+	db.group.sync.setSyncFile(func(*os.File) error { return err })
+}
+
+// TestLogFrames runs a passive checkpoint and returns how many pages the
+// log holds.
+func (db *DB) TestLogFrames() (int, error) { return checkpoint(db.group.ckpt.db) }

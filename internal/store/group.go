@@ -27,19 +27,24 @@ var ErrClosed = errors.New("store: the database is closed")
 // rolled back to its savepoint and touches no other caller; a failed COMMIT
 // fails every caller of the batch. A lone caller is never delayed: the
 // committer starts at once with whatever is waiting, and the next batch
-// forms while this one commits.
+// forms while this one commits. The callers of a committed batch are
+// answered by the syncer once the commit is on disk (see walSyncer), so the
+// committer goes on with the next batch meanwhile.
 type group struct {
 	w     *sql.DB
 	max   int
 	box   *secret.Box // seals access tokens, as in every Q
 	stmts *stmtCache
+	sync  *walSyncer
+	ckpt  *checkpointer
 	reqs  chan *txReq
 	quit  chan struct{}
 	done  chan struct{}
 	once  sync.Once
 
-	// Counted for tests and metrics: batches run, calls queued.
-	batches, queued atomic.Int64
+	// Counted for tests and metrics: batches run, calls queued, and the
+	// transactions committed with the calls they carried.
+	batches, queued, commits, calls atomic.Int64
 }
 
 // txReq is one InTx call waiting for the committer.
@@ -57,11 +62,11 @@ type txResult struct {
 	panicVal any
 }
 
-func newGroup(w *sql.DB, max int, box *secret.Box) *group {
+func newGroup(w *sql.DB, max int, box *secret.Box, s *walSyncer, c *checkpointer) *group {
 	if max <= 0 {
 		max = DefaultGroupMax
 	}
-	g := &group{w: w, max: max, box: box, stmts: &stmtCache{}, reqs: make(chan *txReq, max), quit: make(chan struct{}), done: make(chan struct{})}
+	g := &group{w: w, max: max, box: box, stmts: &stmtCache{}, sync: s, ckpt: c, reqs: make(chan *txReq, max), quit: make(chan struct{}), done: make(chan struct{})}
 	go g.loop()
 	return g
 }
@@ -99,11 +104,13 @@ func (g *group) inTx(ctx context.Context, fn func(*Tx) error) error {
 func (g *group) close() {
 	g.once.Do(func() { close(g.quit) })
 	<-g.done
+	g.sync.close()
+	g.ckpt.close()
 	g.stmts.close()
 }
 
 func (g *group) loop() {
-	var batch []*txReq
+	var batch []*txReq // the calls taken so far, answered if fn exits the goroutine
 	exited := false
 	defer func() {
 		if exited {
@@ -123,24 +130,19 @@ func (g *group) loop() {
 		select {
 		case r := <-g.reqs:
 			batch = append(batch, r)
+		case <-g.ckpt.finish:
+			// Between two batches nothing writes: this checkpoint can
+			// reach the end of the log, which SQLite then starts over.
+			_, _ = checkpoint(g.w)
+			continue
 		case <-g.quit:
 			g.drain()
 			exited = true
 			return
 		}
-	fill:
-		for len(batch) < g.max {
-			select {
-			case r := <-g.reqs:
-				batch = append(batch, r)
-			default:
-				break fill
-			}
-		}
 		g.batches.Add(1)
-		g.run(batch)
+		g.run(&batch)
 		g.stmts.prepare(g.w)
-		batch = batch[:0]
 	}
 }
 
@@ -163,99 +165,141 @@ func (r *txReq) answer(res txResult) {
 	}
 }
 
-// run executes one batch in one transaction.
-func (g *group) run(batch []*txReq) {
-	live := batch[:0:0]
-	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.answer(txResult{err: err})
-			continue
-		}
-		live = append(live, r)
-	}
-	switch len(live) {
-	case 0:
+// run executes one batch in one transaction: the call in *batch, every
+// call already waiting, and, while the syncer is still busy with the commit
+// before, every call that arrives until it is free (at most max): those
+// calls would wait for that fsync anyway, and one commit for all of them
+// writes each page they share once. A call alone with the syncer free runs
+// at once, on its own (runOne). Calls taken are appended to *batch.
+func (g *group) run(batch *[]*txReq) {
+	first := (*batch)[0]
+	if err := first.ctx.Err(); err != nil {
+		first.answer(txResult{err: err})
 		return
-	case 1:
-		live[0].answer(g.runOne(live[0]))
+	}
+	if len(g.reqs) == 0 && !g.sync.busy() {
+		g.runOne(first)
 		return
 	}
 	t, err := g.w.BeginTx(context.Background(), nil)
 	if err != nil {
-		for _, r := range live {
-			r.answer(txResult{err: fmt.Errorf("store: begin: %w", err)})
-		}
+		first.answer(txResult{err: fmt.Errorf("store: begin: %w", err)})
 		return
 	}
 	// Ends the transaction however run ends, even by runtime.Goexit: the
 	// writer must not stay taken. After a commit it does nothing.
 	defer t.Rollback()
-	results := make([]txResult, len(live))
-	for i, r := range live {
-		if _, err := t.Exec(`SAVEPOINT cleanads_call`); err != nil {
-			g.abort(t, live[:i], live[i:], err)
-			return
+	ex := txExec{t: t, stmts: g.stmts, detach: true}
+	bg := context.Background()
+	var live []*txReq
+	var results []txResult
+	next := first
+	for next != nil {
+		r := next
+		next = nil
+		if err := r.ctx.Err(); err != nil {
+			r.answer(txResult{err: err})
+		} else {
+			if _, err := ex.ExecContext(bg, `SAVEPOINT cleanads_call`); err != nil {
+				g.abort(t, live, r, err)
+				return
+			}
+			res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}})
+			var err error
+			if res.err != nil || res.panicked {
+				_, err = ex.ExecContext(bg, `ROLLBACK TO cleanads_call`)
+			}
+			if err == nil {
+				_, err = ex.ExecContext(bg, `RELEASE cleanads_call`)
+			}
+			if err != nil {
+				// SQLite rolled the whole transaction back (an I/O
+				// error, a full disk): what ran is lost.
+				g.abort(t, append(live, r), nil, err)
+				return
+			}
+			live = append(live, r)
+			results = append(results, res)
 		}
-		ex := txExec{t: t, stmts: g.stmts, detach: true}
-		results[i] = call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}})
-		var err error
-		if results[i].err != nil || results[i].panicked {
-			_, err = t.Exec(`ROLLBACK TO cleanads_call`)
+		if len(*batch) >= g.max {
+			break
 		}
-		if err == nil {
-			_, err = t.Exec(`RELEASE cleanads_call`)
+		select {
+		case next = <-g.reqs:
+		default:
+			select {
+			case next = <-g.reqs:
+			case <-g.sync.idleCh():
+			case <-g.quit:
+			}
 		}
-		if err != nil {
-			// SQLite rolled the whole transaction back (an I/O error,
-			// a full disk): what ran is lost, what did not run may
-			// still go in a fresh transaction.
-			g.abort(t, live[:i+1], live[i+1:], err)
-			return
+		if next != nil {
+			*batch = append(*batch, next)
 		}
+	}
+	if len(live) == 0 {
+		return
 	}
 	if err := t.Commit(); err != nil {
 		_ = t.Rollback()
 		err = fmt.Errorf("store: commit: %w", err)
-		for i := range results {
-			if results[i].err == nil && !results[i].panicked {
-				results[i].err = err
-			}
+		for i, r := range live {
+			r.answer(results[i].or(err))
 		}
+		return
 	}
-	for i, r := range live {
-		r.answer(results[i])
-	}
+	g.commits.Add(1)
+	g.calls.Add(int64(len(live)))
+	g.sync.after(func(err error) {
+		for i, r := range live {
+			r.answer(results[i].or(err))
+		}
+	})
 }
 
-// abort rolls the batch back after the transaction broke, fails the calls
-// that ran in it and runs the rest again in a new one.
-func (g *group) abort(t *sql.Tx, ran, rest []*txReq, cause error) {
+// abort rolls the batch back after the transaction broke and fails the
+// calls that ran in it; next, taken but not run yet, goes in a new one.
+func (g *group) abort(t *sql.Tx, ran []*txReq, next *txReq, cause error) {
 	_ = t.Rollback()
 	for _, r := range ran {
 		r.answer(txResult{err: fmt.Errorf("store: group transaction failed: %w", cause)})
 	}
-	if len(rest) > 0 {
-		g.run(rest)
+	if next != nil {
+		b := []*txReq{next}
+		g.run(&b)
 	}
+}
+
+// or is the result with err in place of a success.
+func (res txResult) or(err error) txResult {
+	if res.err == nil && !res.panicked {
+		res.err = err
+	}
+	return res
 }
 
 // runOne runs a lone call in its own transaction, under its own context, as
 // InTx always did: nothing is shared, so its cancellation may stop it.
-func (g *group) runOne(r *txReq) txResult {
+func (g *group) runOne(r *txReq) {
 	t, err := g.w.BeginTx(r.ctx, nil)
 	if err != nil {
-		return txResult{err: fmt.Errorf("store: begin: %w", err)}
+		r.answer(txResult{err: fmt.Errorf("store: begin: %w", err)})
+		return
 	}
 	defer t.Rollback()
 	ex := txExec{t: t, stmts: g.stmts}
 	res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}})
 	if res.err != nil || res.panicked {
-		return res
+		r.answer(res)
+		return
 	}
 	if err := t.Commit(); err != nil {
-		return txResult{err: fmt.Errorf("store: commit: %w", err)}
+		r.answer(txResult{err: fmt.Errorf("store: commit: %w", err)})
+		return
 	}
-	return res
+	g.commits.Add(1)
+	g.calls.Add(1)
+	g.sync.after(func(err error) { r.answer(res.or(err)) })
 }
 
 // call runs fn, turning a panic into a result for the caller to re-raise.

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -168,7 +169,9 @@ func ptr[T any](v T) *T { return &v }
 
 var (
 	uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	fbpRE  = regexp.MustCompile(`^fb\.1\.\d{13}\.\d{1,10}$`)
+	// The server mints PageView event ids as version 7: time first.
+	uuidV7RE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	fbpRE    = regexp.MustCompile(`^fb\.1\.\d{13}\.\d{1,10}$`)
 )
 
 func TestCollect(t *testing.T) {
@@ -198,8 +201,11 @@ func TestCollect(t *testing.T) {
 	if !vid.HttpOnly || fbc.HttpOnly || fbp.HttpOnly {
 		t.Errorf("HttpOnly: the visitor cookie is the server's, _fbc/_fbp the pixel reads: %v %v %v", vid.HttpOnly, fbc.HttpOnly, fbp.HttpOnly)
 	}
-	if !ans.Consent || !uuidRE.MatchString(ans.EventID) || ans.FormToken == "" || ans.LeadEvent != "Lead" {
+	if !ans.Consent || !uuidV7RE.MatchString(ans.EventID) || ans.FormToken == "" || ans.LeadEvent != "Lead" {
 		t.Errorf("answer: %+v", ans)
+	}
+	if ms := fmt.Sprintf("%012x", now.UnixMilli()); strings.ReplaceAll(ans.EventID, "-", "")[:12] != ms {
+		t.Errorf("PageView event_id %s does not start with the time %s", ans.EventID, ms)
 	}
 	if rep.hdr.Get("Access-Control-Allow-Origin") != origin || rep.hdr.Get("Access-Control-Allow-Credentials") != "true" {
 		t.Errorf("CORS: %v", rep.hdr)
