@@ -7,8 +7,9 @@
 #   4. both again at half of their maximum rate, for p99 latency;
 #   5. the delivery runner draining 100,000 queued events into a local Graph
 #      stand-in (a Go benchmark).
-# The server runs on SQLite with synchronous=FULL (every 2xx is committed), its
-# delivery runner live against the stand-in. Figures are noisy on a shared
+# The server runs on SQLite, every 2xx committed and fsynced first (group
+# commit: the summary shows how many requests shared a commit), its delivery
+# runner live against the stand-in. Figures are noisy on a shared
 # machine: run it more than once.
 #
 #   scripts/bench.sh                 # defaults: 10 s per step, 64 connections
@@ -21,6 +22,7 @@ CONNS=${CONNS:-64}
 PORT=${PORT:-18480}
 CEIL_PORT=$((PORT + 1))
 GRAPH_PORT=$((PORT + 2))
+METRICS_PORT=$((PORT + 3))
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d)
 PIDS=()
@@ -36,6 +38,7 @@ echo "building into $WORK"
 
 cat >"$WORK/bench.yaml" <<YAML
 listen: "127.0.0.1:$PORT"
+metrics_listen: "127.0.0.1:$METRICS_PORT"
 database: "sqlite:$WORK/data/cleanads.db"
 trusted_proxies: ["127.0.0.1/32"]
 secret_key: "bench-only-secret-key-0123456789abcdef"
@@ -53,6 +56,19 @@ YAML
 wait_port() { for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 did not open" >&2; exit 1; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 field() { grep -o "$1=[^ ]*" | head -1 | cut -d= -f2; }
+# writer: the SQLite writer's counters from /metrics, as "commits calls syncs"
+# (zeros for the ceiling step, before the server runs).
+writer() {
+	if ! (exec 3<>"/dev/tcp/127.0.0.1/$METRICS_PORT") 2>/dev/null; then
+		echo "0 0 0"
+		return
+	fi
+	exec 3<>"/dev/tcp/127.0.0.1/$METRICS_PORT"
+	printf 'GET /metrics HTTP/1.0\r\nHost: bench\r\n\r\n' >&3
+	awk '/^cleanads_store_commits_total/ {c = $2} /^cleanads_store_commit_calls_total/ {n = $2} /^cleanads_store_log_syncs_total/ {s = $2}
+		END {printf "%d %d %d\n", c, n, s}' <&3
+	exec 3>&-
+}
 
 "$WORK/cleanads-load" -serve "127.0.0.1:$CEIL_PORT" -graph "127.0.0.1:$GRAPH_PORT" >"$WORK/standin.log" 2>&1 &
 PIDS+=($!)
@@ -77,15 +93,20 @@ settle() {
 run() {
 	local name=$1 pid=$2
 	shift 2
-	local before after out
+	local before after out w0 w1
+	w0=$(writer)
 	before=$(cpu_ticks "$pid")
 	out=$("$WORK/cleanads-load" -q -c "$CONNS" -d "$DURATION" "$@")
 	after=$(cpu_ticks "$pid")
+	w1=$(writer)
 	local ok
 	ok=$(echo "$out" | field ok)
 	local cpu_us=$(((after - before) * 1000000 / $(getconf CLK_TCK) / (ok > 0 ? ok : 1)))
-	echo "$out cpu_us=$cpu_us" >"$WORK/$name.res"
-	printf '%-14s %s  server CPU %d us/request\n' "$name" "$(echo "$out" | sed 's/^result //; s/ status=.*//')" "$cpu_us"
+	# Requests (and runner transactions) per commit, commits per fsync.
+	local shared
+	shared=$(echo "$w0 $w1" | awk '{c = $4 - $1; n = $5 - $2; s = $6 - $3; if (c > 0 && s > 0) printf "%.1f/%.1f", n / c, c / s; else printf "-"}')
+	echo "$out cpu_us=$cpu_us shared=$shared" >"$WORK/$name.res"
+	printf '%-14s %s  server CPU %d us/request, calls/commit and commits/fsync %s\n' "$name" "$(echo "$out" | sed 's/^result //; s/ status=.*//')" "$cpu_us" "$shared"
 }
 
 echo "== ceiling: bare handler, $CONNS connections, $DURATION"
@@ -126,13 +147,13 @@ echo "== delivery: 100,000 queued events drained into a local Graph stand-in"
 echo
 echo "== summary ($(date -u +%Y-%m-%d), $(nproc) CPUs: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1))"
 C=$(field rps <"$WORK/ceiling.res")
-printf '%-22s %10s %7s %9s %9s %8s %8s\n' step "requests/s" ratio "p50 ms" "p99 ms" "CPU us" target
+printf '%-22s %10s %7s %9s %9s %8s %14s %8s\n' step "requests/s" ratio "p50 ms" "p99 ms" "CPU us" "calls/commit" target
 row() {
 	local name=$1 target=$2 r p50 p99
 	r=$(field rps <"$WORK/$name.res")
 	p50=$(field p50_ms <"$WORK/$name.res")
 	p99=$(field p99_ms <"$WORK/$name.res")
-	printf '%-22s %10s %7s %9s %9s %8s %8s\n' "$name" "$r" "$(awk -v a="$r" -v b="$C" 'BEGIN{printf "%.2f", a / b}')" "$p50" "$p99" "$(field cpu_us <"$WORK/$name.res")" "$target"
+	printf '%-22s %10s %7s %9s %9s %8s %14s %8s\n' "$name" "$r" "$(awk -v a="$r" -v b="$C" 'BEGIN{printf "%.2f", a / b}')" "$p50" "$p99" "$(field cpu_us <"$WORK/$name.res")" "$(field shared <"$WORK/$name.res" | cut -d/ -f1)" "$target"
 }
 row ceiling "1.00"
 row collect ">= 0.50"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +24,11 @@ import (
 //
 // Checkpoints keep their own fsyncs (SQLite syncs the log before it copies
 // it and the database file after), so the log is reused only once what it
-// held is durable in the database.
+// held is durable in the database. Readers may see a commit a moment before
+// it is durable; the only thing done with it that cannot be taken back is
+// sending its events to Meta, and a power cut that lost the commit leaves
+// its caller unanswered, so the retry carries the same event_id, which
+// Meta deduplicates.
 type walSyncer struct {
 	path string // the database's -wal file
 
@@ -155,6 +160,12 @@ func (s *walSyncer) sync(syncFile func(*os.File) error) error {
 		}
 		if err != nil {
 			return &UnavailableError{Err: fmt.Errorf("store: open the log to sync it: %w", err)}
+		}
+		// The log's name must survive a power cut too: sync its
+		// directory once, as SQLite does for a new journal in FULL mode.
+		if err := syncDir(filepath.Dir(s.path)); err != nil {
+			f.Close()
+			return &UnavailableError{Err: fmt.Errorf("store: sync the database directory: %w", err)}
 		}
 		s.f = f
 	}
