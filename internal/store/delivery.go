@@ -90,21 +90,12 @@ func (q Q) DeliveryCancelByLead(ctx context.Context, id model.LeadID, reason str
 func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, skip []model.SiteID) ([]*model.Delivery, error) {
 	var list []*model.Delivery
 	err := db.InTx(ctx, func(tx *Tx) error {
-		query := `/* Store.DeliveryClaim */ SELECT ` + deliveryColumns + ` FROM deliveries` + tx.claimIndex() + `
-			WHERE state IN ('pending', 'retry') AND next_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`
 		args := []any{now.UnixMilli(), now.UnixMilli()}
-		if len(skip) > 0 {
-			query += ` AND site_id NOT IN (?` + strings.Repeat(", ?", len(skip)-1) + `)`
-			for _, s := range skip {
-				args = append(args, string(s))
-			}
+		for _, s := range skip {
+			args = append(args, string(s))
 		}
-		// Oldest event first (the nearest deadline): after an outage a
-		// site's backlog reaches Meta in order of age, and what has least
-		// time left goes before what can wait.
-		query += ` ORDER BY deadline_at, id LIMIT ?` + tx.forUpdateSkipLocked()
 		args = append(args, limit)
-		rows, err := tx.query(ctx, query, args...)
+		rows, err := tx.query(ctx, tx.claimQuery(len(skip)), args...)
 		if err != nil {
 			return fmt.Errorf("store: claim deliveries: %w", err)
 		}
@@ -138,6 +129,20 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 		return nil, err
 	}
 	return list, nil
+}
+
+// claimQuery is DeliveryClaim's look-up, leaving out skip sites. Oldest
+// event first (the nearest deadline): after an outage a site's backlog
+// reaches Meta in order of age, and what has least time left goes before
+// what can wait. deliveries_claimable is in that order, so the claim reads
+// index entries until it has its limit, with no sort.
+func (q Q) claimQuery(skip int) string {
+	query := `/* Store.DeliveryClaim */ SELECT ` + deliveryColumns + ` FROM deliveries` + q.claimIndex() + `
+			WHERE state IN ('pending', 'retry') AND next_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`
+	if skip > 0 {
+		query += ` AND site_id NOT IN (?` + strings.Repeat(", ?", skip-1) + `)`
+	}
+	return query + ` ORDER BY deadline_at, id LIMIT ?` + q.forUpdateSkipLocked()
 }
 
 // claimIndex names the index DeliveryClaim walks. Without statistics

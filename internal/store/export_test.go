@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -55,3 +57,27 @@ func (db *DB) TestFailLogSync(err error) {
 // TestLogFrames runs a passive checkpoint and returns how many pages the
 // log holds.
 func (db *DB) TestLogFrames() (int, error) { return checkpoint(db.group.ckpt.db) }
+
+// TestClaimPlan returns SQLite's plan for DeliveryClaim's look-up, one
+// line per step.
+func (db *DB) TestClaimPlan(ctx context.Context, skip int) (string, error) {
+	args := []any{int64(0), int64(0)}
+	for i := range skip {
+		args = append(args, fmt.Sprint("site", i))
+	}
+	rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+db.claimQuery(skip), append(args, 1000)...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			return "", err
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "\n"), rows.Err()
+}
