@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 )
@@ -24,17 +25,25 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// commitUnsynced holds the log's fsyncs and runs one InTx call until its
+// commit is made: it returns the call's result to come, the writer's
+// counters from before, and the function that lets the fsyncs go.
+func commitUnsynced(t *testing.T, db *store.DB, site string) (done <-chan error, before model.WriterStats, release func()) {
+	t.Helper()
+	release = db.TestHoldLogSync()
+	t.Cleanup(release)
+	before = db.WriterStats()
+	ch := make(chan error, 1)
+	go func() { ch <- db.InTx(context.Background(), siteInsert(site)) }()
+	waitFor(t, "the commit", func() bool { return db.WriterStats().Commits > before.Commits })
+	return ch, before, release
+}
+
 func TestInTxAnswersOnlyOnceTheLogIsSynced(t *testing.T) {
 	db := storetest.SQLite(t)
-	ctx := context.Background()
-	release := db.TestHoldLogSync()
-	defer release()
-	before := db.WriterStats()
-	done := make(chan error, 1)
-	go func() { done <- db.InTx(ctx, siteInsert("durable")) }()
 	// The commit has happened (readers see it) while the fsync is held:
 	// the caller must still be waiting.
-	waitFor(t, "the commit", func() bool { return db.WriterStats().Commits > before.Commits })
+	done, before, release := commitUnsynced(t, db, "durable")
 	select {
 	case err := <-done:
 		t.Fatalf("InTx returned (%v) before its commit was synced", err)
@@ -67,12 +76,7 @@ func TestInTxFailsUnavailableWhenTheLogSyncFails(t *testing.T) {
 func TestGroupCommitTakesCallsThatArriveWhileTheLogSyncs(t *testing.T) {
 	db := storetest.SQLite(t)
 	ctx := context.Background()
-	release := db.TestHoldLogSync()
-	defer release()
-	base := db.WriterStats()
-	first := make(chan error, 1)
-	go func() { first <- db.InTx(ctx, siteInsert("first")) }()
-	waitFor(t, "the first commit", func() bool { return db.WriterStats().Commits == base.Commits+1 })
+	first, base, release := commitUnsynced(t, db, "first")
 	// The first commit's fsync is held: the calls that come now join one
 	// open transaction, committed once that fsync is done.
 	const n = 8
