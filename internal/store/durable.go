@@ -141,14 +141,16 @@ func (s *walSyncer) flush() {
 		return
 	}
 	err := s.sync(syncFile)
-	for _, answer := range batch {
-		answer(err)
-	}
+	// Idle before the answers go out: a caller that was answered and
+	// calls again finds the syncer free and is committed at once.
 	s.mu.Lock()
 	if len(s.waiting) == 0 && !isClosed(s.idle) {
 		close(s.idle)
 	}
 	s.mu.Unlock()
+	for _, answer := range batch {
+		answer(err)
+	}
 }
 
 func (s *walSyncer) sync(syncFile func(*os.File) error) error {
