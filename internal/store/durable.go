@@ -68,11 +68,12 @@ func (s *walSyncer) after(answer func(error)) {
 		s.idle = make(chan struct{})
 	}
 	s.waiting = append(s.waiting, answer)
-	s.mu.Unlock()
+	// Under mu: close may not close wake meanwhile.
 	select {
 	case s.wake <- struct{}{}:
 	default: // a wake-up is pending already
 	}
+	s.mu.Unlock()
 }
 
 // setSyncFile replaces fdatasync, for tests.
