@@ -14,10 +14,16 @@ const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
 // milliseconds and 80 random bits in Crockford base32 (a ULID in lower case),
 // e.g. "ld_01hx...".
 func NewID(prefix string, now time.Time) string {
+	return encodeID(prefix, timeFirst(now))
+}
+
+// timeFirst returns 48 bits of now's milliseconds, big-endian, then 80
+// random bits: the layout of NewID and of a version 7 UUID.
+func timeFirst(now time.Time) [16]byte {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixMilli())<<16)
 	rand.Read(b[6:])
-	return encodeID(prefix, b)
+	return b
 }
 
 // IDGen makes ids like NewID that also sort in the order they were made
@@ -79,13 +85,7 @@ func NewUUID() string {
 // kind: the unique indexes that hold them then grow at their end, where a
 // random id would dirty a page of its own in every commit.
 func NewUUIDv7(now time.Time) string {
-	var b [16]byte
-	rand.Read(b[6:])
-	ms := uint64(now.UnixMilli())
-	for i := 5; i >= 0; i-- {
-		b[i] = byte(ms)
-		ms >>= 8
-	}
+	b := timeFirst(now)
 	b[6] = b[6]&0x0f | 0x70
 	b[8] = b[8]&0x3f | 0x80
 	return FormatUUID(b)

@@ -248,10 +248,16 @@ func (g *group) run(batch *[]*txReq) {
 		}
 		return
 	}
+	g.committed(live, results)
+}
+
+// committed counts a commit and has the syncer answer its callers, each
+// with its own result, once the commit is on disk.
+func (g *group) committed(reqs []*txReq, results []txResult) {
 	g.commits.Add(1)
-	g.calls.Add(int64(len(live)))
+	g.calls.Add(int64(len(reqs)))
 	g.sync.after(func(err error) {
-		for i, r := range live {
+		for i, r := range reqs {
 			r.answer(results[i].or(err))
 		}
 	})
@@ -297,9 +303,7 @@ func (g *group) runOne(r *txReq) {
 		r.answer(txResult{err: fmt.Errorf("store: commit: %w", err)})
 		return
 	}
-	g.commits.Add(1)
-	g.calls.Add(1)
-	g.sync.after(func(err error) { r.answer(res.or(err)) })
+	g.committed([]*txReq{r}, []txResult{res})
 }
 
 // call runs fn, turning a panic into a result for the caller to re-raise.
