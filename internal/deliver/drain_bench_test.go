@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 )
 
@@ -37,7 +39,10 @@ func (g *leanGraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // BenchmarkDrain100k queues 100,000 events over 8 sites and measures the
 // running runner (the one serve starts) draining them into a local Graph
 // stand-in over HTTP: events/s, and the peak Go heap while it does, which
-// should not grow with the queue (claims of at most Claim events).
+// should not grow with the queue (claims of at most Claim events). A probe
+// beside it writes as an intake request would, every 2 ms: its p99 and
+// longest wait are what a visit or lead waits for the writer while a
+// backlog drains.
 func BenchmarkDrain100k(b *testing.B) {
 	const sites, perSite = 8, 12500
 	for range b.N {
@@ -82,6 +87,25 @@ func BenchmarkDrain100k(b *testing.B) {
 				}
 			}
 		}()
+		stopProbe := make(chan struct{})
+		probed := make(chan []time.Duration)
+		go func() {
+			var waits []time.Duration
+			defer func() { probed <- waits }()
+			for {
+				select {
+				case <-stopProbe:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+				t0 := time.Now()
+				if err := db.InTx(ctx, func(*store.Tx) error { return nil }); err != nil {
+					b.Error(err)
+					return
+				}
+				waits = append(waits, time.Since(t0))
+			}
+		}()
 		b.StartTimer()
 		start := time.Now()
 		if err := r.Start(ctx); err != nil {
@@ -96,6 +120,8 @@ func BenchmarkDrain100k(b *testing.B) {
 		b.StopTimer()
 		close(stopSampling)
 		<-sampled
+		close(stopProbe)
+		waits := <-probed
 		srv.Close()
 		counts, err := db.DeliveryCounts(ctx, "")
 		if err != nil || counts[model.DeliverySent] != sites*perSite {
@@ -103,5 +129,10 @@ func BenchmarkDrain100k(b *testing.B) {
 		}
 		b.ReportMetric(float64(sites*perSite)/elapsed.Seconds(), "events/s")
 		b.ReportMetric(float64(peak)/(1<<20), "peak_heap_MB")
+		if len(waits) > 0 {
+			slices.Sort(waits)
+			b.ReportMetric(float64(waits[len(waits)*99/100])/1e6, "probe_p99_ms")
+			b.ReportMetric(float64(waits[len(waits)-1])/1e6, "probe_max_ms")
+		}
 	}
 }

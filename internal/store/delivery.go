@@ -81,64 +81,146 @@ func (q Q) DeliveryCancelByLead(ctx context.Context, id model.LeadID, reason str
 	return int(n), nil
 }
 
+// writeSlice is how many events one statement of DeliveryClaim or
+// DeliveryRecord takes. Between two slices a job that has held SQLite's
+// writer for a while with other calls queued ends its transaction
+// (Tx.ShouldYield) and goes on in the next one, so a request waits for a
+// slice of a claim of 5,000 events, not for all of it. Each statement
+// names writeSlice ids (the last repeated when fewer), so it is prepared
+// once.
+const writeSlice = 128
+
+// sliceIDs is the id list of a writeSlice statement.
+var sliceIDs = "(?" + strings.Repeat(", ?", writeSlice-1) + ")"
+
+// padSlice fills args up to n ids after the leading fixed ones by repeating
+// the last id.
+func padSlice(args []any, n int) []any {
+	for last := args[len(args)-1]; n < writeSlice; n++ {
+		args = append(args, last)
+	}
+	return args
+}
+
 // DeliveryClaim leases up to limit due events (state pending or retry,
-// next_at reached, no live lease) to owner until leaseUntil, oldest event
-// (earliest deadline) first,
-// leaving out the sites in skip (those the caller is still sending for). A
-// node that dies holding a lease loses it at leaseUntil and the events are
-// claimed again. On PostgreSQL concurrent claimers skip each other's rows.
+// next_at reached, no lease) to owner until leaseUntil, oldest event
+// (earliest deadline) first, leaving out the sites in skip (those the
+// caller is still sending for). A node that dies holding a lease loses it
+// at leaseUntil: the next claim gives expired leases back first, and their
+// events are claimed again. It claims in slices, each past the last event
+// of the one before; a failure after the first slice ends the claim with
+// the events it holds (the next claim meets the failure again). On
+// PostgreSQL concurrent claimers skip each other's rows.
 func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, skip []model.SiteID) ([]*model.Delivery, error) {
 	var list []*model.Delivery
-	err := db.InTx(ctx, func(tx *Tx) error {
-		args := []any{now.UnixMilli(), now.UnixMilli()}
-		for _, s := range skip {
-			args = append(args, string(s))
-		}
-		args = append(args, limit)
-		rows, err := tx.query(ctx, tx.claimQuery(len(skip)), args...)
+	for len(list) < limit {
+		var got []*model.Delivery
+		more := true
+		err := db.InTx(ctx, func(tx *Tx) error {
+			got, more = nil, true
+			var after *model.Delivery
+			if len(list) > 0 {
+				after = list[len(list)-1]
+			} else if err := tx.releaseExpiredLeases(ctx, now); err != nil {
+				return err
+			}
+			for more && len(list)+len(got) < limit {
+				n := min(writeSlice, limit-len(list)-len(got))
+				part, err := tx.claimSlice(ctx, owner, now, leaseUntil, n, skip, after)
+				if err != nil {
+					return err
+				}
+				got = append(got, part...)
+				more = len(part) == n
+				if more {
+					after = part[n-1]
+				}
+				if tx.ShouldYield() {
+					break
+				}
+			}
+			return nil
+		})
 		if err != nil {
-			return fmt.Errorf("store: claim deliveries: %w", err)
-		}
-		for rows.Next() {
-			d, err := scanDelivery(rows)
-			if err != nil {
-				rows.Close()
-				return fmt.Errorf("store: claim deliveries: %w", err)
+			if len(list) > 0 {
+				break
 			}
-			list = append(list, d)
+			return nil, err
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("store: claim deliveries: %w", err)
+		list = append(list, got...)
+		if !more {
+			break
 		}
-		// Lease in chunks: both engines cap the number of parameters.
-		for i := 0; i < len(list); i += 500 {
-			part := list[i:min(i+500, len(list))]
-			args := []any{owner, leaseUntil.UnixMilli()}
-			for _, d := range part {
-				args = append(args, d.ID)
-			}
-			if _, err := tx.exec(ctx, `/* Store.DeliveryClaim */ UPDATE deliveries SET lease_owner = ?, lease_until = ?
-				WHERE id IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, args...); err != nil {
-				return fmt.Errorf("store: lease deliveries: %w", err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	return list, nil
 }
 
-// claimQuery is DeliveryClaim's look-up, leaving out skip sites. Oldest
-// event first (the nearest deadline): after an outage a site's backlog
-// reaches Meta in order of age, and what has least time left goes before
-// what can wait. deliveries_claimable is in that order, so the claim reads
-// index entries until it has its limit, with no sort.
-func (q Q) claimQuery(skip int) string {
+// releaseExpiredLeases gives back the events whose lease ran out before
+// their outcome was recorded, so that they can be claimed again.
+func (q Q) releaseExpiredLeases(ctx context.Context, now time.Time) error {
+	_, err := q.exec(ctx, `/* Store.DeliveryClaim */ UPDATE deliveries SET lease_owner = '', lease_until = NULL
+		WHERE lease_owner <> '' AND lease_until <= ?`, now.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("store: release expired leases: %w", err)
+	}
+	return nil
+}
+
+// claimSlice leases up to n due events past after (nil: from the oldest).
+func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Time, n int, skip []model.SiteID, after *model.Delivery) ([]*model.Delivery, error) {
+	args := []any{now.UnixMilli()}
+	if after != nil {
+		args = append(args, after.DeadlineAt.UnixMilli(), after.ID)
+	}
+	for _, s := range skip {
+		args = append(args, string(s))
+	}
+	args = append(args, n)
+	rows, err := q.query(ctx, q.claimQuery(len(skip), after != nil), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim deliveries: %w", err)
+	}
+	var list []*model.Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: claim deliveries: %w", err)
+		}
+		list = append(list, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: claim deliveries: %w", err)
+	}
+	if len(list) == 0 {
+		return nil, nil
+	}
+	args = []any{owner, leaseUntil.UnixMilli()}
+	for _, d := range list {
+		args = append(args, d.ID)
+	}
+	if _, err := q.exec(ctx, `/* Store.DeliveryClaim */ UPDATE deliveries SET lease_owner = ?, lease_until = ?
+		WHERE id IN `+sliceIDs, padSlice(args, len(list))...); err != nil {
+		return nil, fmt.Errorf("store: lease deliveries: %w", err)
+	}
+	return list, nil
+}
+
+// claimQuery is DeliveryClaim's look-up, leaving out skip sites, with
+// cursor past a given (deadline_at, id). Oldest event first (the nearest
+// deadline): after an outage a site's backlog reaches Meta in order of age,
+// and what has least time left goes before what can wait.
+// deliveries_claimable is in that order and holds no leased event, so the
+// claim reads index entries until it has its limit, with no sort and none
+// of the events being sent, and a cursor starts it where the slice before
+// stopped.
+func (q Q) claimQuery(skip int, cursor bool) string {
 	query := `/* Store.DeliveryClaim */ SELECT ` + deliveryColumns + ` FROM deliveries` + q.claimIndex() + `
-			WHERE state IN ('pending', 'retry') AND next_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`
+			WHERE state IN ('pending', 'retry') AND lease_owner = '' AND next_at <= ?`
+	if cursor {
+		query += ` AND (deadline_at, id) > (?, ?)`
+	}
 	if skip > 0 {
 		query += ` AND site_id NOT IN (?` + strings.Repeat(", ?", skip-1) + `)`
 	}
@@ -158,11 +240,14 @@ func (q Q) claimIndex() string {
 
 // DeliveryRecord writes what became of leased events (State, Attempts,
 // NextAt, LastError, Response, Mode, SentAt) and releases their lease, in
-// one transaction. An event whose lease owner lost it (it expired and
-// another node claimed the event) is left alone and counted in lost.
+// slices of writeSlice events, as many to a transaction as run before other
+// calls wait for the writer. An event whose lease owner lost it (it expired
+// and another node claimed the event) is left alone and counted in lost.
+// On an error the events not recorded yet keep their lease until it runs
+// out, and are claimed and sent again (with the same event_id).
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Delivery, now time.Time) (lost int, err error) {
 	// Events of one request mostly share their outcome: one statement per
-	// distinct outcome, not per event, keeps a batch of 1000 cheap.
+	// distinct outcome and slice, not per event, keeps a batch of 1000 cheap.
 	type outcome struct {
 		state, lastError, response, mode string
 		attempts                         int
@@ -182,27 +267,47 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 		}
 		groups[o] = append(groups[o], d.ID)
 	}
-	err = db.InTx(ctx, func(tx *Tx) error {
-		lost = 0
-		for _, o := range order {
-			ids := groups[o]
-			for i := 0; i < len(ids); i += 500 {
-				part := ids[i:min(i+500, len(ids))]
-				args := append([]any{o.state, o.attempts, o.next, o.lastError, o.response, o.mode, now.UnixMilli(), o.sent, owner}, part...)
+	type slice struct {
+		o   outcome
+		ids []any
+	}
+	var work []slice
+	for _, o := range order {
+		ids := groups[o]
+		for i := 0; i < len(ids); i += writeSlice {
+			work = append(work, slice{o, ids[i:min(i+writeSlice, len(ids))]})
+		}
+	}
+	for start := 0; start < len(work); {
+		end, missed := start, 0
+		err := db.InTx(ctx, func(tx *Tx) error {
+			end, missed = start, 0
+			for end < len(work) {
+				w := work[end]
+				args := append([]any{w.o.state, w.o.attempts, w.o.next, w.o.lastError, w.o.response, w.o.mode, now.UnixMilli(), w.o.sent, owner}, w.ids...)
 				res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ UPDATE deliveries SET state = ?, attempts = ?,
 					next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?,
 					lease_owner = '', lease_until = NULL
-					WHERE lease_owner = ? AND id IN (?`+strings.Repeat(", ?", len(part)-1)+`)`, args...)
+					WHERE lease_owner = ? AND id IN `+sliceIDs, padSlice(args, len(w.ids))...)
 				if err != nil {
 					return fmt.Errorf("store: record deliveries: %w", err)
 				}
 				n, _ := res.RowsAffected()
-				lost += len(part) - int(n)
+				missed += len(w.ids) - int(n)
+				end++
+				if tx.ShouldYield() {
+					break
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			return lost, err
 		}
-		return nil
-	})
-	return lost, err
+		lost += missed
+		start = end
+	}
+	return lost, nil
 }
 
 // DeliverySweep expires every unsent event past its deadline (pending,
@@ -235,11 +340,12 @@ func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resume
 }
 
 // DeliveryNextDue returns when the earliest unleased pending or retry event
-// is due, and false when there is none.
+// is due, and false when there is none. (Events of an expired lease count
+// once a claim gave them back.)
 func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
 	err := q.queryRow(ctx, `/* Store.DeliveryNextDue */ SELECT MIN(next_at) FROM deliveries
-		WHERE state IN ('pending', 'retry') AND (lease_until IS NULL OR lease_until <= ?)`, now.UnixMilli()).Scan(&next)
+		WHERE state IN ('pending', 'retry') AND lease_owner = ''`).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next due delivery: %w", err)
 	}

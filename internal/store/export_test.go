@@ -58,14 +58,17 @@ func (db *DB) TestFailLogSync(err error) {
 // log holds.
 func (db *DB) TestLogFrames() (int, error) { return checkpoint(db.group.ckpt.db) }
 
-// TestClaimPlan returns SQLite's plan for DeliveryClaim's look-up, one
-// line per step.
-func (db *DB) TestClaimPlan(ctx context.Context, skip int) (string, error) {
-	args := []any{int64(0), int64(0)}
+// TestClaimPlan returns SQLite's plan for DeliveryClaim's look-up (with
+// cursor, of a slice after the first), one line per step.
+func (db *DB) TestClaimPlan(ctx context.Context, skip int, cursor bool) (string, error) {
+	args := []any{int64(0)}
+	if cursor {
+		args = append(args, int64(0), "")
+	}
 	for i := range skip {
 		args = append(args, fmt.Sprint("site", i))
 	}
-	rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+db.claimQuery(skip), append(args, 1000)...)
+	rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+db.claimQuery(skip, cursor), append(args, 1000)...)
 	if err != nil {
 		return "", err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cleanads/cleanads/internal/secret"
 )
@@ -204,7 +205,7 @@ func (g *group) run(batch *[]*txReq) {
 				g.abort(t, live, r, err)
 				return
 			}
-			res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}})
+			res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}, waiting: g.waiting, start: time.Now()})
 			var err error
 			if res.err != nil || res.panicked {
 				_, err = ex.ExecContext(bg, `ROLLBACK TO cleanads_call`)
@@ -294,7 +295,7 @@ func (g *group) runOne(r *txReq) {
 	}
 	defer t.Rollback()
 	ex := txExec{t: t, stmts: g.stmts}
-	res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}})
+	res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}, waiting: g.waiting, start: time.Now()})
 	if res.err != nil || res.panicked {
 		r.answer(res)
 		return
@@ -305,6 +306,9 @@ func (g *group) runOne(r *txReq) {
 	}
 	g.committed([]*txReq{r}, []txResult{res})
 }
+
+// waiting reports whether calls are queued behind the one running.
+func (g *group) waiting() bool { return len(g.reqs) > 0 }
 
 // call runs fn, turning a panic into a result for the caller to re-raise.
 func call(fn func(*Tx) error, tx *Tx) (res txResult) {
@@ -368,10 +372,11 @@ type stmtCache struct {
 }
 
 // Statements with many arguments are built with varying IN lists; caching
-// them would fill the cache with one-off texts.
+// them would fill the cache with one-off texts. Those of a writeSlice of
+// ids (and the columns set with them) are one text each and are cached.
 const (
 	stmtCacheMax = 256
-	stmtArgsMax  = 40
+	stmtArgsMax  = writeSlice + 16
 )
 
 func (c *stmtCache) get(query string, nargs int) *sql.Stmt {

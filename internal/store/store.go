@@ -65,6 +65,21 @@ type DB struct {
 // Tx is a transaction; it has every entity method of DB.
 type Tx struct {
 	Q
+	waiting func() bool // nil: nobody queues behind this transaction
+	start   time.Time   // when the call began to hold the writer
+}
+
+// yieldAfter is how long a call holds SQLite's writer before ShouldYield
+// tells it to let the calls queued behind it in.
+const yieldAfter = time.Millisecond
+
+// ShouldYield reports whether a long job (claiming or recording thousands
+// of events) should end its transaction here and go on in the next one:
+// SQLite has one writer, and once the job has held it for a millisecond
+// while other calls queue behind it, each of them would wait for all of it.
+// On PostgreSQL transactions run side by side and it is always false.
+func (tx *Tx) ShouldYield() bool {
+	return tx.waiting != nil && time.Since(tx.start) >= yieldAfter && tx.waiting()
 }
 
 // Options tune Open.

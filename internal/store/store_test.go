@@ -149,16 +149,22 @@ func TestLeadRoundTrip(t *testing.T) {
 // walks deliveries_claimable, already in (deadline_at, id) order, and sorts
 // nothing. A plan with a sort reads every due event to return the first
 // thousand, on the writer, which a backlog of a million events turns into
-// seconds of intake held up per claim.
+// seconds of intake held up per claim. A slice after the first starts in
+// the index where the one before stopped, not at its beginning.
 func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 	db := storetest.SQLite(t)
 	for _, skip := range []int{0, 3} {
-		plan, err := db.TestClaimPlan(context.Background(), skip)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(plan, "deliveries_claimable") || strings.Contains(plan, "TEMP B-TREE") {
-			t.Errorf("claim plan (skipping %d sites):\n%s\nwant a walk of deliveries_claimable with no sort", skip, plan)
+		for _, cursor := range []bool{false, true} {
+			plan, err := db.TestClaimPlan(context.Background(), skip, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(plan, "deliveries_claimable") || strings.Contains(plan, "TEMP B-TREE") {
+				t.Errorf("claim plan (skipping %d sites, cursor %v):\n%s\nwant a walk of deliveries_claimable with no sort", skip, cursor, plan)
+			}
+			if cursor && !strings.Contains(plan, "(deadline_at,id)>") {
+				t.Errorf("claim plan of a later slice (skipping %d sites):\n%s\nwant the walk to start past the cursor", skip, plan)
+			}
 		}
 	}
 }

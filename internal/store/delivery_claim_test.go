@@ -1,0 +1,166 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/store/storetest"
+)
+
+// queueDeliveries puts n due PageViews of site a in the outbox, their
+// deadlines in the reverse of their ids' order, some sharing a deadline.
+func queueDeliveries(t *testing.T, db *store.DB, n int, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		d := &model.Delivery{ID: fmt.Sprintf("d%04d", i), SiteID: "a", Kind: model.KindPageView, EventName: "PageView",
+			EventID: fmt.Sprintf("e%04d", i), Payload: []byte(`{}`), State: model.DeliveryPending,
+			NextAt: now, DeadlineAt: now.Add(time.Duration(n-i/2) * time.Minute), CreatedAt: now, UpdatedAt: now}
+		if _, err := db.DeliveryInsert(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A claim larger than one slice returns exactly its limit, oldest deadline
+// first (ties by id), each event once; the next claim goes on with the
+// rest, and recording more events than a slice sets every one of them.
+// Other writers run throughout, so on SQLite the claims and records also
+// end transactions between slices for them.
+func TestDeliveryClaimAndRecordAcrossSlices(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		const n = 150
+		queueDeliveries(t, db, n, now)
+		stop := make(chan struct{})
+		noise := make(chan error, 1)
+		go func() {
+			for {
+				select {
+				case <-stop:
+					noise <- nil
+					return
+				default:
+				}
+				if err := db.InTx(ctx, func(*store.Tx) error { return nil }); err != nil {
+					noise <- err
+					return
+				}
+			}
+		}()
+		defer func() {
+			close(stop)
+			if err := <-noise; err != nil {
+				t.Errorf("a writer beside the claims: %v", err)
+			}
+		}()
+		first, err := db.DeliveryClaim(ctx, "node-a", now, now.Add(time.Minute), 100, nil)
+		if err != nil || len(first) != 100 {
+			t.Fatalf("first claim = %d events, %v; want 100", len(first), err)
+		}
+		rest, err := db.DeliveryClaim(ctx, "node-a", now, now.Add(time.Minute), 100, nil)
+		if err != nil || len(rest) != n-100 {
+			t.Fatalf("second claim = %d events, %v; want %d", len(rest), err, n-100)
+		}
+		seen := map[string]bool{}
+		all := append(first, rest...)
+		for i, d := range all {
+			if seen[d.ID] {
+				t.Fatalf("%s claimed twice", d.ID)
+			}
+			seen[d.ID] = true
+			if i > 0 {
+				p := all[i-1]
+				if d.DeadlineAt.Before(p.DeadlineAt) || d.DeadlineAt.Equal(p.DeadlineAt) && d.ID < p.ID {
+					t.Fatalf("claim order: %s (deadline %v) after %s (deadline %v)", d.ID, d.DeadlineAt, p.ID, p.DeadlineAt)
+				}
+			}
+		}
+		if again, err := db.DeliveryClaim(ctx, "node-a", now, now.Add(time.Minute), 100, nil); err != nil || len(again) != 0 {
+			t.Fatalf("claim with every event leased = %d events, %v; want none", len(again), err)
+		}
+
+		sent := now.Add(time.Second)
+		for i, d := range all {
+			d.Attempts = 1
+			if i%3 == 0 {
+				d.State, d.NextAt, d.LastError = model.DeliveryRetry, now.Add(time.Minute), "try again"
+			} else {
+				d.State, d.SentAt = model.DeliverySent, &sent
+			}
+		}
+		if lost, err := db.DeliveryRecord(ctx, "node-b", all, sent); err != nil || lost != n {
+			t.Fatalf("record by a node without the lease = %d lost, %v; want all %d lost", lost, err, n)
+		}
+		if lost, err := db.DeliveryRecord(ctx, "node-a", all, sent); err != nil || lost != 0 {
+			t.Fatalf("record = %d lost, %v; want none", lost, err)
+		}
+		counts, err := db.DeliveryCounts(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if counts[model.DeliveryRetry] != n/3 || counts[model.DeliverySent] != n-n/3 {
+			t.Errorf("after the record: %v; want %d retry and %d sent", counts, n/3, n-n/3)
+		}
+		// Released by the record, the retries are claimed again when due.
+		if again, err := db.DeliveryClaim(ctx, "node-a", now.Add(time.Minute), now.Add(2*time.Minute), 1000, nil); err != nil || len(again) != n/3 {
+			t.Fatalf("claim of the retries = %d events, %v; want %d", len(again), err, n/3)
+		}
+		// Node a dies holding them: once its lease ran out, a claim gives
+		// them back and takes them.
+		if again, err := db.DeliveryClaim(ctx, "node-c", now.Add(2*time.Minute), now.Add(3*time.Minute), 1000, nil); err != nil || len(again) != n/3 {
+			t.Errorf("claim after node a's lease ran out = %d events, %v; want %d", len(again), err, n/3)
+		}
+	})
+}
+
+// ShouldYield is what lets a long job on SQLite's one writer end its
+// transaction for the calls queued behind it: false while the call is
+// alone, true once another InTx call waits, and false on PostgreSQL, where
+// transactions run side by side.
+func TestShouldYield(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		sqlite := db.Dialect() == store.SQLite
+		other := make(chan error, 1)
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if tx.ShouldYield() {
+				t.Error("ShouldYield with no other call")
+			}
+			go func() { other <- db.InTx(ctx, func(*store.Tx) error { return nil }) }()
+			if !sqlite {
+				if err := <-other; err != nil {
+					t.Error(err)
+				}
+				if tx.ShouldYield() {
+					t.Error("ShouldYield on PostgreSQL")
+				}
+				return nil
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for !tx.ShouldYield() {
+				if time.Now().After(deadline) {
+					t.Fatal("ShouldYield stayed false with another call queued")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sqlite {
+			if err := <-other; err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
