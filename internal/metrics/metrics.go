@@ -2,8 +2,9 @@
 // pattern and status, their latency, delivery requests to Meta by outcome
 // and error class, and, read from the store at scrape time, leads by
 // verdict, deliveries by state, the oldest due event's wait and paused
-// sites, and the SQLite writer's commits and log fsyncs. Labels are route patterns, site ids, verdicts, states and error
-// classes: bounded sets, never paths or personal data.
+// sites, and the SQLite writer's commits and log fsyncs. Labels are route
+// patterns, site ids, verdicts, states and error classes: bounded sets,
+// never paths or personal data.
 package metrics
 
 import (

@@ -177,24 +177,9 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 	}
 	args = append(args, n)
 	rows, err := q.query(ctx, q.claimQuery(len(skip), after != nil), args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: claim deliveries: %w", err)
-	}
-	var list []*model.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("store: claim deliveries: %w", err)
-		}
-		list = append(list, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: claim deliveries: %w", err)
-	}
-	if len(list) == 0 {
-		return nil, nil
+	list, err := scanAll(rows, err, "claim deliveries", scanDelivery)
+	if err != nil || len(list) == 0 {
+		return nil, err
 	}
 	args = []any{owner, leaseUntil.UnixMilli()}
 	for _, d := range list {

@@ -219,8 +219,8 @@ const (
 // otherwise checkpoint inside the commit that crosses 1000 pages, two
 // fsyncs included). A background checkpoint cannot finish while the writer
 // keeps appending, and SQLite reuses the log from its start only after one
-// has: once the log passes Options.CheckpointFrames the committer is asked to run
-// the last, short part itself, between two batches.
+// has: once the log passes Options.CheckpointFrames the committer is asked
+// to run the last, short part itself, between two batches.
 type checkpointer struct {
 	db     *sql.DB
 	every  time.Duration

@@ -205,7 +205,7 @@ func (g *group) run(batch *[]*txReq) {
 				g.abort(t, live, r, err)
 				return
 			}
-			res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}, waiting: g.waiting, start: time.Now()})
+			res := call(r.fn, g.tx(ex))
 			var err error
 			if res.err != nil || res.panicked {
 				_, err = ex.ExecContext(bg, `ROLLBACK TO cleanads_call`)
@@ -295,7 +295,7 @@ func (g *group) runOne(r *txReq) {
 	}
 	defer t.Rollback()
 	ex := txExec{t: t, stmts: g.stmts}
-	res := call(r.fn, &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}, waiting: g.waiting, start: time.Now()})
+	res := call(r.fn, g.tx(ex))
 	if res.err != nil || res.panicked {
 		r.answer(res)
 		return
@@ -305,6 +305,12 @@ func (g *group) runOne(r *txReq) {
 		return
 	}
 	g.committed([]*txReq{r}, []txResult{res})
+}
+
+// tx is the Tx a call's function runs in, on the committer's statements;
+// it tells the function when calls queue behind it (Tx.ShouldYield).
+func (g *group) tx(ex txExec) *Tx {
+	return &Tx{Q: Q{r: ex, w: ex, dialect: SQLite, box: g.box}, waiting: g.waiting, start: time.Now()}
 }
 
 // waiting reports whether calls are queued behind the one running.
