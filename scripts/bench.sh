@@ -6,7 +6,8 @@
 #      with their outbox rows; most with the form token of a visit);
 #   4. both again at half of their maximum rate, for p99 latency;
 #   5. the delivery runner draining 100,000 queued events into a local Graph
-#      stand-in (a Go benchmark).
+#      stand-in (a Go benchmark): lead events from the outbox, and PageViews
+#      from their queue.
 # The server runs on SQLite, every 2xx committed and fsynced first (group
 # commit: the summary shows how many requests shared a commit), its delivery
 # runner live against the stand-in. Figures are noisy on a shared
@@ -161,4 +162,5 @@ row leads ">= 0.25"
 row collect_half "p99<10ms"
 row leads_half "p99<10ms"
 printf 'server peak RSS (VmHWM): %d MB (target < 150 MB)\n' $((RSS_KB / 1024))
-awk '{for (i = 1; i <= NF; i++) if ($i == "events/s") print "delivery drain: " $(i-1) " events/s (target >= 20000); peak Go heap " $(i+1) " MB"}' "$WORK/drain.res"
+awk '{name = $1; sub(/^[^\/]*\//, "", name); sub(/-[0-9]+$/, "", name)
+	for (i = 1; i <= NF; i++) if ($i == "events/s") print "delivery drain (" name "): " $(i-1) " events/s (target >= 20000); peak Go heap " $(i+1) " MB"}' "$WORK/drain.res"

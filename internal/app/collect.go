@@ -148,12 +148,13 @@ func visitorChanged(was, v *model.Visitor) bool {
 
 func sameConsent(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
-// enqueuePageView puts the server copy of a visit's PageView in the outbox.
+// enqueuePageView puts the server copy of a visit's PageView in the
+// PageView queue (in the outbox on a dry_run site).
 // An event that Meta would refuse (no user agent, say) is not queued: a page
 // view belongs to no lead, so nobody would look at a dead row.
 func (s *Service) enqueuePageView(ctx context.Context, tx *store.Tx, site *model.Site, v *model.Visitor, visit *model.Visit, now time.Time) (bool, error) {
 	ev := capi.Event{
-		EventName: "PageView", EventTime: now.Unix(), EventID: visit.EventID, ActionSource: capi.SourceWebsite,
+		EventName: model.PageViewEvent, EventTime: now.Unix(), EventID: visit.EventID, ActionSource: capi.SourceWebsite,
 		EventSourceURL: visit.PageURL, ReferrerURL: visit.Referrer,
 		UserData: capi.UserData{ClientIPAddress: visit.ClientIP, ClientUserAgent: visit.UserAgent, FBC: v.FBC, FBP: v.FBP},
 	}
@@ -171,9 +172,11 @@ func (s *Service) enqueuePageView(ctx context.Context, tx *store.Tx, site *model
 		NextAt: now, DeadlineAt: now.Add(model.MaxEventAge), Mode: site.Settings.Meta.Mode, CreatedAt: now, UpdatedAt: now,
 	}
 	if d.Mode == model.ModeDryRun {
+		// Kept as what would have been sent, for the site to check.
 		d.State = model.DeliveryDryRun
+		return tx.DeliveryInsert(ctx, d)
 	}
-	return tx.DeliveryInsert(ctx, d)
+	return tx.PageViewEnqueue(ctx, d)
 }
 
 // nextFBC applies the click-identity rules to a visitor's fbc (cur, created

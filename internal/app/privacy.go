@@ -199,6 +199,12 @@ func (s *Service) Forget(ctx context.Context, in ForgetInput) (ForgetResult, err
 			}
 			res.Visits += visits
 			res.Visitors += visitors
+			queued, err := tx.PageViewForget(ctx, l.SiteID, events)
+			if err != nil {
+				return err
+			}
+			res.Deliveries += queued
+			res.Cancelled += queued
 			for _, ev := range events {
 				d, err := tx.VisitPageView(ctx, l.SiteID, ev)
 				if err != nil {

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +167,30 @@ func TestForget(t *testing.T) {
 	// Once forgotten there is nothing left to find.
 	if res, err := f.svc.Forget(ctx, app.ForgetInput{Email: "AYSE.YILMAZ@gmail.com"}); err != nil || res.Leads != 0 {
 		t.Errorf("second forget: %+v %v", res, err)
+	}
+}
+
+// On a live site the visit's PageView waits in the PageView queue (with the
+// visitor's IP and agent); forgetting the person takes it out unsent.
+func TestForgetQueuedPageView(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.site.Settings.Meta.Mode = model.ModeLive
+	if err := f.db.SiteUpsert(ctx, f.site, f.clk.t); err != nil {
+		t.Fatal(err)
+	}
+	_, visit := f.visitAndLead()
+	if d, err := f.db.VisitPageView(ctx, "dent", visit.EventID); err != nil || !d.Queued {
+		t.Fatalf("PageView not queued: %+v %v", d, err)
+	}
+	res, err := f.svc.Forget(ctx, app.ForgetInput{Phone: "0532 412 87 19"})
+	if err != nil || res.Visits != 1 || res.Cancelled < 1 {
+		t.Fatalf("forget: %+v %v", res, err)
+	}
+	if d, err := f.db.VisitPageView(ctx, "dent", visit.EventID); !errors.Is(err, model.ErrNotFound) {
+		t.Errorf("the forgotten visit's PageView is still queued: %+v %v", d, err)
+	}
+	if queued, _, err := f.db.PageViewStats(ctx, "dent", time.Time{}); err != nil || queued != 0 {
+		t.Errorf("queued %d %v", queued, err)
 	}
 }

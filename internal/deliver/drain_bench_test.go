@@ -42,8 +42,40 @@ func (g *leanGraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // should not grow with the queue (claims of at most Claim events). A probe
 // beside it writes as an intake request would, every 2 ms: its p99 and
 // longest wait are what a visit or lead waits for the writer while a
-// backlog drains.
+// backlog drains. The events are lead events in the outbox, or PageViews
+// in their queue.
 func BenchmarkDrain100k(b *testing.B) {
+	b.Run("outbox", func(b *testing.B) { drain(b, false) })
+	b.Run("pageviews", func(b *testing.B) { drain(b, true) })
+}
+
+// enqueuePageViews puts n PageViews of site in the PageView queue, as
+// Collect would, in one transaction.
+func (f *fixture) enqueuePageViews(t testing.TB, site *model.Site, from, n int) {
+	t.Helper()
+	now := f.clk.Now()
+	err := f.db.InTx(f.ctx, func(tx *store.Tx) error {
+		for i := from; i < from+n; i++ {
+			e := capi.Event{EventName: model.PageViewEvent, EventTime: now.Unix(), EventID: fmt.Sprintf("pv-%s-%06d", site.ID, i),
+				ActionSource: capi.SourceWebsite, EventSourceURL: "https://www.istanbuldis.example/",
+				UserData: capi.UserData{ClientIPAddress: "203.0.113.9", ClientUserAgent: "Mozilla/5.0", FBP: "fb.1.1700000000000.123456789"}}
+			payload, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			d := &model.Delivery{SiteID: site.ID, EventID: e.EventID, PixelID: site.Settings.Meta.PixelID, Payload: payload, CreatedAt: now}
+			if _, err := tx.PageViewEnqueue(f.ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func drain(b *testing.B, pageViews bool) {
 	const sites, perSite = 8, 12500
 	for range b.N {
 		b.StopTimer()
@@ -61,6 +93,10 @@ func BenchmarkDrain100k(b *testing.B) {
 			}
 			for part := 0; part < perSite; part += 2500 {
 				f.site = site
+				if pageViews {
+					f.enqueuePageViews(b, site, part, 2500)
+					continue
+				}
 				f.queue(b, site, 2500, func(j int, d *model.Delivery, e *capi.Event) {
 					d.ID = fmt.Sprintf("dl_%s_%06d", site.ID, part+j)
 					e.EventID = fmt.Sprintf("ev-%s-%d", site.ID, part+j)

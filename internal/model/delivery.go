@@ -28,6 +28,9 @@ const (
 	KindTest      = "test"
 )
 
+// PageViewEvent is the event name of a KindPageView delivery.
+const PageViewEvent = "PageView"
+
 // MaxEventAge is Meta's limit on an event's age: one older event rejects a
 // whole request.
 const MaxEventAge = 7 * 24 * time.Hour
@@ -55,4 +58,8 @@ type Delivery struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	SentAt    *time.Time
+	// Queued marks a PageView claimed from the PageView queue rather than
+	// from the outbox: it has no row and no ID of its own until an outcome
+	// other than sent moves it into the outbox.
+	Queued bool
 }

@@ -6,7 +6,8 @@ import "time"
 type Stats struct {
 	// Leads counts leads per site and verdict.
 	Leads map[SiteID]map[Verdict]int
-	// Deliveries counts outbox rows per site and state.
+	// Deliveries counts events per site and state: outbox rows, queued
+	// PageViews (pending) and those sent from the queue.
 	Deliveries map[SiteID]map[DeliveryState]int
 	// OldestDue is when the longest-waiting due event (pending or retry)
 	// became due; zero when none is due.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,7 +106,8 @@ func padSlice(args []any, n int) []any {
 // DeliveryClaim leases up to limit due events (state pending or retry,
 // next_at reached, no lease) to owner until leaseUntil, oldest event
 // (earliest deadline) first, leaving out the sites in skip (those the
-// caller is still sending for). A node that dies holding a lease loses it
+// caller is still sending for); when the outbox has fewer, queued PageViews
+// fill the claim (see pageview.go). A node that dies holding a lease loses it
 // at leaseUntil: the next claim gives expired leases back first, and their
 // events are claimed again. It claims in slices, each past the last event
 // of the one before; a failure after the first slice ends the claim with
@@ -151,6 +153,13 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 		if !more {
 			break
 		}
+	}
+	if len(list) < limit {
+		pvs, err := db.claimPageViews(ctx, owner, now, leaseUntil, limit-len(list), skip)
+		if err != nil && len(list) == 0 {
+			return nil, err
+		}
+		list = append(list, pvs...)
 	}
 	return list, nil
 }
@@ -224,13 +233,20 @@ func (q Q) claimIndex() string {
 }
 
 // DeliveryRecord writes what became of leased events (State, Attempts,
-// NextAt, LastError, Response, Mode, SentAt) and releases their lease, in
+// NextAt, LastError, Response, Mode, SentAt) and releases their lease
+// (queued PageViews: see recordPageViews), in
 // slices of writeSlice events, as many to a transaction as run before other
 // calls wait for the writer. An event whose lease owner lost it (it expired
 // and another node claimed the event) is left alone and counted in lost.
 // On an error the events not recorded yet keep their lease until it runs
 // out, and are claimed and sent again (with the same event_id).
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Delivery, now time.Time) (lost int, err error) {
+	if queued := slices.DeleteFunc(slices.Clone(ds), func(d *model.Delivery) bool { return !d.Queued }); len(queued) > 0 {
+		if err := db.recordPageViews(ctx, queued, now); err != nil {
+			return 0, err
+		}
+		ds = slices.DeleteFunc(slices.Clone(ds), func(d *model.Delivery) bool { return d.Queued })
+	}
 	// Events of one request mostly share their outcome: one statement per
 	// distinct outcome and slice, not per event, keeps a batch of 1000 cheap.
 	type outcome struct {
@@ -325,20 +341,25 @@ func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resume
 }
 
 // DeliveryNextDue returns when the earliest unleased pending or retry event
-// is due, and false when there is none. (Events of an expired lease count
-// once a claim gave them back.)
+// is due (now when PageViews are queued), and false when there is none.
+// (Events of an expired lease count once a claim gave them back.)
 func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
-	err := q.queryRow(ctx, `/* Store.DeliveryNextDue */ SELECT MIN(next_at) FROM deliveries
-		WHERE state IN ('pending', 'retry') AND lease_owner = ''`).Scan(&next)
+	var queued bool
+	err := q.queryRow(ctx, `/* Store.DeliveryNextDue */ SELECT (SELECT MIN(next_at) FROM deliveries
+		WHERE state IN ('pending', 'retry') AND lease_owner = ''), EXISTS (SELECT 1 FROM pageview_queue)`).Scan(&next, &queued)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next due delivery: %w", err)
+	}
+	if queued && (!next.Valid || next.Int64 > now.UnixMilli()) {
+		return now, true, nil
 	}
 	return fromMS(next), next.Valid, nil
 }
 
 // DeliveryCounts returns the number of events per state, for a site or for
-// all sites when site is empty.
+// all sites when site is empty, queued PageViews (pending) and those sent
+// from the queue included.
 func (q Q) DeliveryCounts(ctx context.Context, site model.SiteID) (map[model.DeliveryState]int, error) {
 	rows, err := q.query(ctx, `/* Store.DeliveryCounts */ SELECT state, COUNT(*) FROM deliveries
 		WHERE site_id = ? OR ? = '' GROUP BY state`, string(site), string(site))
@@ -355,7 +376,20 @@ func (q Q) DeliveryCounts(ctx context.Context, site model.SiteID) (map[model.Del
 		}
 		out[model.DeliveryState(state)] = n
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: delivery counts: %w", err)
+	}
+	queued, sent, err := q.PageViewStats(ctx, site, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	if queued > 0 {
+		out[model.DeliveryPending] += queued
+	}
+	if sent > 0 {
+		out[model.DeliverySent] += sent
+	}
+	return out, nil
 }
 
 // DeliveryByID returns one delivery.

@@ -29,16 +29,22 @@ func (q Q) Stats(ctx context.Context, now time.Time) (*model.Stats, error) {
 	if err != nil {
 		return nil, err
 	}
+	count := func(site string, state model.DeliveryState, n int) {
+		if n == 0 {
+			return
+		}
+		if st.Deliveries[model.SiteID(site)] == nil {
+			st.Deliveries[model.SiteID(site)] = map[model.DeliveryState]int{}
+		}
+		st.Deliveries[model.SiteID(site)][state] += n
+	}
 	err = q.eachRow(ctx, func(r *sql.Rows) error {
 		var site, state string
 		var n int
 		if err := r.Scan(&site, &state, &n); err != nil {
 			return err
 		}
-		if st.Deliveries[model.SiteID(site)] == nil {
-			st.Deliveries[model.SiteID(site)] = map[model.DeliveryState]int{}
-		}
-		st.Deliveries[model.SiteID(site)][model.DeliveryState(state)] = n
+		count(site, model.DeliveryState(state), n)
 		return nil
 	}, `/* Store.Stats */ SELECT site_id, state, COUNT(*) FROM deliveries GROUP BY site_id, state`)
 	if err != nil {
@@ -56,10 +62,32 @@ func (q Q) Stats(ctx context.Context, now time.Time) (*model.Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	var oldest sql.NullInt64
-	if err := q.queryRow(ctx, `/* Store.Stats */ SELECT MIN(next_at) FROM deliveries
-		WHERE state IN ('pending', 'retry') AND next_at <= ?`, now.UnixMilli()).Scan(&oldest); err != nil {
+	// Queued PageViews are pending events too, and the sent ones were
+	// counted as they left the queue.
+	err = q.eachRow(ctx, func(r *sql.Rows) error {
+		var site string
+		var queued, sent int
+		if err := r.Scan(&site, &queued, &sent); err != nil {
+			return err
+		}
+		count(site, model.DeliveryPending, queued)
+		count(site, model.DeliverySent, sent)
+		return nil
+	}, `/* Store.Stats */ SELECT s.id, (SELECT COUNT(*) FROM pageview_queue q WHERE q.site_id = s.id),
+		(SELECT COALESCE(SUM(sent), 0) FROM pageview_counts c WHERE c.site_id = s.id) FROM sites s`)
+	if err != nil {
+		return nil, err
+	}
+	// A site's oldest queued PageView is the first of its queue.
+	var oldest, oldestQueued sql.NullInt64
+	if err := q.queryRow(ctx, `/* Store.Stats */ SELECT (SELECT MIN(next_at) FROM deliveries
+		WHERE state IN ('pending', 'retry') AND next_at <= ?),
+		(SELECT MIN((SELECT created_at FROM pageview_queue q WHERE q.site_id = s.id ORDER BY event_id LIMIT 1)) FROM sites s)`,
+		now.UnixMilli()).Scan(&oldest, &oldestQueued); err != nil {
 		return nil, fmt.Errorf("store: stats: %w", err)
+	}
+	if oldestQueued.Valid && (!oldest.Valid || oldestQueued.Int64 < oldest.Int64) {
+		oldest = oldestQueued
 	}
 	st.OldestDue = fromMS(oldest)
 	return st, nil

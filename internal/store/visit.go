@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,9 +45,12 @@ func (q Q) VisitsByVisitor(ctx context.Context, site model.SiteID, visitorID str
 	return scanAll(rows, err, "visits", scanVisit)
 }
 
-// VisitPageView returns the outbox row of the PageView a visit caused
-// (named by its event_id).
+// VisitPageView returns the PageView a visit caused (named by its
+// event_id): queued, or its outbox row. One sent from the queue is gone.
 func (q Q) VisitPageView(ctx context.Context, site model.SiteID, eventID string) (*model.Delivery, error) {
+	if d, err := q.queuedPageView(ctx, site, eventID); err == nil || !errors.Is(err, model.ErrNotFound) {
+		return d, err
+	}
 	row := q.queryRow(ctx, `/* Store.VisitPageView */ SELECT `+deliveryColumns+` FROM deliveries
 		WHERE site_id = ? AND kind = ? AND event_id = ?`, string(site), model.KindPageView, eventID)
 	d, err := scanDelivery(row)

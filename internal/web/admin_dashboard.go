@@ -103,6 +103,14 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 		s.adminFail(w, r, err)
 		return
 	}
+	// PageViews sent from their queue have no row; they count here.
+	queued, sent, err := s.db.PageViewStats(ctx, d.Site.ID, since)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	all[model.DeliveryPending] += queued
+	all[model.DeliverySent] += sent
 	for _, st := range []model.DeliveryState{model.DeliverySent, model.DeliveryPending, model.DeliveryRetry,
 		model.DeliveryDead, model.DeliveryExpired, model.DeliveryPaused, model.DeliveryDryRun} {
 		d.Health = append(d.Health, stateCount{State: string(st), N: all[st]})

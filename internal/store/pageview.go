@@ -1,0 +1,281 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// The PageView queue. A PageView is sent once and nobody looks at it
+// again, so it does not wait in deliveries (a row with seven B-trees,
+// rewritten by the claim and again by the outcome) but in pageview_queue:
+// one small B-tree per engine, in event_id order (time first), one insert
+// at intake and one delete once Meta took it. Any other outcome (retry,
+// dead, expired, paused, dry_run) moves the event into deliveries, where
+// those already work. A site's queue is leased as a whole, so one node at
+// a time sends it; DeliveryClaim and DeliveryRecord handle queued PageViews
+// alongside outbox rows, marked model.Delivery.Queued.
+
+// PageViewEnqueue puts a PageView (d.Kind is KindPageView) in the queue. An
+// event already there is left alone and inserted reports false.
+func (q Q) PageViewEnqueue(ctx context.Context, d *model.Delivery) (inserted bool, err error) {
+	res, err := q.exec(ctx, `/* Store.PageViewEnqueue */ INSERT INTO pageview_queue (site_id, event_id, pixel_id, payload, created_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (site_id, event_id) DO NOTHING`,
+		string(d.SiteID), d.EventID, d.PixelID, string(d.Payload), d.CreatedAt.UnixMilli())
+	if err != nil {
+		return false, fmt.Errorf("store: queue PageView: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// queuedPageView returns a queued PageView as a pending delivery.
+func (q Q) queuedPageView(ctx context.Context, site model.SiteID, eventID string) (*model.Delivery, error) {
+	d, err := scanQueued(q.queryRow(ctx, `/* Store.VisitPageView */ SELECT site_id, event_id, pixel_id, payload, created_at
+		FROM pageview_queue WHERE site_id = ? AND event_id = ?`, string(site), eventID))
+	if err != nil {
+		return nil, notFound(err, "PageView "+eventID)
+	}
+	return d, nil
+}
+
+func scanQueued(r scanner) (*model.Delivery, error) {
+	var (
+		site, payload string
+		created       int64
+		d             = model.Delivery{Kind: model.KindPageView, EventName: model.PageViewEvent, State: model.DeliveryPending, Queued: true}
+	)
+	if err := r.Scan(&site, &d.EventID, &d.PixelID, &payload, &created); err != nil {
+		return nil, err
+	}
+	d.SiteID, d.Payload = model.SiteID(site), []byte(payload)
+	d.CreatedAt = time.UnixMilli(created).UTC()
+	d.UpdatedAt, d.NextAt, d.DeadlineAt = d.CreatedAt, d.CreatedAt, d.CreatedAt.Add(model.MaxEventAge)
+	return &d, nil
+}
+
+// PageViewForget deletes a site's queued PageViews by event id (a visitor
+// being erased), and returns how many.
+func (q Q) PageViewForget(ctx context.Context, site model.SiteID, eventIDs []string) (int, error) {
+	n := 0
+	for i := 0; i < len(eventIDs); i += writeSlice {
+		part := eventIDs[i:min(i+writeSlice, len(eventIDs))]
+		args := []any{string(site)}
+		for _, id := range part {
+			args = append(args, id)
+		}
+		res, err := q.exec(ctx, `/* Store.PageViewForget */ DELETE FROM pageview_queue WHERE site_id = ? AND event_id IN `+sliceIDs,
+			padSlice(args, len(part))...)
+		if err != nil {
+			return n, fmt.Errorf("store: forget queued PageViews: %w", err)
+		}
+		k, _ := res.RowsAffected()
+		n += int(k)
+	}
+	return n, nil
+}
+
+// PageViewStats returns how many of a site's PageViews (every site's when
+// site is empty) wait in the queue, and how many went from it to Meta on
+// the UTC days since the given time's.
+func (q Q) PageViewStats(ctx context.Context, site model.SiteID, since time.Time) (queued, sent int, err error) {
+	err = q.queryRow(ctx, `/* Store.PageViewStats */ SELECT
+		(SELECT COUNT(*) FROM pageview_queue WHERE site_id = ? OR ? = ''),
+		(SELECT COALESCE(SUM(sent), 0) FROM pageview_counts WHERE (site_id = ? OR ? = '') AND day >= ?)`,
+		string(site), string(site), string(site), string(site), day(since)).Scan(&queued, &sent)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: PageView counts: %w", err)
+	}
+	return queued, sent, nil
+}
+
+// day numbers UTC days since 1970.
+func day(t time.Time) int64 { return t.UnixMilli() / (24 * time.Hour).Milliseconds() }
+
+// claimPageViews leases the queues of the sites with PageViews waiting
+// (leaving out skip, and sites whose queue another node holds) and returns
+// up to limit of their PageViews, each site's oldest first. A site's lease
+// is renewed by its owner's every claim and lets another node take over
+// once it ran out (a node stopped or died).
+func (db *DB) claimPageViews(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, skip []model.SiteID) ([]*model.Delivery, error) {
+	var sites []model.SiteID
+	err := db.eachRow(ctx, func(r *sql.Rows) error {
+		var id string
+		if err := r.Scan(&id); err != nil {
+			return err
+		}
+		sites = append(sites, model.SiteID(id))
+		return nil
+	}, `/* Store.DeliveryClaim */ SELECT s.id FROM sites s
+		WHERE EXISTS (SELECT 1 FROM pageview_queue q WHERE q.site_id = s.id)
+		AND NOT EXISTS (SELECT 1 FROM pageview_leases l WHERE l.site_id = s.id AND l.owner <> ? AND l.until > ?)
+		ORDER BY s.id`, owner, now.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	var list []*model.Delivery
+	for _, site := range sites {
+		if len(list) >= limit {
+			break
+		}
+		if slices.Contains(skip, site) {
+			continue
+		}
+		after, leased, more := "", false, true
+		for more && len(list) < limit {
+			var got []*model.Delivery
+			err := db.InTx(ctx, func(tx *Tx) error {
+				got, more = nil, true
+				if !leased {
+					ok, err := tx.pageViewLease(ctx, site, owner, now, leaseUntil)
+					if err != nil || !ok {
+						more = false
+						return err
+					}
+					leased = true
+				}
+				for more && len(list)+len(got) < limit {
+					n := min(writeSlice, limit-len(list)-len(got))
+					rows, err := tx.query(ctx, `/* Store.DeliveryClaim */ SELECT site_id, event_id, pixel_id, payload, created_at
+						FROM pageview_queue WHERE site_id = ? AND event_id > ? ORDER BY event_id LIMIT ?`, string(site), after, n)
+					part, err := scanAll(rows, err, "claim PageViews", scanQueued)
+					if err != nil {
+						return err
+					}
+					got = append(got, part...)
+					if more = len(part) == n; more {
+						after = part[n-1].EventID
+					}
+					if tx.ShouldYield() {
+						break
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				if len(list) > 0 {
+					return list, nil
+				}
+				return nil, err
+			}
+			list = append(list, got...)
+		}
+	}
+	return list, nil
+}
+
+// pageViewLease takes or renews owner's lease on a site's queue, and
+// reports false when another node holds it.
+func (q Q) pageViewLease(ctx context.Context, site model.SiteID, owner string, now, until time.Time) (bool, error) {
+	res, err := q.exec(ctx, `/* Store.DeliveryClaim */ INSERT INTO pageview_leases (site_id, owner, until) VALUES (?, ?, ?)
+		ON CONFLICT (site_id) DO UPDATE SET owner = excluded.owner, until = excluded.until
+		WHERE pageview_leases.owner = excluded.owner OR pageview_leases.until <= ?`,
+		string(site), owner, until.UnixMilli(), now.UnixMilli())
+	if err != nil {
+		return false, fmt.Errorf("store: lease PageView queue of %s: %w", site, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// recordPageViews settles claimed PageViews: the sent ones leave the queue
+// and are counted; one that was given back unchanged (pending) stays; any
+// other outcome moves the event into deliveries with it. Slices of one
+// site and outcome, as many to a transaction as run before others wait.
+func (db *DB) recordPageViews(ctx context.Context, ds []*model.Delivery, now time.Time) error {
+	type slice struct {
+		site model.SiteID
+		sent bool
+		ds   []*model.Delivery
+	}
+	var work []slice
+	type key struct {
+		site model.SiteID
+		sent bool
+	}
+	groups := map[key][]*model.Delivery{}
+	var order []key
+	for _, d := range ds {
+		if d.State == model.DeliveryPending {
+			continue
+		}
+		k := key{d.SiteID, d.State == model.DeliverySent}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], d)
+	}
+	for _, k := range order {
+		g := groups[k]
+		for i := 0; i < len(g); i += writeSlice {
+			work = append(work, slice{k.site, k.sent, g[i:min(i+writeSlice, len(g))]})
+		}
+	}
+	for start := 0; start < len(work); {
+		end := start
+		err := db.InTx(ctx, func(tx *Tx) error {
+			for end = start; end < len(work); {
+				w := work[end]
+				if err := tx.settlePageViews(ctx, w.site, w.sent, w.ds, now); err != nil {
+					return err
+				}
+				end++
+				if tx.ShouldYield() {
+					break
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// settlePageViews takes a slice of one site's settled PageViews out of the
+// queue; the sent ones are counted, the others go into deliveries with
+// their outcome. One erased meanwhile (no longer queued) is left out.
+func (q Q) settlePageViews(ctx context.Context, site model.SiteID, sent bool, ds []*model.Delivery, now time.Time) error {
+	args := []any{string(site)}
+	for _, d := range ds {
+		args = append(args, d.EventID)
+	}
+	rows, err := q.query(ctx, `/* Store.DeliveryRecord */ DELETE FROM pageview_queue WHERE site_id = ? AND event_id IN `+sliceIDs+`
+		RETURNING event_id`, padSlice(args, len(ds))...)
+	taken, err := scanAll(rows, err, "record PageViews", func(r scanner) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	})
+	if err != nil {
+		return err
+	}
+	if sent {
+		if len(taken) == 0 {
+			return nil
+		}
+		_, err := q.exec(ctx, `/* Store.DeliveryRecord */ INSERT INTO pageview_counts (site_id, day, sent) VALUES (?, ?, ?)
+			ON CONFLICT (site_id, day) DO UPDATE SET sent = pageview_counts.sent + excluded.sent`,
+			string(site), day(now), len(taken))
+		if err != nil {
+			return fmt.Errorf("store: count sent PageViews: %w", err)
+		}
+		return nil
+	}
+	for _, d := range ds {
+		if !slices.Contains(taken, d.EventID) {
+			continue
+		}
+		row := *d
+		row.ID, row.Queued, row.UpdatedAt = model.NewID("dl_", now), false, now
+		if _, err := q.DeliveryInsert(ctx, &row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
