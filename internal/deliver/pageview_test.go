@@ -111,3 +111,31 @@ func TestQueuedPageViewsInTestMode(t *testing.T) {
 		}
 	}
 }
+
+// A queued PageView is not checked again before it is sent (it was checked
+// when queued); should Meta refuse one anyway, the request is halved until
+// it is alone, the others are sent, and it moves into the outbox as dead
+// with Meta's message.
+func TestQueuedPageViewMetaRefuses(t *testing.T) {
+	f := newFixture(t, model.ModeLive)
+	ids := f.visits(t, 3)
+	bad := &model.Delivery{SiteID: f.site.ID, EventID: "pv-bad", PixelID: f.site.Settings.Meta.PixelID, CreatedAt: f.clk.Now(),
+		Payload: fmt.Appendf(nil, `{"event_name":"PageView","event_time":%d,"event_id":"pv-bad","action_source":"website",`+
+			`"event_source_url":"https://www.istanbuldis.example/","user_data":{"client_ip_address":"203.0.113.9"}}`, f.clk.Now().Unix())}
+	if ok, err := f.db.PageViewEnqueue(f.ctx, bad); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	st := f.run(t)
+	if st.Sent != 3 || st.Dead != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	d, err := f.db.VisitPageView(f.ctx, f.site.ID, "pv-bad")
+	if err != nil || d.Queued || d.State != model.DeliveryDead || d.LastError == "" {
+		t.Fatalf("refused: %+v %v", d, err)
+	}
+	for _, id := range ids {
+		if _, err := f.db.VisitPageView(f.ctx, f.site.ID, id); !errors.Is(err, model.ErrNotFound) {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}

@@ -43,7 +43,17 @@ func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*mod
 			settled = append(settled, d)
 			continue
 		}
-		if perr := precheck(d, now); perr != nil {
+		// A queued PageView was checked when it was queued, moments ago,
+		// and nothing changes it (erasure deletes it); its age is the
+		// deadline's. Reading every payload back is most of the runner's
+		// work for a page view, so only outbox rows are checked again
+		// (their payloads may have been redacted, or queued by an older
+		// version).
+		var perr error
+		if !d.Queued {
+			perr = precheck(d, now)
+		}
+		if perr != nil {
 			// An event too old for Meta has expired; any other failure
 			// is ours to fix, so it is dead with the reason.
 			var pe *capi.PrecheckError
