@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -104,54 +105,40 @@ func padSlice(args []any, n int) []any {
 }
 
 // DeliveryClaim leases up to limit due events (state pending or retry,
-// next_at reached, no lease) to owner until leaseUntil, oldest event
-// (earliest deadline) first, leaving out the sites in skip (those the
-// caller is still sending for); when the outbox has fewer, queued PageViews
-// fill the claim (see pageview.go). A node that dies holding a lease loses it
-// at leaseUntil: the next claim gives expired leases back first, and their
-// events are claimed again. It claims in slices, each past the last event
-// of the one before; a failure after the first slice ends the claim with
-// the events it holds (the next claim meets the failure again). On
-// PostgreSQL concurrent claimers skip each other's rows.
+// next_at reached, no lease) to owner until leaseUntil, leaving out the
+// sites in skip (those the caller is still sending for); when the outbox
+// has fewer, queued PageViews fill the claim (see pageview.go). It claims
+// site by site, each site's oldest event (earliest deadline) first and the
+// site whose oldest due event is oldest first, so a site left out or with
+// nothing due costs one index seek, not a walk past its backlog. A node
+// that dies holding a lease loses it at leaseUntil: a claim gives expired
+// leases back first, and their events are claimed again. Each site is
+// claimed in slices, each past the last event of the one before; a failure
+// after the first slice ends the claim with the events it holds (the next
+// claim meets the failure again). On PostgreSQL concurrent claimers skip
+// each other's rows.
 func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, skip []model.SiteID) ([]*model.Delivery, error) {
+	if err := db.releaseExpiredLeases(ctx, now); err != nil {
+		return nil, err
+	}
+	sites, err := db.claimableSites(ctx, now, skip)
+	if err != nil {
+		return nil, err
+	}
 	var list []*model.Delivery
-	for len(list) < limit {
-		var got []*model.Delivery
-		more := true
-		err := db.InTx(ctx, func(tx *Tx) error {
-			got, more = nil, true
-			var after *model.Delivery
-			if len(list) > 0 {
-				after = list[len(list)-1]
-			} else if err := tx.releaseExpiredLeases(ctx, now); err != nil {
-				return err
-			}
-			for more && len(list)+len(got) < limit {
-				n := min(writeSlice, limit-len(list)-len(got))
-				part, err := tx.claimSlice(ctx, owner, now, leaseUntil, n, skip, after)
-				if err != nil {
-					return err
-				}
-				got = append(got, part...)
-				more = len(part) == n
-				if more {
-					after = part[n-1]
-				}
-				if tx.ShouldYield() {
-					break
-				}
-			}
-			return nil
+	for _, site := range sites {
+		if len(list) >= limit {
+			break
+		}
+		got, err := db.claimSite(ctx, limit-len(list), nil, func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error) {
+			return tx.claimSlice(ctx, owner, now, leaseUntil, n, site, after)
 		})
+		list = append(list, got...)
 		if err != nil {
 			if len(list) > 0 {
-				break
+				return list, nil
 			}
 			return nil, err
-		}
-		list = append(list, got...)
-		if !more {
-			break
 		}
 	}
 	if len(list) < limit {
@@ -164,10 +151,114 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 	return list, nil
 }
 
+// claimSite claims up to limit events of one site with slice, in slices of
+// at most writeSlice, each given the last event of the one before, as many
+// to a transaction as run before other calls wait for the writer (see
+// Tx.ShouldYield). first, when not nil, runs at the start of the first
+// transaction and may refuse the site. A failure returns what earlier
+// transactions claimed with the error.
+func (db *DB) claimSite(ctx context.Context, limit int, first func(*Tx) (bool, error),
+	slice func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error)) ([]*model.Delivery, error) {
+	var list []*model.Delivery
+	for more := true; more && len(list) < limit; {
+		var got []*model.Delivery
+		err := db.InTx(ctx, func(tx *Tx) error {
+			got, more = nil, true
+			if first != nil {
+				ok, err := first(tx)
+				if err != nil || !ok {
+					more = false
+					return err
+				}
+			}
+			var after *model.Delivery
+			if len(list) > 0 {
+				after = list[len(list)-1]
+			}
+			for more && len(list)+len(got) < limit {
+				n := min(writeSlice, limit-len(list)-len(got))
+				part, err := slice(tx, n, after)
+				if err != nil {
+					return err
+				}
+				got = append(got, part...)
+				if more = len(part) == n; more {
+					after = part[n-1]
+				}
+				if tx.ShouldYield() {
+					break
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return list, err
+		}
+		first = nil
+		list = append(list, got...)
+	}
+	return list, nil
+}
+
+// claimableSites returns the sites with due unleased events, leaving out
+// skip, the one whose oldest due event is oldest first. Each site costs a
+// seek into deliveries_claimable (and a walk past its events not due yet,
+// retries waiting for their time).
+func (db *DB) claimableSites(ctx context.Context, now time.Time, skip []model.SiteID) ([]model.SiteID, error) {
+	type due struct {
+		site   model.SiteID
+		oldest int64
+	}
+	var list []due
+	query, args := db.claimableSitesQuery(now, skip)
+	err := db.eachRow(ctx, func(r *sql.Rows) error {
+		var id string
+		var oldest sql.NullInt64
+		if err := r.Scan(&id, &oldest); err != nil {
+			return err
+		}
+		if oldest.Valid {
+			list = append(list, due{model.SiteID(id), oldest.Int64})
+		}
+		return nil
+	}, query, args...)
+	slices.SortStableFunc(list, func(a, b due) int { return cmp.Compare(a.oldest, b.oldest) })
+	sites := make([]model.SiteID, len(list))
+	for i, d := range list {
+		sites[i] = d.site
+	}
+	return sites, err
+}
+
+// claimableSitesQuery reads each site's oldest due event's deadline (NULL
+// when none is due), sites in id order.
+func (q Q) claimableSitesQuery(now time.Time, skip []model.SiteID) (string, []any) {
+	args := []any{now.UnixMilli()}
+	query := `/* Store.DeliveryClaim */ SELECT s.id,
+			(SELECT d.deadline_at FROM deliveries d` + q.claimIndex() + ` WHERE d.site_id = s.id
+				AND d.state IN ('pending', 'retry') AND d.lease_owner = '' AND d.next_at <= ?
+				ORDER BY d.deadline_at, d.id LIMIT 1)
+		FROM sites s`
+	if len(skip) > 0 {
+		query += ` WHERE s.id NOT IN (?` + strings.Repeat(", ?", len(skip)-1) + `)`
+		for _, s := range skip {
+			args = append(args, string(s))
+		}
+	}
+	return query + ` ORDER BY s.id`, args
+}
+
 // releaseExpiredLeases gives back the events whose lease ran out before
-// their outcome was recorded, so that they can be claimed again.
-func (q Q) releaseExpiredLeases(ctx context.Context, now time.Time) error {
-	_, err := q.exec(ctx, `/* Store.DeliveryClaim */ UPDATE deliveries SET lease_owner = '', lease_until = NULL
+// their outcome was recorded, so that they can be claimed again. It looks
+// first, on a reader: there are seldom any.
+func (db *DB) releaseExpiredLeases(ctx context.Context, now time.Time) error {
+	var n int
+	err := db.queryRow(ctx, `/* Store.DeliveryClaim */ SELECT COUNT(*) FROM (SELECT 1 FROM deliveries
+		WHERE lease_owner <> '' AND lease_until <= ? LIMIT 1) expired`, now.UnixMilli()).Scan(&n)
+	if err != nil || n == 0 {
+		return err
+	}
+	_, err = db.exec(ctx, `/* Store.DeliveryClaim */ UPDATE deliveries SET lease_owner = '', lease_until = NULL
 		WHERE lease_owner <> '' AND lease_until <= ?`, now.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("store: release expired leases: %w", err)
@@ -175,17 +266,15 @@ func (q Q) releaseExpiredLeases(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// claimSlice leases up to n due events past after (nil: from the oldest).
-func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Time, n int, skip []model.SiteID, after *model.Delivery) ([]*model.Delivery, error) {
-	args := []any{now.UnixMilli()}
+// claimSlice leases up to n due events of a site past after (nil: from the
+// oldest).
+func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Time, n int, site model.SiteID, after *model.Delivery) ([]*model.Delivery, error) {
+	args := []any{string(site), now.UnixMilli()}
 	if after != nil {
 		args = append(args, after.DeadlineAt.UnixMilli(), after.ID)
 	}
-	for _, s := range skip {
-		args = append(args, string(s))
-	}
 	args = append(args, n)
-	rows, err := q.query(ctx, q.claimQuery(len(skip), after != nil), args...)
+	rows, err := q.query(ctx, q.claimQuery(after != nil), args...)
 	list, err := scanAll(rows, err, "claim deliveries", scanDelivery)
 	if err != nil || len(list) == 0 {
 		return nil, err
@@ -201,22 +290,19 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 	return list, nil
 }
 
-// claimQuery is DeliveryClaim's look-up, leaving out skip sites, with
-// cursor past a given (deadline_at, id). Oldest event first (the nearest
+// claimQuery is DeliveryClaim's look-up of one site's events, with cursor
+// past a given (deadline_at, id). Oldest event first (the nearest
 // deadline): after an outage a site's backlog reaches Meta in order of age,
 // and what has least time left goes before what can wait.
-// deliveries_claimable is in that order and holds no leased event, so the
-// claim reads index entries until it has its limit, with no sort and none
-// of the events being sent, and a cursor starts it where the slice before
-// stopped.
-func (q Q) claimQuery(skip int, cursor bool) string {
+// deliveries_claimable is by site in that order and holds no leased event,
+// so the claim reads index entries until it has its limit, with no sort and
+// none of the events being sent, and a cursor starts it where the slice
+// before stopped.
+func (q Q) claimQuery(cursor bool) string {
 	query := `/* Store.DeliveryClaim */ SELECT ` + deliveryColumns + ` FROM deliveries` + q.claimIndex() + `
-			WHERE state IN ('pending', 'retry') AND lease_owner = '' AND next_at <= ?`
+			WHERE site_id = ? AND state IN ('pending', 'retry') AND lease_owner = '' AND next_at <= ?`
 	if cursor {
 		query += ` AND (deadline_at, id) > (?, ?)`
-	}
-	if skip > 0 {
-		query += ` AND site_id NOT IN (?` + strings.Repeat(", ?", skip-1) + `)`
 	}
 	return query + ` ORDER BY deadline_at, id LIMIT ?` + q.forUpdateSkipLocked()
 }

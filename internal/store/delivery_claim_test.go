@@ -164,3 +164,46 @@ func TestShouldYield(t *testing.T) {
 		}
 	})
 }
+
+// A claim goes site by site: the site whose oldest due event is oldest
+// first, each site's events oldest first; a site with only retries not due
+// yet, or left out, gives nothing.
+func TestDeliveryClaimSiteBySite(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		add := func(site model.SiteID, id string, deadline time.Duration, state model.DeliveryState, next time.Duration) {
+			t.Helper()
+			d := &model.Delivery{ID: id, SiteID: site, Kind: model.KindLead, EventName: "Lead", EventID: id, Payload: []byte(`{}`),
+				State: state, NextAt: now.Add(next), DeadlineAt: now.Add(deadline), CreatedAt: now, UpdatedAt: now}
+			if _, err := db.DeliveryInsert(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, s := range []model.SiteID{"a", "b", "c", "d"} {
+			if err := db.SiteUpsert(ctx, &model.Site{ID: s, Name: string(s)}, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add("a", "a1", 3*time.Hour, model.DeliveryPending, 0)
+		add("a", "a2", 1*time.Hour, model.DeliveryPending, 0)
+		add("b", "b1", 2*time.Hour, model.DeliveryRetry, -time.Minute)
+		add("b", "b0", 30*time.Minute, model.DeliveryRetry, time.Minute) // not due: b's oldest due is b1
+		add("c", "c1", time.Minute, model.DeliveryRetry, time.Hour)      // nothing due
+		add("d", "d1", time.Minute, model.DeliveryPending, 0)            // left out
+		got, err := db.DeliveryClaim(ctx, "n1", now, now.Add(time.Minute), 10, []model.SiteID{"d"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, d := range got {
+			ids = append(ids, d.ID)
+		}
+		if fmt.Sprint(ids) != "[a2 a1 b1]" {
+			t.Errorf("claimed %v, want [a2 a1 b1]", ids)
+		}
+		if got, err := db.DeliveryClaim(ctx, "n1", now, now.Add(time.Minute), 1, nil); err != nil || len(got) != 1 || got[0].ID != "d1" {
+			t.Errorf("then: %v %v", got, err)
+		}
+	})
+}

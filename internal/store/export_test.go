@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
 )
 
 // TestExec runs a raw statement; tests use it to set up odd states.
@@ -58,17 +60,26 @@ func (db *DB) TestFailLogSync(err error) {
 // log holds.
 func (db *DB) TestLogFrames() (int, error) { return checkpoint(db.group.ckpt.db) }
 
-// TestClaimPlan returns SQLite's plan for DeliveryClaim's look-up (with
-// cursor, of a slice after the first), one line per step.
-func (db *DB) TestClaimPlan(ctx context.Context, skip int, cursor bool) (string, error) {
-	args := []any{int64(0)}
+// TestClaimPlan returns SQLite's plan for DeliveryClaim's look-up of a
+// site's events (with cursor, of a slice after the first), one line per
+// step.
+func (db *DB) TestClaimPlan(ctx context.Context, cursor bool) (string, error) {
+	args := []any{"site", int64(0)}
 	if cursor {
 		args = append(args, int64(0), "")
 	}
-	for i := range skip {
-		args = append(args, fmt.Sprint("site", i))
-	}
-	rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+db.claimQuery(skip, cursor), append(args, 1000)...)
+	return db.plan(ctx, db.claimQuery(cursor), append(args, 1000)...)
+}
+
+// TestClaimSitesPlan returns SQLite's plan for DeliveryClaim's look-up of
+// the sites with due events, skipping two.
+func (db *DB) TestClaimSitesPlan(ctx context.Context) (string, error) {
+	query, args := db.claimableSitesQuery(time.Now(), []model.SiteID{"x", "y"})
+	return db.plan(ctx, query, args...)
+}
+
+func (db *DB) plan(ctx context.Context, query string, args ...any) (string, error) {
+	rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		return "", err
 	}

@@ -125,44 +125,22 @@ func (db *DB) claimPageViews(ctx context.Context, owner string, now, leaseUntil 
 		if slices.Contains(skip, site) {
 			continue
 		}
-		after, leased, more := "", false, true
-		for more && len(list) < limit {
-			var got []*model.Delivery
-			err := db.InTx(ctx, func(tx *Tx) error {
-				got, more = nil, true
-				if !leased {
-					ok, err := tx.pageViewLease(ctx, site, owner, now, leaseUntil)
-					if err != nil || !ok {
-						more = false
-						return err
-					}
-					leased = true
-				}
-				for more && len(list)+len(got) < limit {
-					n := min(writeSlice, limit-len(list)-len(got))
-					rows, err := tx.query(ctx, `/* Store.DeliveryClaim */ SELECT site_id, event_id, pixel_id, payload, created_at
-						FROM pageview_queue WHERE site_id = ? AND event_id > ? ORDER BY event_id LIMIT ?`, string(site), after, n)
-					part, err := scanAll(rows, err, "claim PageViews", scanQueued)
-					if err != nil {
-						return err
-					}
-					got = append(got, part...)
-					if more = len(part) == n; more {
-						after = part[n-1].EventID
-					}
-					if tx.ShouldYield() {
-						break
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				if len(list) > 0 {
-					return list, nil
-				}
-				return nil, err
+		lease := func(tx *Tx) (bool, error) { return tx.pageViewLease(ctx, site, owner, now, leaseUntil) }
+		got, err := db.claimSite(ctx, limit-len(list), lease, func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error) {
+			cursor := ""
+			if after != nil {
+				cursor = after.EventID
 			}
-			list = append(list, got...)
+			rows, err := tx.query(ctx, `/* Store.DeliveryClaim */ SELECT site_id, event_id, pixel_id, payload, created_at
+				FROM pageview_queue WHERE site_id = ? AND event_id > ? ORDER BY event_id LIMIT ?`, string(site), cursor, n)
+			return scanAll(rows, err, "claim PageViews", scanQueued)
+		})
+		list = append(list, got...)
+		if err != nil {
+			if len(list) > 0 {
+				return list, nil
+			}
+			return nil, err
 		}
 	}
 	return list, nil
