@@ -311,9 +311,13 @@ func (q Q) claimQuery(cursor bool) string {
 // SQLite's planner may prefer another index and then sort every due event
 // to return the first few thousand; the partial deliveries_claimable index
 // is already in claim order. PostgreSQL plans from its statistics.
-func (q Q) claimIndex() string {
+func (q Q) claimIndex() string { return q.indexedBy("deliveries_claimable") }
+
+// indexedBy tells SQLite's planner which index a statement must use; empty
+// on PostgreSQL.
+func (q Q) indexedBy(index string) string {
 	if q.dialect == SQLite {
-		return " INDEXED BY deliveries_claimable"
+		return " INDEXED BY " + index
 	}
 	return ""
 }
@@ -400,30 +404,52 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 // DeliverySweep expires every unsent event past its deadline (pending,
 // retry or paused: Meta would refuse it now) and makes the paused events of
 // sites that are no longer paused due again. Leased events are left to
-// their owner.
+// their owner. Unleased events are found through deliveries_claimable, a
+// range per site of just the expired ones, so a backlog of a million
+// events (an outage) is not read on the writer at every sweep.
 func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resumed int, err error) {
 	err = db.InTx(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE deliveries SET state = 'expired',
-			last_error = CASE WHEN last_error = '' THEN 'deadline passed before it could be sent' ELSE last_error END,
-			updated_at = ?
-			WHERE state IN ('pending', 'retry', 'paused') AND deadline_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`,
-			now.UnixMilli(), now.UnixMilli(), now.UnixMilli())
-		if err != nil {
-			return fmt.Errorf("store: expire deliveries: %w", err)
+		expired = 0
+		for _, st := range tx.sweepQueries(now) {
+			res, err := tx.exec(ctx, st.query, st.args...)
+			if err != nil {
+				return fmt.Errorf("store: expire deliveries: %w", err)
+			}
+			n, _ := res.RowsAffected()
+			expired += int(n)
 		}
-		n, _ := res.RowsAffected()
-		expired = int(n)
-		res, err = tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE deliveries SET state = 'pending', next_at = ?, updated_at = ?
+		res, err := tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE deliveries SET state = 'pending', next_at = ?, updated_at = ?
 			WHERE state = 'paused' AND site_id IN (SELECT id FROM sites WHERE paused_reason = '')`,
 			now.UnixMilli(), now.UnixMilli())
 		if err != nil {
 			return fmt.Errorf("store: resume deliveries: %w", err)
 		}
-		n, _ = res.RowsAffected()
+		n, _ := res.RowsAffected()
 		resumed = int(n)
 		return nil
 	})
 	return expired, resumed, err
+}
+
+// sweep is one statement and its arguments.
+type sweep struct {
+	query string
+	args  []any
+}
+
+// sweepQueries expire unleased pending and retry events (through the
+// claim's index, per site), paused ones, and those whose lease ran out
+// (through deliveries_leased).
+func (q Q) sweepQueries(now time.Time) []sweep {
+	const set = `/* Store.DeliverySweep */ UPDATE deliveries%s SET state = 'expired',
+		last_error = CASE WHEN last_error = '' THEN 'deadline passed before it could be sent' ELSE last_error END,
+		updated_at = ? WHERE deadline_at <= ? AND `
+	ms := now.UnixMilli()
+	return []sweep{
+		{fmt.Sprintf(set, q.indexedBy("deliveries_claimable")) + `site_id IN (SELECT id FROM sites) AND state IN ('pending', 'retry') AND lease_owner = ''`, []any{ms, ms}},
+		{fmt.Sprintf(set, "") + `state = 'paused'`, []any{ms, ms}},
+		{fmt.Sprintf(set, q.indexedBy("deliveries_leased")) + `state IN ('pending', 'retry') AND lease_owner <> '' AND lease_until <= ?`, []any{ms, ms, ms}},
+	}
 }
 
 // DeliveryNextDue returns when the earliest unleased pending or retry event

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,6 +205,61 @@ func TestDeliveryClaimSiteBySite(t *testing.T) {
 		}
 		if got, err := db.DeliveryClaim(ctx, "n1", now, now.Add(time.Minute), 1, nil); err != nil || len(got) != 1 || got[0].ID != "d1" {
 			t.Errorf("then: %v %v", got, err)
+		}
+	})
+}
+
+// The sweep expires what is past its deadline and unsent: pending, retry
+// and paused events, and leased ones whose lease ran out; an event within
+// its deadline or under a live lease is left alone. On SQLite it reads
+// ranges of the claim's and the lease's indexes, not every unsent event.
+func TestDeliverySweep(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now); err != nil {
+			t.Fatal(err)
+		}
+		add := func(id string, state model.DeliveryState, deadline time.Duration) {
+			t.Helper()
+			d := &model.Delivery{ID: id, SiteID: "a", Kind: model.KindLead, EventName: "Lead", EventID: id, Payload: []byte(`{}`),
+				State: state, NextAt: now, DeadlineAt: now.Add(deadline), CreatedAt: now, UpdatedAt: now}
+			if _, err := db.DeliveryInsert(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add("old-pending", model.DeliveryPending, -time.Minute)
+		add("old-retry", model.DeliveryRetry, -time.Minute)
+		add("old-paused", model.DeliveryPaused, -time.Minute)
+		add("old-leased", model.DeliveryPending, -time.Minute)
+		add("old-lease-over", model.DeliveryPending, -time.Minute)
+		add("young", model.DeliveryRetry, time.Hour)
+		add("sent", model.DeliverySent, -time.Minute)
+		if err := db.TestExec(ctx, `UPDATE deliveries SET lease_owner = 'n1', lease_until = ? WHERE id = 'old-leased'`, now.Add(time.Minute).UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.TestExec(ctx, `UPDATE deliveries SET lease_owner = 'n1', lease_until = ? WHERE id = 'old-lease-over'`, now.Add(-time.Second).UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		expired, resumed, err := db.DeliverySweep(ctx, now)
+		if err != nil || expired != 4 || resumed != 0 {
+			t.Fatalf("sweep: expired %d resumed %d %v", expired, resumed, err)
+		}
+		want := map[string]model.DeliveryState{"old-pending": model.DeliveryExpired, "old-retry": model.DeliveryExpired,
+			"old-paused": model.DeliveryExpired, "old-lease-over": model.DeliveryExpired, "old-leased": model.DeliveryPending,
+			"young": model.DeliveryRetry, "sent": model.DeliverySent}
+		for id, st := range want {
+			d, err := db.DeliveryByID(ctx, id)
+			if err != nil || d.State != st || (st == model.DeliveryExpired && d.LastError == "") {
+				t.Errorf("%s: %+v %v, want %s", id, d, err, st)
+			}
+		}
+		if db.Dialect() != store.SQLite {
+			return
+		}
+		if plans, err := db.TestSweepPlans(ctx); err != nil || !strings.Contains(plans[0], "deliveries_claimable (site_id=? AND deadline_at<?)") ||
+			!strings.Contains(plans[2], "deliveries_leased") {
+			t.Errorf("sweep plans: %q %v", plans, err)
 		}
 	})
 }

@@ -95,3 +95,17 @@ func (db *DB) plan(ctx context.Context, query string, args ...any) (string, erro
 	}
 	return strings.Join(plan, "\n"), rows.Err()
 }
+
+// TestSweepPlans returns SQLite's plans for DeliverySweep's expiring
+// statements.
+func (db *DB) TestSweepPlans(ctx context.Context) ([]string, error) {
+	var plans []string
+	for _, st := range db.sweepQueries(time.Now()) {
+		p, err := db.plan(ctx, st.query, st.args...)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}

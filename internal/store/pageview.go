@@ -13,8 +13,9 @@ import (
 // The PageView queue. A PageView is sent once and nobody looks at it
 // again, so it does not wait in deliveries (a row with seven B-trees,
 // rewritten by the claim and again by the outcome) but in pageview_queue:
-// one small B-tree per engine, in event_id order (time first), one insert
-// at intake and one delete once Meta took it. Any other outcome (retry,
+// a narrow table keyed by (site_id, event_id), so in time order (the ids
+// are time first), with one insert at intake and one delete once Meta
+// took it. Any other outcome (retry,
 // dead, expired, paused, dry_run) moves the event into deliveries, where
 // those already work. A site's queue is leased as a whole, so one node at
 // a time sends it; DeliveryClaim and DeliveryRecord handle queued PageViews
