@@ -458,7 +458,9 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
 	var queued bool
-	err := q.queryRow(ctx, `/* Store.DeliveryNextDue */ SELECT (SELECT MIN(next_at) FROM deliveries
+	// deliveries_claimable holds next_at: a scan of the index alone, not of
+	// every unsent row (what the planner picks on its own).
+	err := q.queryRow(ctx, `/* Store.DeliveryNextDue */ SELECT (SELECT MIN(next_at) FROM deliveries`+q.claimIndex()+`
 		WHERE state IN ('pending', 'retry') AND lease_owner = ''), EXISTS (SELECT 1 FROM pageview_queue)`).Scan(&next, &queued)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next due delivery: %w", err)
