@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/model"
@@ -137,5 +138,21 @@ func TestQueuedPageViewMetaRefuses(t *testing.T) {
 		if _, err := f.db.VisitPageView(f.ctx, f.site.ID, id); !errors.Is(err, model.ErrNotFound) {
 			t.Errorf("%s: %v", id, err)
 		}
+	}
+}
+
+// A restarted server (a new node name) sends the queue at once: the last
+// outcome of the old runner ended its lease on the site's queue.
+func TestQueuedPageViewsAfterARestart(t *testing.T) {
+	f := newFixture(t, model.ModeLive)
+	f.visits(t, 2)
+	if st := f.run(t); st.Sent != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+	f.visits(t, 3)
+	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
+	restarted := deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a-restarted"})
+	if st, err := restarted.RunOnce(f.ctx); err != nil || st.Sent != 3 {
+		t.Fatalf("after the restart: %+v %v", st, err)
 	}
 }

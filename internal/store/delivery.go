@@ -154,23 +154,17 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 // claimSite claims up to limit events of one site with slice, in slices of
 // at most writeSlice, each given the last event of the one before, as many
 // to a transaction as run before other calls wait for the writer (see
-// Tx.ShouldYield). first, when not nil, runs at the start of the first
-// transaction and may refuse the site. A failure returns what earlier
-// transactions claimed with the error.
-func (db *DB) claimSite(ctx context.Context, limit int, first func(*Tx) (bool, error),
+// Tx.ShouldYield). finish, when not nil, ends each transaction that
+// claimed some, given its last event, and may refuse the site: what that
+// transaction read is then dropped and the claim of the site ends. A
+// failure returns what earlier transactions claimed with the error.
+func (db *DB) claimSite(ctx context.Context, limit int, finish func(tx *Tx, last *model.Delivery) (bool, error),
 	slice func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error)) ([]*model.Delivery, error) {
 	var list []*model.Delivery
 	for more := true; more && len(list) < limit; {
 		var got []*model.Delivery
 		err := db.InTx(ctx, func(tx *Tx) error {
 			got, more = nil, true
-			if first != nil {
-				ok, err := first(tx)
-				if err != nil || !ok {
-					more = false
-					return err
-				}
-			}
 			var after *model.Delivery
 			if len(list) > 0 {
 				after = list[len(list)-1]
@@ -189,12 +183,18 @@ func (db *DB) claimSite(ctx context.Context, limit int, first func(*Tx) (bool, e
 					break
 				}
 			}
+			if finish != nil && len(got) > 0 {
+				ok, err := finish(tx, got[len(got)-1])
+				if err != nil || !ok {
+					got, more = nil, false
+					return err
+				}
+			}
 			return nil
 		})
 		if err != nil {
 			return list, err
 		}
-		first = nil
 		list = append(list, got...)
 	}
 	return list, nil
@@ -332,7 +332,7 @@ func (q Q) indexedBy(index string) string {
 // out, and are claimed and sent again (with the same event_id).
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Delivery, now time.Time) (lost int, err error) {
 	if queued := slices.DeleteFunc(slices.Clone(ds), func(d *model.Delivery) bool { return !d.Queued }); len(queued) > 0 {
-		if err := db.recordPageViews(ctx, queued, now); err != nil {
+		if err := db.recordPageViews(ctx, owner, queued, now); err != nil {
 			return 0, err
 		}
 		ds = slices.DeleteFunc(slices.Clone(ds), func(d *model.Delivery) bool { return d.Queued })

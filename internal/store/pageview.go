@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -100,8 +101,8 @@ func day(t time.Time) int64 { return t.UnixMilli() / (24 * time.Hour).Millisecon
 // claimPageViews leases the queues of the sites with PageViews waiting
 // (leaving out skip, and sites whose queue another node holds) and returns
 // up to limit of their PageViews, each site's oldest first. A site's lease
-// is renewed by its owner's every claim and lets another node take over
-// once it ran out (a node stopped or died).
+// runs through the last PageView claimed (see recordPageViews); one that
+// ran out (a node died) lets another node take over.
 func (db *DB) claimPageViews(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, skip []model.SiteID) ([]*model.Delivery, error) {
 	var sites []model.SiteID
 	err := db.eachRow(ctx, func(r *sql.Rows) error {
@@ -126,7 +127,9 @@ func (db *DB) claimPageViews(ctx context.Context, owner string, now, leaseUntil 
 		if slices.Contains(skip, site) {
 			continue
 		}
-		lease := func(tx *Tx) (bool, error) { return tx.pageViewLease(ctx, site, owner, now, leaseUntil) }
+		lease := func(tx *Tx, last *model.Delivery) (bool, error) {
+			return tx.pageViewLease(ctx, site, owner, now, leaseUntil, last.EventID)
+		}
 		got, err := db.claimSite(ctx, limit-len(list), lease, func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error) {
 			cursor := ""
 			if after != nil {
@@ -147,13 +150,14 @@ func (db *DB) claimPageViews(ctx context.Context, owner string, now, leaseUntil 
 	return list, nil
 }
 
-// pageViewLease takes or renews owner's lease on a site's queue, and
-// reports false when another node holds it.
-func (q Q) pageViewLease(ctx context.Context, site model.SiteID, owner string, now, until time.Time) (bool, error) {
-	res, err := q.exec(ctx, `/* Store.DeliveryClaim */ INSERT INTO pageview_leases (site_id, owner, until) VALUES (?, ?, ?)
-		ON CONFLICT (site_id) DO UPDATE SET owner = excluded.owner, until = excluded.until
+// pageViewLease takes or renews owner's lease on a site's queue through
+// the given event (the last claimed), and reports false when another node
+// holds it.
+func (q Q) pageViewLease(ctx context.Context, site model.SiteID, owner string, now, until time.Time, through string) (bool, error) {
+	res, err := q.exec(ctx, `/* Store.DeliveryClaim */ INSERT INTO pageview_leases (site_id, owner, until, through) VALUES (?, ?, ?, ?)
+		ON CONFLICT (site_id) DO UPDATE SET owner = excluded.owner, until = excluded.until, through = excluded.through
 		WHERE pageview_leases.owner = excluded.owner OR pageview_leases.until <= ?`,
-		string(site), owner, until.UnixMilli(), now.UnixMilli())
+		string(site), owner, until.UnixMilli(), through, now.UnixMilli())
 	if err != nil {
 		return false, fmt.Errorf("store: lease PageView queue of %s: %w", site, err)
 	}
@@ -161,11 +165,14 @@ func (q Q) pageViewLease(ctx context.Context, site model.SiteID, owner string, n
 	return n == 1, nil
 }
 
-// recordPageViews settles claimed PageViews: the sent ones leave the queue
-// and are counted; one that was given back unchanged (pending) stays; any
-// other outcome moves the event into deliveries with it. Slices of one
-// site and outcome, as many to a transaction as run before others wait.
-func (db *DB) recordPageViews(ctx context.Context, ds []*model.Delivery, now time.Time) error {
+// recordPageViews settles owner's claimed PageViews: the sent ones leave
+// the queue and are counted; one that was given back unchanged (pending)
+// stays; any other outcome moves the event into deliveries with it. Slices
+// of one site and outcome, as many to a transaction as run before others
+// wait. The outcome of the last PageView a claim took ends owner's lease on
+// the site's queue, so another node (or this one after a restart) can
+// claim it at once.
+func (db *DB) recordPageViews(ctx context.Context, owner string, ds []*model.Delivery, now time.Time) error {
 	type slice struct {
 		site model.SiteID
 		sent bool
@@ -178,7 +185,9 @@ func (db *DB) recordPageViews(ctx context.Context, ds []*model.Delivery, now tim
 	}
 	groups := map[key][]*model.Delivery{}
 	var order []key
+	bySite := map[model.SiteID][]*model.Delivery{}
 	for _, d := range ds {
+		bySite[d.SiteID] = append(bySite[d.SiteID], d)
 		if d.State == model.DeliveryPending {
 			continue
 		}
@@ -213,6 +222,31 @@ func (db *DB) recordPageViews(ctx context.Context, ds []*model.Delivery, now tim
 			return err
 		}
 		start = end
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
+		for site, ds := range bySite {
+			if err := tx.releasePageViewLease(ctx, site, owner, ds); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// releasePageViewLease ends owner's lease on a site's queue when ds holds
+// the last PageView it claimed.
+func (q Q) releasePageViewLease(ctx context.Context, site model.SiteID, owner string, ds []*model.Delivery) error {
+	var through string
+	err := q.queryRow(ctx, `/* Store.DeliveryRecord */ SELECT through FROM pageview_leases WHERE site_id = ? AND owner = ?`,
+		string(site), owner).Scan(&through)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !slices.ContainsFunc(ds, func(d *model.Delivery) bool { return d.EventID == through }) {
+		return nil
+	}
+	if err == nil {
+		_, err = q.exec(ctx, `/* Store.DeliveryRecord */ DELETE FROM pageview_leases WHERE site_id = ? AND owner = ?`, string(site), owner)
+	}
+	if err != nil {
+		return fmt.Errorf("store: end PageView lease of %s: %w", site, err)
 	}
 	return nil
 }

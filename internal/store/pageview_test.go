@@ -125,15 +125,23 @@ func TestPageViewQueue(t *testing.T) {
 		if _, sent, _ := db.PageViewStats(ctx, "a", now.Add(48*time.Hour)); sent != 0 {
 			t.Errorf("sent counted on a later day: %d", sent)
 		}
-		// Once n1's lease ran out, n2 takes the queue over (after the
-		// retry, due by now, from the outbox).
-		later := lease.Add(time.Millisecond)
-		over, err := db.DeliveryClaim(ctx, "n2", later, later.Add(time.Minute), 10, []model.SiteID{"b"})
-		if err != nil || fmt.Sprint(eventIDs(over)) != "[a-pv-0001 a-pv-0002]" || over[0].Queued || !over[1].Queued {
-			t.Fatalf("take-over: %v %v", eventIDs(over), err)
+		// The outcome of the last PageView n1 claimed (a-pv-0002, given
+		// back) ended its lease: n2 takes a's queue at once.
+		over, err := db.DeliveryClaim(ctx, "n2", now, lease, 10, []model.SiteID{"b"})
+		if err != nil || fmt.Sprint(eventIDs(over)) != "[a-pv-0002]" {
+			t.Fatalf("after n1's outcomes: %v %v", eventIDs(over), err)
 		}
-		over = over[1:]
-		if again, err := db.DeliveryClaim(ctx, "n1", later, later.Add(time.Minute), 10, []model.SiteID{"b"}); err != nil || len(again) != 0 {
+		// b's queue stays n2's, unrecorded, until the lease runs out; then
+		// n1 takes it over (after the retry, due by then, from the outbox).
+		if got, err := db.DeliveryClaim(ctx, "n1", now, lease, 10, []model.SiteID{"a"}); err != nil || fmt.Sprint(eventIDs(got)) != "[lead-1]" {
+			t.Fatalf("b leased to n2: %v %v", eventIDs(got), err)
+		}
+		later := lease.Add(time.Millisecond)
+		took, err := db.DeliveryClaim(ctx, "n1", later, later.Add(time.Minute), 10, []model.SiteID{"a"})
+		if err != nil || fmt.Sprint(eventIDs(took)) != "[lead-1 b-pv-0000 b-pv-0001]" {
+			t.Fatalf("take-over: %v %v", eventIDs(took), err)
+		}
+		if again, err := db.DeliveryClaim(ctx, "n2", later, later.Add(time.Minute), 10, []model.SiteID{"a"}); err != nil || len(again) != 0 {
 			t.Errorf("the old owner after the take-over: %v %v", eventIDs(again), err)
 		}
 		// A visitor erased meanwhile: its PageView leaves the queue, and a

@@ -5,7 +5,8 @@
 -- order they came (event ids are time-first), and are deleted once Meta took
 -- them; any other outcome moves the event into deliveries, where retries,
 -- pauses, dead letters and expiry already work. A site's queue is leased
--- as a whole (pageview_leases), so one node at a time sends it; the sent
+-- as a whole (pageview_leases) until the outcome of the last PageView
+-- claimed is recorded, so one node at a time sends it; the sent
 -- ones are counted per site and day (pageview_counts) for the dashboard.
 CREATE TABLE pageview_queue (
     site_id    TEXT NOT NULL,
@@ -18,7 +19,8 @@ CREATE TABLE pageview_queue (
 CREATE TABLE pageview_leases (
     site_id TEXT PRIMARY KEY,
     owner   TEXT NOT NULL,
-    until   BIGINT NOT NULL
+    until   BIGINT NOT NULL,
+    through TEXT NOT NULL  -- the last event_id claimed: its outcome ends the lease
 );
 CREATE TABLE pageview_counts (
     site_id TEXT NOT NULL,
