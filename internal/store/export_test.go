@@ -109,3 +109,13 @@ func (db *DB) TestSweepPlans(ctx context.Context) ([]string, error) {
 	}
 	return plans, nil
 }
+
+// TestLeadFindPlan returns SQLite's plan for LeadFind by col.
+func (db *DB) TestLeadFindPlan(ctx context.Context, col string) (string, error) {
+	return db.plan(ctx, leadFindQuery(col), "a", "x", int64(0))
+}
+
+// TestExpireReviewsPlan returns SQLite's plan for LeadExpireReviews.
+func (db *DB) TestExpireReviewsPlan(ctx context.Context) (string, error) {
+	return db.plan(ctx, expireReviewsQuery, string(model.VerdictReview), int64(0), 10)
+}

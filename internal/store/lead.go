@@ -107,9 +107,7 @@ func (q Q) LeadFind(ctx context.Context, site model.SiteID, k LeadLookup) (*mode
 	default:
 		return nil, model.Invalid("lead", "name the lead by id, event_id, external_id, lead_id, email or phone")
 	}
-	row := q.queryRow(ctx, `/* Store.LeadFind */ SELECT `+leadColumns+` FROM leads
-		WHERE site_id = ? AND `+col+` = ? AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT 1`,
-		string(site), val, k.Since.UnixMilli())
+	row := q.queryRow(ctx, leadFindQuery(col), string(site), val, k.Since.UnixMilli())
 	l, err := scanLead(row)
 	if err != nil {
 		return nil, notFound(err, "lead by "+col)
@@ -136,6 +134,14 @@ func (q Q) LeadPrevious(ctx context.Context, site model.SiteID, emailKey, phoneK
 		}
 	}
 	return nil, "", fmt.Errorf("previous lead: %w", model.ErrNotFound)
+}
+
+// leadFindQuery is LeadFind's look-up by col. The value is never empty, and
+// saying so lets the partial indexes of external_id and lead_ads_id (which
+// hold only non-empty ones) serve it.
+func leadFindQuery(col string) string {
+	return `/* Store.LeadFind */ SELECT ` + leadColumns + ` FROM leads
+		WHERE site_id = ? AND ` + col + ` = ? AND ` + col + ` <> '' AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT 1`
 }
 
 // LeadSetDecision records a new decision for a lead.
@@ -227,15 +233,17 @@ func (q Q) LeadCount(ctx context.Context, site model.SiteID) (int, error) {
 	return n, nil
 }
 
+// expireReviewsQuery finds review leads past their time; review_until <=
+// implies it is set, so the partial leads_review_until serves it.
+const expireReviewsQuery = `/* Store.LeadExpireReviews */ SELECT id FROM leads
+	WHERE verdict = ? AND review_until <= ? AND review_expired_at IS NULL ORDER BY review_until LIMIT ?`
+
 // LeadExpireReviews marks up to limit review leads whose review time has
 // passed as expired, and returns their ids. Call it in a transaction: on
 // PostgreSQL the rows are locked until it ends, so evidence arriving on
 // another node waits for it, and a lead decided meanwhile is left alone.
 func (q Q) LeadExpireReviews(ctx context.Context, now time.Time, limit int) ([]model.LeadID, error) {
-	rows, err := q.query(ctx, `/* Store.LeadExpireReviews */ SELECT id FROM leads
-		WHERE verdict = ? AND review_until <= ? AND review_expired_at IS NULL ORDER BY review_until LIMIT ?`+
-		q.forUpdateSkipLocked(),
-		string(model.VerdictReview), now.UnixMilli(), limit)
+	rows, err := q.query(ctx, expireReviewsQuery+q.forUpdateSkipLocked(), string(model.VerdictReview), now.UnixMilli(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: expiring reviews: %w", err)
 	}

@@ -175,3 +175,23 @@ func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 		t.Errorf("claimable sites plan:\n%s\nwant a seek per site into deliveries_claimable", plan)
 	}
 }
+
+// The look-ups by external id and Lead Ads id, and the expiry of reviews,
+// use the partial indexes that hold only the leads with a value, in the
+// order they want (a look-up walking every lead of the site is what the
+// planner picked before).
+func TestPartialLeadIndexesServeTheirLookUps(t *testing.T) {
+	db := storetest.SQLite(t)
+	ctx := context.Background()
+	for col, index := range map[string]string{"external_id": "leads_external_id", "lead_ads_id": "leads_lead_ads_id"} {
+		plan, err := db.TestLeadFindPlan(ctx, col)
+		// Ties of received_at are put in id order: that sort is of the
+		// lead's own rows, not of the site's.
+		if err != nil || !strings.Contains(plan, index+" (site_id=? AND "+col+"=?") || strings.Contains(plan, "TEMP B-TREE FOR ORDER BY") {
+			t.Errorf("LeadFind by %s:\n%s %v\nwant a seek in %s", col, plan, err, index)
+		}
+	}
+	if plan, err := db.TestExpireReviewsPlan(ctx); err != nil || !strings.Contains(plan, "leads_review_until") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("review expiry:\n%s %v\nwant leads_review_until, no sort", plan, err)
+	}
+}
