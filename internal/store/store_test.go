@@ -183,7 +183,8 @@ func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 func TestPartialLeadIndexesServeTheirLookUps(t *testing.T) {
 	db := storetest.SQLite(t)
 	ctx := context.Background()
-	for col, index := range map[string]string{"external_id": "leads_external_id", "lead_ads_id": "leads_lead_ads_id"} {
+	for col, index := range map[string]string{"external_id": "leads_external_id", "lead_ads_id": "leads_lead_ads_id",
+		"email_key": "leads_email_recent", "phone_key": "leads_phone_recent"} {
 		plan, err := db.TestLeadFindPlan(ctx, col)
 		// Ties of received_at are put in id order: that sort is of the
 		// lead's own rows, not of the site's.
