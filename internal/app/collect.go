@@ -167,13 +167,14 @@ func (s *Service) enqueuePageView(ctx context.Context, tx *store.Tx, site *model
 		return false, fmt.Errorf("app: PageView payload: %w", err)
 	}
 	d := &model.Delivery{
-		ID: s.ids.New("dl_", now), SiteID: site.ID, Kind: model.KindPageView, EventName: ev.EventName,
+		SiteID: site.ID, Kind: model.KindPageView, EventName: ev.EventName,
 		EventID: ev.EventID, PixelID: site.Settings.Meta.PixelID, Payload: payload, State: model.DeliveryPending,
 		NextAt: now, DeadlineAt: now.Add(model.MaxEventAge), Mode: site.Settings.Meta.Mode, CreatedAt: now, UpdatedAt: now,
 	}
 	if d.Mode == model.ModeDryRun {
-		// Kept as what would have been sent, for the site to check.
-		d.State = model.DeliveryDryRun
+		// Kept as what would have been sent, for the site to check: an
+		// outbox row, with an id of its own (a queued one needs none).
+		d.ID, d.State = s.ids.New("dl_", now), model.DeliveryDryRun
 		return tx.DeliveryInsert(ctx, d)
 	}
 	return tx.PageViewEnqueue(ctx, d)

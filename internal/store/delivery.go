@@ -104,6 +104,33 @@ func padSlice(args []any, n int) []any {
 	return args
 }
 
+// inSlices runs step(tx, i) for i from 0 to n-1, as many to a transaction
+// as run before other calls wait for the writer (Tx.ShouldYield), and
+// returns how many ran in transactions that committed.
+func (db *DB) inSlices(ctx context.Context, n int, step func(tx *Tx, i int) error) (int, error) {
+	done := 0
+	for done < n {
+		end := done
+		err := db.InTx(ctx, func(tx *Tx) error {
+			for end = done; end < n; {
+				if err := step(tx, end); err != nil {
+					return err
+				}
+				end++
+				if tx.ShouldYield() {
+					break
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return done, err
+		}
+		done = end
+	}
+	return done, nil
+}
+
 // DeliveryClaim leases up to limit due events (state pending or retry,
 // next_at reached, no lease) to owner until leaseUntil, leaving out the
 // sites in skip (those the caller is still sending for); when the outbox
@@ -331,11 +358,18 @@ func (q Q) indexedBy(index string) string {
 // On an error the events not recorded yet keep their lease until it runs
 // out, and are claimed and sent again (with the same event_id).
 func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Delivery, now time.Time) (lost int, err error) {
-	if queued := slices.DeleteFunc(slices.Clone(ds), func(d *model.Delivery) bool { return !d.Queued }); len(queued) > 0 {
+	var queued, rows []*model.Delivery
+	for _, d := range ds {
+		if d.Queued {
+			queued = append(queued, d)
+		} else {
+			rows = append(rows, d)
+		}
+	}
+	if len(queued) > 0 {
 		if err := db.recordPageViews(ctx, owner, queued, now); err != nil {
 			return 0, err
 		}
-		ds = slices.DeleteFunc(slices.Clone(ds), func(d *model.Delivery) bool { return d.Queued })
 	}
 	// Events of one request mostly share their outcome: one statement per
 	// distinct outcome and slice, not per event, keeps a batch of 1000 cheap.
@@ -347,7 +381,7 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 	}
 	var order []outcome
 	groups := map[outcome][]any{}
-	for _, d := range ds {
+	for _, d := range rows {
 		o := outcome{state: string(d.State), lastError: d.LastError, response: string(d.Response), mode: d.Mode,
 			attempts: d.Attempts, next: d.NextAt.UnixMilli()}
 		if d.SentAt != nil {
@@ -369,36 +403,25 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 			work = append(work, slice{o, ids[i:min(i+writeSlice, len(ids))]})
 		}
 	}
-	for start := 0; start < len(work); {
-		end, missed := start, 0
-		err := db.InTx(ctx, func(tx *Tx) error {
-			end, missed = start, 0
-			for end < len(work) {
-				w := work[end]
-				args := append([]any{w.o.state, w.o.attempts, w.o.next, w.o.lastError, w.o.response, w.o.mode, now.UnixMilli(), w.o.sent, owner}, w.ids...)
-				res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ UPDATE deliveries SET state = ?, attempts = ?,
-					next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?,
-					lease_owner = '', lease_until = NULL
-					WHERE lease_owner = ? AND id IN `+sliceIDs, padSlice(args, len(w.ids))...)
-				if err != nil {
-					return fmt.Errorf("store: record deliveries: %w", err)
-				}
-				n, _ := res.RowsAffected()
-				missed += len(w.ids) - int(n)
-				end++
-				if tx.ShouldYield() {
-					break
-				}
-			}
-			return nil
-		})
+	missed := make([]int, len(work))
+	done, err := db.inSlices(ctx, len(work), func(tx *Tx, i int) error {
+		w := work[i]
+		args := append([]any{w.o.state, w.o.attempts, w.o.next, w.o.lastError, w.o.response, w.o.mode, now.UnixMilli(), w.o.sent, owner}, w.ids...)
+		res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ UPDATE deliveries SET state = ?, attempts = ?,
+			next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?,
+			lease_owner = '', lease_until = NULL
+			WHERE lease_owner = ? AND id IN `+sliceIDs, padSlice(args, len(w.ids))...)
 		if err != nil {
-			return lost, err
+			return fmt.Errorf("store: record deliveries: %w", err)
 		}
-		lost += missed
-		start = end
+		n, _ := res.RowsAffected()
+		missed[i] = len(w.ids) - int(n)
+		return nil
+	})
+	for _, m := range missed[:done] {
+		lost += m
 	}
-	return lost, nil
+	return lost, err
 }
 
 // DeliverySweep expires every unsent event past its deadline (pending,

@@ -15,12 +15,12 @@ import (
 // again, so it does not wait in deliveries (a row with seven B-trees,
 // rewritten by the claim and again by the outcome) but in pageview_queue:
 // a narrow table keyed by (site_id, event_id), so in time order (the ids
-// are time first), with one insert at intake and one delete once Meta
-// took it. Any other outcome (retry,
-// dead, expired, paused, dry_run) moves the event into deliveries, where
-// those already work. A site's queue is leased as a whole, so one node at
-// a time sends it; DeliveryClaim and DeliveryRecord handle queued PageViews
-// alongside outbox rows, marked model.Delivery.Queued.
+// are time first), with one insert at intake and one delete once Meta took
+// it. Any other outcome (retry, dead, expired, paused, dry_run) moves the
+// event into deliveries, where those already work. A site's queue is
+// leased as a whole, so one node at a time sends it; DeliveryClaim and
+// DeliveryRecord handle queued PageViews alongside outbox rows, marked
+// model.Delivery.Queued.
 
 // PageViewEnqueue puts a PageView (d.Kind is KindPageView) in the queue. An
 // event already there is left alone and inserted reports false.
@@ -173,16 +173,15 @@ func (q Q) pageViewLease(ctx context.Context, site model.SiteID, owner string, n
 // the site's queue, so another node (or this one after a restart) can
 // claim it at once.
 func (db *DB) recordPageViews(ctx context.Context, owner string, ds []*model.Delivery, now time.Time) error {
-	type slice struct {
-		site model.SiteID
-		sent bool
-		ds   []*model.Delivery
-	}
-	var work []slice
 	type key struct {
 		site model.SiteID
 		sent bool
 	}
+	type slice struct {
+		key
+		ds []*model.Delivery
+	}
+	var work []slice
 	groups := map[key][]*model.Delivery{}
 	var order []key
 	bySite := map[model.SiteID][]*model.Delivery{}
@@ -200,28 +199,13 @@ func (db *DB) recordPageViews(ctx context.Context, owner string, ds []*model.Del
 	for _, k := range order {
 		g := groups[k]
 		for i := 0; i < len(g); i += writeSlice {
-			work = append(work, slice{k.site, k.sent, g[i:min(i+writeSlice, len(g))]})
+			work = append(work, slice{k, g[i:min(i+writeSlice, len(g))]})
 		}
 	}
-	for start := 0; start < len(work); {
-		end := start
-		err := db.InTx(ctx, func(tx *Tx) error {
-			for end = start; end < len(work); {
-				w := work[end]
-				if err := tx.settlePageViews(ctx, w.site, w.sent, w.ds, now); err != nil {
-					return err
-				}
-				end++
-				if tx.ShouldYield() {
-					break
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		start = end
+	if _, err := db.inSlices(ctx, len(work), func(tx *Tx, i int) error {
+		return tx.settlePageViews(ctx, work[i].site, work[i].sent, work[i].ds, now)
+	}); err != nil {
+		return err
 	}
 	return db.InTx(ctx, func(tx *Tx) error {
 		for site, ds := range bySite {
