@@ -138,6 +138,8 @@ var (
 		"Transactions of callers (requests, jobs) carried by those commits.", nil, nil)
 	syncsDesc = prometheus.NewDesc("cleanads_store_log_syncs_total",
 		"fsyncs of SQLite's write-ahead log (commits share them).", nil, nil)
+	syncSecondsDesc = prometheus.NewDesc("cleanads_store_log_sync_duration_seconds",
+		"How long the fsyncs of SQLite's write-ahead log took: every write's answer waits for one.", nil, nil)
 )
 
 // writerCollector reports the SQLite writer's counters.
@@ -147,6 +149,7 @@ func (c writerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- commitsDesc
 	ch <- callsDesc
 	ch <- syncsDesc
+	ch <- syncSecondsDesc
 }
 
 func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
@@ -154,6 +157,13 @@ func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(commitsDesc, prometheus.CounterValue, float64(st.Commits))
 	ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, float64(st.Calls))
 	ch <- prometheus.MustNewConstMetric(syncsDesc, prometheus.CounterValue, float64(st.LogSyncs))
+	if n := len(st.LogSyncBuckets); n == len(model.LogSyncBounds)+1 {
+		buckets := make(map[float64]uint64, len(model.LogSyncBounds))
+		for i, le := range model.LogSyncBounds {
+			buckets[le] = uint64(st.LogSyncBuckets[i])
+		}
+		ch <- prometheus.MustNewConstHistogram(syncSecondsDesc, uint64(st.LogSyncBuckets[n-1]), st.LogSyncSeconds, buckets)
+	}
 }
 
 // storeCollector reads the store at scrape time: the numbers are always

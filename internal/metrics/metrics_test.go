@@ -48,7 +48,10 @@ func TestMetrics(t *testing.T) {
 		Paused:     map[model.SiteID]bool{"dent": false, "kapali": true},
 	}}
 	m := metrics.New(metrics.Options{Source: src, Now: func() time.Time { return now },
-		Writer: func() model.WriterStats { return model.WriterStats{Commits: 40, Calls: 900, LogSyncs: 38} }})
+		Writer: func() model.WriterStats {
+			return model.WriterStats{Commits: 40, Calls: 900, LogSyncs: 38,
+				LogSyncBuckets: []int64{10, 30, 35, 36, 36, 37, 37, 37, 38, 38, 38}, LogSyncSeconds: 0.125}
+		}})
 	m.ObserveRequest("POST /v1/leads", 202, 30*time.Millisecond)
 	m.ObserveRequest("POST /v1/leads", 202, 40*time.Millisecond)
 	m.ObserveRequest("unmatched", 404, time.Millisecond)
@@ -76,6 +79,11 @@ func TestMetrics(t *testing.T) {
 		`cleanads_store_commits_total 40`,
 		`cleanads_store_commit_calls_total 900`,
 		`cleanads_store_log_syncs_total 38`,
+		`cleanads_store_log_sync_duration_seconds_bucket{le="0.0005"} 10`,
+		`cleanads_store_log_sync_duration_seconds_bucket{le="0.005"} 36`,
+		`cleanads_store_log_sync_duration_seconds_bucket{le="1"} 38`,
+		`cleanads_store_log_sync_duration_seconds_sum 0.125`,
+		`cleanads_store_log_sync_duration_seconds_count 38`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(out, want) {

@@ -27,4 +27,16 @@ type WriterStats struct {
 	Calls int64
 	// LogSyncs counts the fsyncs of the write-ahead log.
 	LogSyncs int64
+	// LogSyncBuckets[i] counts the fsyncs finished within LogSyncBounds[i]
+	// seconds (cumulative, as a Prometheus histogram's le); the last entry
+	// counts every fsync finished. LogSyncSeconds is the time they took in
+	// all. Every request's answer waits for one: the disk's share of its
+	// latency.
+	LogSyncBuckets []int64
+	LogSyncSeconds float64
 }
+
+// LogSyncBounds are the upper bounds, in seconds, of WriterStats'
+// LogSyncBuckets: an fsync takes a fraction of a millisecond on a quiet
+// SSD, and tens of milliseconds or more on a busy or shared disk.
+var LogSyncBounds = [...]float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
 )
 
 // walSyncer makes SQLite's commits durable without the writer waiting for
@@ -43,6 +45,7 @@ type walSyncer struct {
 
 	f     *os.File // opened at the first sync, when the log surely exists
 	syncs atomic.Int64
+	took  syncTimes
 	// syncFile is fdatasync; tests hold it or make it fail (under mu).
 	syncFile func(*os.File) error
 }
@@ -173,12 +176,50 @@ func (s *walSyncer) sync(syncFile func(*os.File) error) error {
 		s.f = f
 	}
 	s.syncs.Add(1)
-	if err := syncFile(s.f); err != nil {
+	start := time.Now()
+	err := syncFile(s.f)
+	s.took.observe(time.Since(start))
+	if err != nil {
 		// The kernel may have dropped the pages it could not write: the
 		// callers are told their work may not be durable.
 		return &UnavailableError{Err: fmt.Errorf("store: sync the log: %w", err)}
 	}
 	return nil
+}
+
+// syncTimes counts the log's fsyncs by how long they took, in the bounds
+// of model.LogSyncBounds (one more bucket for the slower ones).
+type syncTimes struct {
+	counts [len(model.LogSyncBounds) + 1]atomic.Int64
+	nanos  atomic.Int64
+}
+
+// logSyncBounds is model.LogSyncBounds as durations.
+var logSyncBounds = func() (b [len(model.LogSyncBounds)]time.Duration) {
+	for i, s := range model.LogSyncBounds {
+		b[i] = time.Duration(s * float64(time.Second))
+	}
+	return b
+}()
+
+func (t *syncTimes) observe(d time.Duration) {
+	i := 0
+	for i < len(logSyncBounds) && d > logSyncBounds[i] {
+		i++
+	}
+	t.counts[i].Add(1)
+	t.nanos.Add(int64(d))
+}
+
+// cumulative returns the counts as model.WriterStats.LogSyncBuckets.
+func (t *syncTimes) cumulative() []int64 {
+	out := make([]int64, len(t.counts))
+	var n int64
+	for i := range t.counts {
+		n += t.counts[i].Load()
+		out[i] = n
+	}
+	return out
 }
 
 // syncedWriter is the writer pool for statements outside InTx (admin

@@ -49,12 +49,24 @@ func TestInTxAnswersOnlyOnceTheLogIsSynced(t *testing.T) {
 		t.Fatalf("InTx returned (%v) before its commit was synced", err)
 	default:
 	}
+	// Held this long, the fsync takes at least as long: it is counted
+	// above the 25 ms bound.
+	time.Sleep(30 * time.Millisecond)
 	release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if after := db.WriterStats(); after.LogSyncs <= before.LogSyncs {
+	after := db.WriterStats()
+	if after.LogSyncs <= before.LogSyncs {
 		t.Errorf("log syncs %d -> %d: the answer came without an fsync", before.LogSyncs, after.LogSyncs)
+	}
+	n := len(after.LogSyncBuckets)
+	if n != len(model.LogSyncBounds)+1 || after.LogSyncBuckets[n-1] != after.LogSyncs {
+		t.Fatalf("sync buckets %v for %d syncs", after.LogSyncBuckets, after.LogSyncs)
+	}
+	slow := func(st model.WriterStats) int64 { return st.LogSyncBuckets[n-1] - st.LogSyncBuckets[5] } // over 25 ms
+	if model.LogSyncBounds[5] != 0.025 || slow(after)-slow(before) != 1 || after.LogSyncSeconds < 0.03 {
+		t.Errorf("the held fsync: %d more over 25 ms, %.3f s in all; want 1, >= 0.03 s", slow(after)-slow(before), after.LogSyncSeconds)
 	}
 }
 

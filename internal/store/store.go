@@ -216,7 +216,8 @@ func (db *DB) WriterStats() model.WriterStats {
 		return model.WriterStats{}
 	}
 	g := db.group
-	return model.WriterStats{Commits: g.commits.Load(), Calls: g.calls.Load(), LogSyncs: g.sync.syncs.Load()}
+	return model.WriterStats{Commits: g.commits.Load(), Calls: g.calls.Load(), LogSyncs: g.sync.syncs.Load(),
+		LogSyncBuckets: g.sync.took.cumulative(), LogSyncSeconds: time.Duration(g.sync.took.nanos.Load()).Seconds()}
 }
 
 // Ping checks that the database answers.
