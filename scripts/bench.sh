@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # bench.sh measures CleanAds on this machine, in one run (a few minutes):
 #   1. the ceiling: a bare net/http handler that reads the body and answers 204;
+#      then the floor: that handler plus one row committed through the store's
+#      group commit (fsynced before the 204), the least a durable request costs;
 #   2. POST /v1/collect with varied visits (new and returning visitors, fbclids);
 #   3. POST /v1/leads with varied leads (clean, grey and junk; scored, stored
 #      with their outbox rows; most with the form token of a visit);
-#   4. both again at half of their maximum rate, for p99 latency;
+#   4. the floor, collect and leads again at half of their maximum rate, for p99
+#      latency (with the log's fsync p99 over the step, from /metrics);
 #   5. the delivery runner draining 100,000 queued events into a local Graph
 #      stand-in (a Go benchmark): lead events from the outbox, and PageViews
 #      from their queue.
@@ -24,6 +27,7 @@ PORT=${PORT:-18480}
 CEIL_PORT=$((PORT + 1))
 GRAPH_PORT=$((PORT + 2))
 METRICS_PORT=$((PORT + 3))
+FLOOR_PORT=$((PORT + 4))
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d)
 PIDS=()
@@ -67,8 +71,21 @@ writer() {
 	exec 3<>"/dev/tcp/127.0.0.1/$METRICS_PORT"
 	printf 'GET /metrics HTTP/1.0\r\nHost: bench\r\n\r\n' >&3
 	awk '/^cleanads_store_commits_total/ {c = $2} /^cleanads_store_commit_calls_total/ {n = $2} /^cleanads_store_log_syncs_total/ {s = $2}
-		END {printf "%d %d %d\n", c, n, s}' <&3
+		/^cleanads_store_log_sync_duration_seconds_bucket/ {match($0, /le="[^"]*"/); b = b " " substr($0, RSTART + 4, RLENGTH - 5) ":" $2}
+		END {printf "%d %d %d%s\n", c, n, s, b}' <&3
 	exec 3>&-
+}
+# sync_p99 BEFORE AFTER: from two writer lines, the bound of the fsync
+# histogram bucket that holds the step's 99th percentile, in ms ("-" without
+# fsyncs, ">1000" past the last bound).
+sync_p99() {
+	echo "$1 / $2" | awk '{
+		for (i = 4; $i != "/"; i++) { split($i, kv, ":"); before[kv[1]] = kv[2] }
+		for (i++; i <= NF; i++) { split($i, kv, ":"); les[++n] = kv[1]; d[kv[1]] = kv[2] - before[kv[1]] }
+		total = d["+Inf"]
+		if (total <= 0) { print "-"; exit }
+		for (j = 1; j <= n; j++) if (d[les[j]] >= 0.99 * total) { print (les[j] == "+Inf" ? ">1000" : les[j] * 1000); exit }
+	}'
 }
 
 "$WORK/cleanads-load" -serve "127.0.0.1:$CEIL_PORT" -graph "127.0.0.1:$GRAPH_PORT" >"$WORK/standin.log" 2>&1 &
@@ -105,13 +122,28 @@ run() {
 	local cpu_us=$(((after - before) * 1000000 / $(getconf CLK_TCK) / (ok > 0 ? ok : 1)))
 	# Requests (and runner transactions) per commit, commits per fsync.
 	local shared
-	shared=$(echo "$w0 $w1" | awk '{c = $4 - $1; n = $5 - $2; s = $6 - $3; if (c > 0 && s > 0) printf "%.1f/%.1f", n / c, c / s; else printf "-"}')
-	echo "$out cpu_us=$cpu_us shared=$shared" >"$WORK/$name.res"
-	printf '%-14s %s  server CPU %d us/request, calls/commit and commits/fsync %s\n' "$name" "$(echo "$out" | sed 's/^result //; s/ status=.*//')" "$cpu_us" "$shared"
+	shared=$(echo "$(echo "$w0" | cut -d' ' -f1-3) $(echo "$w1" | cut -d' ' -f1-3)" | awk '{c = $4 - $1; n = $5 - $2; s = $6 - $3; if (c > 0 && s > 0) printf "%.1f/%.1f", n / c, c / s; else printf "-"}')
+	local sync99
+	sync99=$(sync_p99 "$w0" "$w1")
+	echo "$out cpu_us=$cpu_us shared=$shared sync99=$sync99" >"$WORK/$name.res"
+	printf '%-14s %s  server CPU %d us/request, calls/commit and commits/fsync %s, fsync p99 <= %s ms\n' "$name" "$(echo "$out" | sed 's/^result //; s/ status=.*//')" "$cpu_us" "$shared" "$sync99"
 }
 
 echo "== ceiling: bare handler, $CONNS connections, $DURATION"
 run ceiling "$STANDIN" -url "http://127.0.0.1:$CEIL_PORT/" -kind bare
+half() { awk -v r="$(field rps <"$WORK/$1.res")" 'BEGIN{printf "%d", r / 2}'; }
+
+echo "== floor: the bare handler plus one durable SQLite row per request (group commit, fsynced)"
+mkdir -p "$WORK/floor"
+"$WORK/cleanads-load" -floor "127.0.0.1:$FLOOR_PORT" -floor-db "$WORK/floor/floor.db" >"$WORK/floor.log" 2>&1 &
+FLOOR=$!
+PIDS+=($FLOOR)
+wait_port "$FLOOR_PORT"
+run floor "$FLOOR" -url "http://127.0.0.1:$FLOOR_PORT" -kind collect
+run floor_half "$FLOOR" -url "http://127.0.0.1:$FLOOR_PORT" -kind collect -rate "$(half floor)"
+kill "$FLOOR"
+wait "$FLOOR" 2>/dev/null || true
+rm -rf "$WORK/floor"
 
 "$WORK/cleanads" serve --config "$WORK/bench.yaml" ${PPROF:+--pprof "$PPROF"} >"$WORK/server.log" 2>&1 &
 PIDS+=($!)
@@ -124,7 +156,6 @@ run collect "$SERVER" -url "$URL" -kind collect -save-tokens "$WORK/tokens"
 settle "$SERVER"
 run leads "$SERVER" -url "$URL" -kind leads -tokens "$WORK/tokens"
 settle "$SERVER"
-half() { awk -v r="$(field rps <"$WORK/$1.res")" 'BEGIN{printf "%d", r / 2}'; }
 echo "== cleanads at half of the maximum rate"
 run collect_half "$SERVER" -url "$URL" -kind collect -rate "$(half collect)"
 settle "$SERVER"
@@ -148,15 +179,17 @@ echo "== delivery: 100,000 queued events drained into a local Graph stand-in"
 echo
 echo "== summary ($(date -u +%Y-%m-%d), $(nproc) CPUs: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1))"
 C=$(field rps <"$WORK/ceiling.res")
-printf '%-22s %10s %7s %9s %9s %8s %14s %8s\n' step "requests/s" ratio "p50 ms" "p99 ms" "CPU us" "calls/commit" target
+printf '%-22s %10s %7s %9s %9s %8s %14s %11s %8s\n' step "requests/s" ratio "p50 ms" "p99 ms" "CPU us" "calls/commit" "fsync p99" target
 row() {
 	local name=$1 target=$2 r p50 p99
 	r=$(field rps <"$WORK/$name.res")
 	p50=$(field p50_ms <"$WORK/$name.res")
 	p99=$(field p99_ms <"$WORK/$name.res")
-	printf '%-22s %10s %7s %9s %9s %8s %14s %8s\n' "$name" "$r" "$(awk -v a="$r" -v b="$C" 'BEGIN{printf "%.2f", a / b}')" "$p50" "$p99" "$(field cpu_us <"$WORK/$name.res")" "$(field shared <"$WORK/$name.res" | cut -d/ -f1)" "$target"
+	printf '%-22s %10s %7s %9s %9s %8s %14s %11s %8s\n' "$name" "$r" "$(awk -v a="$r" -v b="$C" 'BEGIN{printf "%.2f", a / b}')" "$p50" "$p99" "$(field cpu_us <"$WORK/$name.res")" "$(field shared <"$WORK/$name.res" | cut -d/ -f1)" "$(field sync99 <"$WORK/$name.res")" "$target"
 }
 row ceiling "1.00"
+row floor ""
+row floor_half ""
 row collect ">= 0.50"
 row leads ">= 0.25"
 row collect_half "p99<10ms"

@@ -22,6 +22,8 @@ import (
 type options struct {
 	serve, graph string // serve mode: ceiling and Graph stand-in addresses
 
+	floor      string // serve the floor handler here
+	floorDB    string // its SQLite database
 	url        string
 	kind       string // bare, collect or leads
 	site       string
@@ -41,6 +43,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.serve, "serve", "", "serve the ceiling handler (read the body, answer 204) on this address")
 	fs.StringVar(&o.graph, "graph", "", "serve a lean Graph API stand-in on this address")
+	fs.StringVar(&o.floor, "floor", "", "serve the floor handler (one durable SQLite row per request, through the store's group commit) on this address")
+	fs.StringVar(&o.floorDB, "floor-db", "", "the floor's SQLite database file (created if missing; required with -floor)")
 	fs.StringVar(&o.url, "url", "", "base URL of the target, e.g. http://127.0.0.1:8080")
 	fs.StringVar(&o.kind, "kind", "bare", "traffic: bare (POST a small body to the URL), collect or leads")
 	fs.StringVar(&o.site, "site", "dent", "site id (collect, leads)")
@@ -58,7 +62,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if o.serve != "" || o.graph != "" {
+	if o.serve != "" || o.graph != "" || o.floor != "" {
+		if o.floor != "" && o.floorDB == "" {
+			return nil, errors.New("-floor: needs -floor-db, the SQLite file to write to")
+		}
 		return o, nil
 	}
 	var errs []error

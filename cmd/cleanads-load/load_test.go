@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -45,8 +46,42 @@ func TestLoadAgainstCeiling(t *testing.T) {
 	}
 }
 
+// TestLoadAgainstFloor drives visits at the floor handler: every 204 is a
+// row committed in its SQLite database, and a reopened database holds them.
+func TestLoadAgainstFloor(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "floor.db")
+	db, err := openFloor(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(floor(db))
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"-url", srv.URL, "-kind", "collect", "-c", "4", "-d", "200ms"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	srv.Close()
+	db.Close()
+	m := regexp.MustCompile(`ok=(\d+) errors=0 .* status=204:(\d+)`).FindStringSubmatch(out.String())
+	if m == nil || m[1] != m[2] || m[1] == "0" {
+		t.Fatalf("want only 204s, got %q", out.String())
+	}
+	db, err = openFloor(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	queued, _, err := db.PageViewStats(ctx, floorSite, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strconv.Itoa(queued) != m[1] {
+		t.Errorf("%d rows in the floor's database after %s answers", queued, m[1])
+	}
+}
+
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-url", "https://x"}, {"-url", "http://x", "-kind", "nope"}, {"-url", "http://x", "-c", "0"}} {
+	for _, args := range [][]string{{"-url", "https://x"}, {"-url", "http://x", "-kind", "nope"}, {"-url", "http://x", "-c", "0"}, {"-floor", "127.0.0.1:0"}} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, &out, &errb); code != 2 || errb.Len() == 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())

@@ -1,10 +1,13 @@
 // Command cleanads-load drives HTTP load at a CleanAds server (or at its own
 // bare handler, the ceiling) over keep-alive connections for a fixed time,
 // at full speed or at a target rate, and reports requests per second,
-// latency percentiles and errors by status. It also serves the ceiling
-// handler and a lean Graph API stand-in for the benchmark script.
+// latency percentiles and errors by status. It also serves, for the
+// benchmark script, the ceiling handler, a lean Graph API stand-in and the
+// floor: the ceiling plus one durable SQLite row per request, through the
+// store's group commit, the least any request that keeps data costs here.
 //
 //	cleanads-load -serve 127.0.0.1:9100 -graph 127.0.0.1:9200
+//	cleanads-load -floor 127.0.0.1:9300 -floor-db /tmp/floor.db
 //	cleanads-load -url http://127.0.0.1:9100/ -kind bare -c 64 -d 10s
 //	cleanads-load -url http://127.0.0.1:8080 -kind collect -site dent -c 64 -d 10s
 //	cleanads-load -url http://127.0.0.1:8080 -kind leads -site dent -rate 2000 -d 10s
@@ -32,7 +35,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cleanads-load:", err)
 		return 2
 	}
-	if o.serve != "" || o.graph != "" {
+	if o.serve != "" || o.graph != "" || o.floor != "" {
 		if err := serve(ctx, o, stdout); err != nil {
 			fmt.Fprintln(stderr, "cleanads-load:", err)
 			return 1

@@ -65,7 +65,8 @@ func (g *graphStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"events_received":%d,"messages":[],"fbtrace_id":"Aload%08d"}`, len(req.Data), n)
 }
 
-// serve runs the ceiling and/or the Graph stand-in until ctx ends, then
+// serve runs the ceiling, the Graph stand-in and the floor (those asked
+// for) until ctx ends, then
 // prints how many events the stand-in received.
 func serve(ctx context.Context, o *options, stdout io.Writer) error {
 	type srv struct {
@@ -75,10 +76,20 @@ func serve(ctx context.Context, o *options, stdout io.Writer) error {
 	}
 	var list []srv
 	g := &graphStandIn{}
-	for _, a := range []struct {
+	type handler struct {
 		name, addr string
 		h          http.Handler
-	}{{"ceiling", o.serve, ceiling()}, {"graph", o.graph, g}} {
+	}
+	handlers := []handler{{"ceiling", o.serve, ceiling()}, {"graph", o.graph, g}}
+	if o.floor != "" {
+		db, err := openFloor(ctx, o.floorDB)
+		if err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		defer db.Close()
+		handlers = append(handlers, handler{"floor", o.floor, floor(db)})
+	}
+	for _, a := range handlers {
 		if a.addr == "" {
 			continue
 		}
