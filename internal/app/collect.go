@@ -65,7 +65,16 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 	if err != nil {
 		return nil, err
 	}
+	// What needs no stored state is made before the transaction: SQLite
+	// has one writer, and every request waits behind the work done in it.
+	visit := &model.Visit{
+		ID: s.ids.New("vi_", now), SiteID: site.ID, PageURL: in.PageURL, Referrer: in.Referrer,
+		ClientIP: in.ClientIP, UserAgent: in.UserAgent, At: now, EventID: model.NewUUIDv7(now),
+	}
+	visit.ClickIDs, visit.UTM = clickIDs(in.PageURL)
+	newVisitor := s.ids.New("v_", now) // the id, if the visitor is new
 	res := &CollectResult{}
+	tokenVisitor := "" // whom the form token names: nobody without consent
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		var v *model.Visitor
 		if validVisitorID(in.VisitorID) {
@@ -87,21 +96,16 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 					return err
 				}
 			}
-			res.FormToken = s.issueToken(key, site.ID, "", now)
 			return nil
 		}
 		res.Consent = true
 		var was model.Visitor
 		if v == nil {
-			v = &model.Visitor{ID: s.ids.New("v_", now), SiteID: site.ID, FirstSeen: now}
+			v = &model.Visitor{ID: newVisitor, SiteID: site.ID, FirstSeen: now}
 		} else {
 			was = *v
 		}
-		visit := &model.Visit{
-			ID: s.ids.New("vi_", now), SiteID: site.ID, VisitorID: v.ID, PageURL: in.PageURL, Referrer: in.Referrer,
-			ClientIP: in.ClientIP, UserAgent: in.UserAgent, At: now, EventID: model.NewUUIDv7(now),
-		}
-		visit.ClickIDs, visit.UTM = clickIDs(in.PageURL)
+		visit.VisitorID = v.ID
 		v.FBC, v.FBCAt = nextFBC(v.FBC, v.FBCAt, visit.FBClid, in.FBC, now)
 		v.FBP = nextFBP(v.FBP, in.FBP, now)
 		v.LastSeen, v.LastIP, v.LastUserAgent = now, in.ClientIP, in.UserAgent
@@ -116,8 +120,7 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 		if err := tx.VisitInsert(ctx, visit); err != nil {
 			return err
 		}
-		res.Visitor, res.EventID = v, visit.EventID
-		res.FormToken = s.issueToken(key, site.ID, v.ID, now)
+		res.Visitor, res.EventID, tokenVisitor = v, visit.EventID, v.ID
 		if !site.Settings.Meta.SendsPageView() {
 			return nil
 		}
@@ -128,6 +131,7 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 	if err != nil {
 		return nil, err
 	}
+	res.FormToken = s.issueToken(key, site.ID, tokenVisitor, now)
 	return res, nil
 }
 
