@@ -65,9 +65,9 @@ func (g *graphStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"events_received":%d,"messages":[],"fbtrace_id":"Aload%08d"}`, len(req.Data), n)
 }
 
-// serve runs the ceiling, the Graph stand-in and the floor (those asked
-// for) until ctx ends, then
-// prints how many events the stand-in received.
+// serve runs those of the ceiling, the Graph stand-in and the floor that
+// were asked for until ctx ends, then prints how many events the stand-in
+// received.
 func serve(ctx context.Context, o *options, stdout io.Writer) error {
 	type srv struct {
 		name string
