@@ -190,7 +190,7 @@ func (g *group) run(batch *[]*txReq) {
 	// Ends the transaction however run ends, even by runtime.Goexit: the
 	// writer must not stay taken. After a commit it does nothing.
 	defer t.Rollback()
-	ex := txExec{t: t, stmts: g.stmts, detach: true}
+	ex := txExec{t: t, stmts: g.stmts}
 	bg := context.Background()
 	var live []*txReq
 	var results []txResult
@@ -285,10 +285,13 @@ func (res txResult) or(err error) txResult {
 	return res
 }
 
-// runOne runs a lone call in its own transaction, under its own context, as
-// InTx always did: nothing is shared, so its cancellation may stop it.
+// runOne runs a lone call in a transaction of its own. As in a batch, the
+// call's context was checked before it started (run) and its end does not
+// stop it once it runs: under a cancellable context the driver would start
+// a goroutine to watch it for every statement, and database/sql one for the
+// transaction, on the one writer, for every lone request.
 func (g *group) runOne(r *txReq) {
-	t, err := g.w.BeginTx(r.ctx, nil)
+	t, err := g.w.BeginTx(context.Background(), nil)
 	if err != nil {
 		r.answer(txResult{err: fmt.Errorf("store: begin: %w", err)})
 		return
@@ -328,24 +331,19 @@ func call(fn func(*Tx) error, tx *Tx) (res txResult) {
 
 // txExec runs the committer's statements: through the writer's prepared
 // statements once they exist (SQLite takes about as long to parse a
-// statement as to run it), and, with detach, without the caller's
-// cancellation: on SQLite a cancelled statement interrupts the connection,
-// and an interrupted write rolls back the whole transaction, every other
-// caller's work in the batch with it. A call's context is checked before it
-// starts. Queries that return rows are not prepared: a cached statement
-// must not be reset while its rows are still being read.
+// statement as to run it), and without the caller's cancellation: on SQLite
+// a cancelled statement interrupts the connection, and an interrupted write
+// rolls back the whole transaction, every other caller's work in the batch
+// with it (and a cancellable context costs a watcher goroutine per
+// statement in the driver). A call's context is checked before it starts.
+// Queries that return rows are not prepared: a cached statement must not be
+// reset while its rows are still being read.
 type txExec struct {
-	t      *sql.Tx
-	stmts  *stmtCache
-	detach bool
+	t     *sql.Tx
+	stmts *stmtCache
 }
 
-func (e txExec) ctx(ctx context.Context) context.Context {
-	if e.detach {
-		return context.WithoutCancel(ctx)
-	}
-	return ctx
-}
+func (e txExec) ctx(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 func (e txExec) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = e.ctx(ctx)
