@@ -54,10 +54,10 @@ func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lea
 	r := s.rules(site)
 	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: token, Phone: phone}
 	if lead.EmailKey != "" || lead.PhoneKey != "" {
-		prev, match, err := tx.LeadPrevious(ctx, site.ID, lead.EmailKey, lead.PhoneKey, lead.ReceivedAt.Add(-r.DuplicateWindow()), lead.ID)
+		id, at, match, err := tx.LeadPrevious(ctx, site.ID, lead.EmailKey, lead.PhoneKey, lead.ReceivedAt.Add(-r.DuplicateWindow()), lead.ID)
 		switch {
 		case err == nil:
-			qc.Previous = &qualify.Previous{LeadID: prev.ID, At: prev.ReceivedAt, Match: match}
+			qc.Previous = &qualify.Previous{LeadID: id, At: at, Match: match}
 		case !errors.Is(err, model.ErrNotFound):
 			return model.Decision{}, err
 		}

@@ -128,11 +128,11 @@ func TestLeadRoundTrip(t *testing.T) {
 				t.Errorf("find %+v: %v", k, err)
 			}
 		}
-		prev, match, err := db.LeadPrevious(ctx, "dent", "a@x.com", "", now.Add(-time.Hour), "ld_new")
-		if err != nil || prev.ID != "ld_1" || match != "email" {
-			t.Errorf("previous: %v %v %v", prev, match, err)
+		prev, at, match, err := db.LeadPrevious(ctx, "dent", "a@x.com", "", now.Add(-time.Hour), "ld_new")
+		if err != nil || prev != "ld_1" || !at.Equal(now) || match != "email" {
+			t.Errorf("previous: %v %v %v %v", prev, at, match, err)
 		}
-		if _, _, err := db.LeadPrevious(ctx, "dent", "a@x.com", "", now.Add(time.Hour), "ld_new"); !errors.Is(err, model.ErrNotFound) {
+		if _, _, _, err := db.LeadPrevious(ctx, "dent", "a@x.com", "", now.Add(time.Hour), "ld_new"); !errors.Is(err, model.ErrNotFound) {
 			t.Errorf("previous outside window: %v", err)
 		}
 		if err := db.LeadSetDecision(ctx, "ld_1", model.Decision{Verdict: model.VerdictClean, DecidedBy: "owner"}, nil); err != nil {
