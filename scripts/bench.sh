@@ -41,6 +41,12 @@ cleanup() {
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
+for p in "$PORT" "$CEIL_PORT" "$GRAPH_PORT" "$METRICS_PORT" "$FLOOR_PORT"; do
+	if (echo >/dev/tcp/127.0.0.1/"$p") 2>/dev/null; then
+		echo "port $p is taken (a server left from an earlier run?): stop it, or pick others with PORT=N (uses N to N+4)" >&2
+		exit 1
+	fi
+done
 
 echo "building into $WORK"
 (cd "$ROOT" && go build -o "$WORK/cleanads" ./cmd/cleanads && go build -o "$WORK/cleanads-load" ./cmd/cleanads-load)
