@@ -18,11 +18,12 @@
 #
 #   scripts/bench.sh                 # defaults: 10 s per step, 256 connections
 #   DURATION=5s CONNS=64 scripts/bench.sh
-# 256 connections, because a request that waits for its commit's fsync
-# needs company to fill a commit: at 64 the server answers 30-60% fewer
-# requests a second with cores to spare, while the ceiling is the same
-# (42,000-45,000 requests/s at 64, 256 and 512 here).
 #   PPROF=127.0.0.1:6060 scripts/bench.sh   # the server profiler on, for go tool pprof
+#
+# 256 connections, because a request that waits for its commit's fsync
+# needs company to fill a commit: at 64 collect and leads answered 25-40%
+# fewer requests a second with cores to spare, while the ceiling is the
+# same (42,000-45,000 requests/s at 64, 256 and 512 here).
 set -euo pipefail
 
 DURATION=${DURATION:-10s}
