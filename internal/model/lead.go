@@ -23,6 +23,13 @@ const (
 	DecidedByCRM      = "crm"
 )
 
+// Lead sources: where a lead came from.
+const (
+	SourceWeb      = "web"      // a form on the site, through t.js or a form post
+	SourceLeadAds  = "lead_ads" // a Meta Instant Form, by the leadgen webhook or backfill
+	SourceWhatsApp = "whatsapp" // a Click-to-WhatsApp conversation's first message
+)
+
 // Reason is one explainable contribution to a lead's junk score.
 type Reason struct {
 	Code     string         `json:"code"`
@@ -65,6 +72,12 @@ type Lead struct {
 	FBClid     string `json:"fbclid,omitempty"`
 	GClid      string `json:"gclid,omitempty"`
 	ExternalID string `json:"external_id,omitempty"`
+	// Source is where the lead came from (SourceWeb, SourceLeadAds, ...);
+	// empty means SourceWeb.
+	Source string `json:"source,omitempty"`
+	// SourceDetail is what the source says about the lead: form, ad, ad
+	// set and campaign ids and names, the click id of a WhatsApp ad, ...
+	SourceDetail map[string]string `json:"source_detail,omitempty"`
 	// LeadAdsID is the Meta Lead Ads lead id (up to 17+ digits, kept as a
 	// string).
 	LeadAdsID string `json:"lead_id,omitempty"`

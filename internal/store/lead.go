@@ -14,7 +14,7 @@ import (
 const leadColumns = `id, site_id, event_id, visitor_id, email, phone, name, first_name, last_name, message, fields,
 	page_url, referrer, fbc, fbp, fbclid, gclid, external_id, lead_ads_id, consent, fill_ms, honeypot,
 	client_ip, user_agent, email_key, phone_key, submitted_at, received_at,
-	verdict, score, reasons, rules_version, decided_by, review_until, review_expired_at`
+	verdict, score, reasons, rules_version, decided_by, review_until, review_expired_at, source, source_detail`
 
 // LeadInsert stores a new lead with its decision. A lead whose site already
 // has its event_id fails with model.ErrConflict.
@@ -26,6 +26,10 @@ func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 	reasons, err := json.Marshal(nonNilReasons(l.Reasons))
 	if err != nil {
 		return fmt.Errorf("store: lead reasons: %w", err)
+	}
+	detail, err := json.Marshal(nonNilMap(l.SourceDetail))
+	if err != nil {
+		return fmt.Errorf("store: lead source detail: %w", err)
 	}
 	var consent, fill any
 	if l.Consent != nil {
@@ -39,12 +43,13 @@ func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 		reviewUntil = l.ReviewUntil.UnixMilli()
 	}
 	_, err = q.exec(ctx, `/* Store.LeadInsert */ INSERT INTO leads (`+leadColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
 		string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
 		l.Message, string(fields), l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
 		consent, fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey, l.PhoneKey,
 		l.SubmittedAt.UnixMilli(), l.ReceivedAt.UnixMilli(),
-		string(l.Verdict), l.Score, string(reasons), l.RulesVersion, l.DecidedBy, reviewUntil)
+		string(l.Verdict), l.Score, string(reasons), l.RulesVersion, l.DecidedBy, reviewUntil,
+		leadSource(l.Source), string(detail))
 	if isUniqueViolation(err) {
 		return fmt.Errorf("lead with event_id %s: %w", l.EventID, model.ErrConflict)
 	}
@@ -180,7 +185,7 @@ func scanLead(r scanner) (*model.Lead, error) {
 	var (
 		l                       model.Lead
 		id, site, fields, verd  string
-		reasons                 string
+		reasons, detail         string
 		consent, fill, reviewTo sql.NullInt64
 		expiredAt               sql.NullInt64
 		submitted, received     int64
@@ -188,7 +193,7 @@ func scanLead(r scanner) (*model.Lead, error) {
 	err := r.Scan(&id, &site, &l.EventID, &l.VisitorID, &l.Email, &l.Phone, &l.Name, &l.FirstName, &l.LastName,
 		&l.Message, &fields, &l.PageURL, &l.Referrer, &l.FBC, &l.FBP, &l.FBClid, &l.GClid, &l.ExternalID, &l.LeadAdsID,
 		&consent, &fill, &l.Honeypot, &l.ClientIP, &l.UserAgent, &l.EmailKey, &l.PhoneKey, &submitted, &received,
-		&verd, &l.Score, &reasons, &l.RulesVersion, &l.DecidedBy, &reviewTo, &expiredAt)
+		&verd, &l.Score, &reasons, &l.RulesVersion, &l.DecidedBy, &reviewTo, &expiredAt, &l.Source, &detail)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +203,12 @@ func scanLead(r scanner) (*model.Lead, error) {
 	}
 	if err := json.Unmarshal([]byte(reasons), &l.Reasons); err != nil {
 		return nil, fmt.Errorf("lead %s reasons: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(detail), &l.SourceDetail); err != nil {
+		return nil, fmt.Errorf("lead %s source detail: %w", id, err)
+	}
+	if len(l.SourceDetail) == 0 {
+		l.SourceDetail = nil
 	}
 	if consent.Valid {
 		b := consent.Int64 != 0
@@ -218,6 +229,14 @@ func scanLead(r scanner) (*model.Lead, error) {
 	l.SubmittedAt = time.UnixMilli(submitted).UTC()
 	l.ReceivedAt = time.UnixMilli(received).UTC()
 	return &l, nil
+}
+
+// leadSource is the stored source: SourceWeb for a lead that names none.
+func leadSource(s string) string {
+	if s == "" {
+		return model.SourceWeb
+	}
+	return s
 }
 
 func nonNilMap(m map[string]string) map[string]string {

@@ -123,6 +123,19 @@ func TestLeadRoundTrip(t *testing.T) {
 			got.Reasons[0].Code != "PRICE_ONLY" || !got.ReviewUntil.Equal(ru) || !got.SubmittedAt.Equal(now) {
 			t.Errorf("round trip: %+v", got)
 		}
+		if got.Source != model.SourceWeb || got.SourceDetail != nil {
+			t.Errorf("a lead that names no source: source %q, detail %v; want web and none", got.Source, got.SourceDetail)
+		}
+		ads := &model.Lead{ID: "ld_ads", SiteID: "dent", EventID: "e-ads", SubmittedAt: now, ReceivedAt: now,
+			Source: model.SourceLeadAds, SourceDetail: map[string]string{"form_id": "1234567890123456789", "ad_name": "Implant – İstanbul"},
+			Decision: model.Decision{Verdict: model.VerdictReview, DecidedBy: "rules"}}
+		if err := db.LeadInsert(ctx, ads); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := db.LeadByID(ctx, "ld_ads"); err != nil || got.Source != model.SourceLeadAds ||
+			got.SourceDetail["form_id"] != "1234567890123456789" || got.SourceDetail["ad_name"] != "Implant – İstanbul" {
+			t.Errorf("source round trip: %+v, %v", got, err)
+		}
 		for _, k := range []store.LeadLookup{{ID: "ld_1"}, {EventID: "e1"}, {EmailKey: "a@x.com"}, {PhoneKey: "905324128719"}} {
 			if f, err := db.LeadFind(ctx, "dent", k); err != nil || f.ID != "ld_1" {
 				t.Errorf("find %+v: %v", k, err)
