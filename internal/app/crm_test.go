@@ -53,6 +53,18 @@ func kinds(m map[string]*model.Delivery) string {
 	return strings.Join(out, ",")
 }
 
+// newCRMFixture is a site with stages and a review lead for its CRM.
+func newCRMFixture(t *testing.T) (*fixture, *model.Lead) {
+	t.Helper()
+	f := newFixture(t)
+	f.withStages()
+	lead := f.submit(crmLead())
+	if lead.Verdict != model.VerdictReview {
+		t.Fatalf("want a review lead, got %s", lead.Verdict)
+	}
+	return f, lead
+}
+
 func (f *fixture) history(id model.LeadID) []model.HistoryEntry {
 	f.t.Helper()
 	hist, err := f.db.HistoryByLead(context.Background(), id)
@@ -72,12 +84,7 @@ func (f *fixture) mustStage(id model.LeadID, in app.LeadEventInput) *model.Lead 
 }
 
 func TestStageMakesAReviewLeadClean(t *testing.T) {
-	f := newFixture(t)
-	f.withStages()
-	lead := f.submit(crmLead())
-	if lead.Verdict != model.VerdictReview {
-		t.Fatalf("want a review lead, got %s", lead.Verdict)
-	}
+	f, lead := newCRMFixture(t)
 	f.clk.t = f.clk.t.Add(26 * time.Hour)
 	after := f.mustStage(lead.ID, app.LeadEventInput{Stage: "meeting", ActionSource: "phone_call"})
 	if after.Verdict != model.VerdictClean || after.DecidedBy != model.DecidedByCRM || !hasReason(after, qualify.CodeCRMQualified) {
@@ -161,9 +168,7 @@ func TestStageMakesARulesJunkLeadClean(t *testing.T) {
 }
 
 func TestOwnerJunkHoldsStagesUntilTheWordChanges(t *testing.T) {
-	f := newFixture(t)
-	f.withStages()
-	lead := f.submit(crmLead())
+	f, lead := newCRMFixture(t)
 	f.clk.t = f.clk.t.Add(time.Hour)
 	f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
 	if got := kinds(f.queued(lead.ID)); got != "" {
@@ -239,9 +244,7 @@ func TestOwnerJunkHoldsStagesUntilTheWordChanges(t *testing.T) {
 }
 
 func TestStageBeforeTheOwnersJunk(t *testing.T) {
-	f := newFixture(t)
-	f.withStages()
-	lead := f.submit(crmLead())
+	f, lead := newCRMFixture(t)
 	f.clk.t = f.clk.t.Add(2 * time.Hour)
 	f.mustStage(lead.ID, app.LeadEventInput{Stage: "meeting"})
 	if got := kinds(f.queued(lead.ID)); got != "lead,qualified,stage:meeting" {
@@ -273,9 +276,7 @@ func TestStageBeforeTheOwnersJunk(t *testing.T) {
 }
 
 func TestStageAfterTheOwnersWord(t *testing.T) {
-	f := newFixture(t)
-	f.withStages()
-	lead := f.submit(crmLead())
+	f, lead := newCRMFixture(t)
 	f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
 	f.clk.t = f.clk.t.Add(time.Hour)
 	after := f.mustStage(lead.ID, app.LeadEventInput{Stage: "won"})
@@ -331,9 +332,7 @@ func TestStageOnALateLead(t *testing.T) {
 // A stage mapped to the site's qualified event is that event: held for an
 // owner-junk lead, then sent once, when the owner changes the word.
 func TestQualifiedStageHeldThenSentOnce(t *testing.T) {
-	f := newFixture(t)
-	f.withStages()
-	lead := f.submit(crmLead())
+	f, lead := newCRMFixture(t)
 	f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
 	f.clk.t = f.clk.t.Add(time.Hour)
 	f.mustStage(lead.ID, app.LeadEventInput{Stage: "qualified"})

@@ -2,7 +2,8 @@ package model
 
 import "time"
 
-// StageQualified is the CRM stage that also makes a lead clean.
+// StageQualified is the usual name of the CRM stage mapped to the site's
+// qualified event. Any stage makes a review or rules-junk lead clean.
 const StageQualified = "qualified"
 
 // WhatsAppSettings tie WhatsApp Business numbers to a site.

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -18,30 +19,10 @@ func TestCRMConflictInBrowser(t *testing.T) {
 	e := newAdminEnv(t)
 	l := e.conflictLead()
 	base := e.srv.URL
-	do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return s
-	}
+	do, text := browserSteps(t, ctx)
 	row := `li.lead-row:has(a.name[href="/admin/leads/` + string(l.ID) + `"])`
 
-	do("log in",
-		chromedp.Navigate(base+"/admin/"),
-		chromedp.WaitVisible(chromedp.CSS("#email")),
-		chromedp.SendKeys(chromedp.CSS("#email"), adminEmail),
-		chromedp.SendKeys(chromedp.CSS("#password"), adminPass),
-		chromedp.Click(chromedp.CSS("button.primary")),
-		chromedp.WaitVisible(chromedp.CSS(row+" .conflict")),
-	)
+	browserLogIn(t, ctx, base, row+" .conflict")
 	if got := text(row + " .conflict"); !strings.Contains(got, "The CRM says won; you said junk.") || !strings.Contains(got, "Change to real customer") {
 		t.Errorf("the inbox row's conflict: %q", got)
 	}
@@ -84,4 +65,40 @@ func TestCRMConflictInBrowser(t *testing.T) {
 			t.Errorf("%s is not queued after the click: %v", kind, got)
 		}
 	}
+}
+
+// browserSteps returns a browser test's two tools: do runs a named step's
+// actions and fails the test if one fails; text is the text of the first
+// element sel matches.
+func browserSteps(t *testing.T, ctx context.Context) (do func(step string, actions ...chromedp.Action[chromedp.Void]), text func(sel string) string) {
+	do = func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	text = func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	return do, text
+}
+
+// browserLogIn logs the admin user in at base and waits for the inbox to
+// show sel.
+func browserLogIn(t *testing.T, ctx context.Context, base, sel string) {
+	t.Helper()
+	do, _ := browserSteps(t, ctx)
+	do("log in",
+		chromedp.Navigate(base+"/admin/"),
+		chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.SendKeys(chromedp.CSS("#email"), adminEmail),
+		chromedp.SendKeys(chromedp.CSS("#password"), adminPass),
+		chromedp.Click(chromedp.CSS("button.primary")),
+		chromedp.WaitVisible(chromedp.CSS(sel)),
+	)
 }
