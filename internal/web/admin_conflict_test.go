@@ -116,3 +116,32 @@ func TestAdminShowsTheCRMConflict(t *testing.T) {
 		t.Errorf("the inbox still shows the conflict")
 	}
 }
+
+// Over the API the same: a stage on a lead the owner called junk answers
+// 200 with the lead still junk and the stage held in its history; the
+// owner's "customer" then sends it.
+func TestStageOnOwnerJunkOverHTTP(t *testing.T) {
+	e := newStageEnv(t)
+	id := e.greyLead()
+	post := func(path, body string) string {
+		t.Helper()
+		code, _, out := e.do("POST", path, "application/json", body, withKey)
+		if code != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", path, body, code, out)
+		}
+		return out
+	}
+	post("/v1/leads/"+id+"/events", `{"type":"junk"}`)
+	out := post("/v1/events", `{"lead":{"phone":"0533 218 44 90"},"type":"stage","stage":"won"}`)
+	if !strings.Contains(out, `"verdict":"junk"`) || !strings.Contains(out, `"held":"owner_junk"`) {
+		t.Errorf("answer: %s", out)
+	}
+	if _, ok := e.deliveriesOf(id)["stage:won"]; ok {
+		t.Errorf("a stage of an owner-junk lead was queued")
+	}
+	post("/v1/leads/"+id+"/events", `{"type":"customer"}`)
+	d := e.deliveriesOf(id)
+	if d["stage:won"] == nil || d[model.KindQualified] == nil {
+		t.Errorf("after customer: %v", d)
+	}
+}
