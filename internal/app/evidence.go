@@ -54,25 +54,33 @@ func (s *Service) applyEvidence(ctx context.Context, tx *store.Tx, site *model.S
 	if after.Verdict == before.Verdict && after.DecidedBy == before.DecidedBy {
 		return nil
 	}
-	return s.setDecision(ctx, tx, site, lead, after, eventSpec{}, now)
+	_, err := s.setDecision(ctx, tx, site, lead, after, eventSpec{}, now)
+	return err
 }
+
+// cancelledJunk is why a lead's unsent events end when it is called junk;
+// releaseHeld finds them by it when the lead is clean again.
+const cancelledJunk = "cancelled: the lead was marked junk"
 
 // setDecision stores a new decision for a lead, records it in the history
 // and queues or cancels the lead's events to match. qualified shapes the
 // qualified event queued when the lead becomes clean; its zero value means
-// the default: system_generated at the lead's submit time.
-func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, d model.Decision, qualified eventSpec, now time.Time) error {
+// the default: system_generated at the lead's submit time. A junk lead that
+// becomes clean also gets what its junk verdict held back (releaseHeld).
+// It reports whether the qualified event was queued.
+func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, d model.Decision, qualified eventSpec, now time.Time) (bool, error) {
 	was := lead.Verdict
 	reviewUntil := lead.ReviewUntil
 	if d.Verdict != model.VerdictReview {
 		reviewUntil = nil
 	}
 	if err := tx.LeadSetDecision(ctx, lead.ID, d, reviewUntil); err != nil {
-		return err
+		return false, err
 	}
 	hist := map[string]any{"verdict": d.Verdict, "was": was, "score": d.Score, "decided_by": d.DecidedBy}
 	expired := lead.ReviewUntil != nil && now.After(*lead.ReviewUntil)
 	lead.Decision, lead.ReviewUntil = d, reviewUntil
+	queued := false
 	switch {
 	case d.Verdict == model.VerdictClean && was != model.VerdictClean:
 		q := qualified
@@ -86,31 +94,44 @@ func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Sit
 			// review window does not bound.
 			at, expired = q.EventTime, false
 		}
-		if expired || now.After(at.Add(model.MaxEventAge-time.Hour)) {
+		switch {
+		case now.After(at.Add(model.MaxEventAge - time.Hour)):
 			// Meta takes no event older than 7 days, and the qualified
 			// event carries the submit time: too late to tell Meta.
 			hist["note"] = "too late for Meta: the lead came in more than 7 days ago"
-			break
-		}
-		if was == model.VerdictJunk {
-			// The raw lead event was held back for a junk lead.
-			if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindLead}, now); err != nil {
-				return err
+		case expired:
+			hist["note"] = "review expired unconfirmed: the qualified event will not be sent"
+		default:
+			if was == model.VerdictJunk {
+				// The raw lead event was held back for a junk lead.
+				if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindLead}, now); err != nil {
+					return false, err
+				}
+			}
+			var err error
+			if queued, err = s.queueEvent(ctx, tx, site, lead, q, now); err != nil {
+				return false, err
 			}
 		}
-		if _, err := s.queueEvent(ctx, tx, site, lead, q, now); err != nil {
-			return err
+		if was == model.VerdictJunk {
+			n, err := s.releaseHeld(ctx, tx, site, lead, now)
+			if err != nil {
+				return false, err
+			}
+			if n > 0 {
+				hist["released_events"] = n
+			}
 		}
 	case d.Verdict == model.VerdictJunk:
-		n, err := tx.DeliveryCancelByLead(ctx, lead.ID, "cancelled: the lead was marked junk", now)
+		n, err := tx.DeliveryCancelByLead(ctx, lead.ID, cancelledJunk, now)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if n > 0 {
 			hist["cancelled_events"] = n
 		}
 	}
-	return tx.HistoryInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now,
+	return queued, tx.HistoryInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now,
 		Kind: model.HistoryVerdict, Data: hist})
 }
 

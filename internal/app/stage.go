@@ -148,8 +148,11 @@ func stageOutsideWindow(at, now time.Time) string {
 // addStage records a CRM stage of a lead and queues its Meta event, once per
 // lead and stage: a repeated call changes nothing and answers the lead as it
 // stands. A stage outside Meta's 7-day window is recorded in the lead's
-// history and refused. The "qualified" stage (or any stage mapped to the
-// site's qualified event) also makes the lead clean, decided by the CRM.
+// history and refused. A stage is evidence that the person is real: a lead
+// in review or judged junk by the rules becomes clean, decided by the CRM,
+// and its qualified event goes before the stage's. A lead the owner called
+// junk stays junk: the stage is recorded and held back from Meta until the
+// owner changes the word.
 func (s *Service) addStage(ctx context.Context, site *model.Site, id model.LeadID, in *LeadEventInput) (*model.Lead, error) {
 	now := s.now().UTC()
 	c, err := s.checkStage(site, in, now)
@@ -175,41 +178,35 @@ func (s *Service) addStage(ctx context.Context, site *model.Site, id model.LeadI
 	return lead, nil
 }
 
+// HeldOwnerJunk is the "held" value of a stage's history entry when the
+// stage was kept from Meta because the owner had called the lead junk.
+const HeldOwnerJunk = "owner_junk"
+
 // applyStage does addStage's work inside tx. A refusal is put in *refused
 // and the transaction still commits, so the history keeps it.
 func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, c *stageCall, now time.Time, refused *error) error {
 	hist := map[string]any{"stage": c.name, "at": c.at.Format(time.RFC3339), "event_name": c.ev.Event}
+	// A stage already recorded answers as it stands, whatever this call's
+	// time or value: it is a repeat, not a new stage.
+	if has, err := s.hasStage(ctx, tx, lead.ID, c.name); err != nil || has {
+		return err
+	}
 	if why := stageOutsideWindow(c.at, now); why != "" {
-		// A stage already recorded answers as it stands, whatever this
-		// call's time: it is a repeat, not a new stage.
-		if has, err := s.hasStage(ctx, tx, lead.ID, c.name); err != nil || has {
-			return err
-		}
 		hist["refused"] = "at " + why
 		*refused = model.Invalid("at", fmt.Sprintf("%s %s", c.at.Format(time.RFC3339), why))
 		return tx.HistoryInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now,
 			Kind: model.HistoryStage, Data: hist})
 	}
-	spec := eventSpec{Kind: model.KindStage + ":" + c.name, EventName: c.ev.Event, EventTime: c.at,
-		ActionSource: c.source, CustomData: map[string]any{"event_source": "crm", "lead_event_source": LeadEventSource}}
+	kind := model.KindStage + ":" + c.name
 	if c.shared {
-		spec.Kind = model.KindQualified
+		kind = model.KindQualified
 	}
-	if c.value != nil {
-		spec.CustomData["value"] = *c.value
-	}
-	if c.currency != "" {
-		spec.CustomData["currency"] = c.currency
-	}
-	eventID := capi.QualifiedEventID(lead.ID, spec.Kind)
-	inserted, err := tx.LeadStageInsert(ctx, &model.LeadStage{LeadID: lead.ID, Stage: c.name, At: c.at,
-		EventName: c.ev.Event, EventID: eventID, CreatedAt: now})
-	if err != nil || !inserted {
-		return err
-	}
+	st := &model.LeadStage{LeadID: lead.ID, Stage: c.name, At: c.at, EventName: c.ev.Event,
+		EventID: capi.QualifiedEventID(lead.ID, kind), Value: c.value, Currency: c.currency, ActionSource: c.source, CreatedAt: now}
+	spec := stageSpec(st)
 	// The stage's entry sorts before the verdict change it causes.
 	hid := s.ids.New("h_", now)
-	hist["event_id"] = eventID
+	hist["event_id"] = st.EventID
 	hist["action_source"] = c.source
 	if c.value != nil {
 		hist["value"] = *c.value
@@ -217,23 +214,34 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 	if c.currency != "" {
 		hist["currency"] = c.currency
 	}
+	held := lead.OwnerSaidJunk()
 	queued := false
-	if (c.name == model.StageQualified || c.shared) && lead.Verdict != model.VerdictClean {
+	if !held && lead.Verdict != model.VerdictClean {
+		// The CRM met the person: the lead is real. Its qualified event
+		// (the stage's own when the stage is mapped to it) goes first.
 		d := lead.Decision
 		d.Verdict, d.DecidedBy = model.VerdictClean, model.DecidedByCRM
+		evd := map[string]any{"stage": c.name, "at": c.at.Format(time.RFC3339)}
 		d.Reasons = append(append(make([]model.Reason, 0, len(d.Reasons)+1), d.Reasons...), model.Reason{
-			Code: qualify.CodeCRMQualified, Evidence: map[string]any{"stage": c.name, "at": c.at.Format(time.RFC3339)},
-			Message: qualify.Message(qualify.CodeCRMQualified, "en", nil)})
+			Code: qualify.CodeCRMQualified, Evidence: evd, Message: qualify.Message(qualify.CodeCRMQualified, "en", evd)})
 		var q eventSpec
 		if c.shared {
 			q = spec
 		}
-		if err := s.setDecision(ctx, tx, site, lead, d, q, now); err != nil {
+		var err error
+		if queued, err = s.setDecision(ctx, tx, site, lead, d, q, now); err != nil {
 			return err
 		}
-		queued = c.shared
+		queued = queued && c.shared
 	}
-	if !queued {
+	inserted, err := tx.LeadStageInsert(ctx, st)
+	if err != nil || !inserted {
+		return err
+	}
+	switch {
+	case held:
+		hist["held"] = HeldOwnerJunk
+	case !queued:
 		// For a stage that is the qualified event of a lead already clean,
 		// the qualified event is in the outbox already and this adds
 		// nothing.
@@ -247,6 +255,57 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 	hist["queued"] = queued
 	return tx.HistoryInsert(ctx, &model.HistoryEntry{ID: hid, LeadID: lead.ID, At: now,
 		Kind: model.HistoryStage, Data: hist})
+}
+
+// stageSpec is the Meta event of a recorded stage. A stage mapped to the
+// site's qualified event was recorded with the qualified event's id and is
+// that event, at the stage's time.
+func stageSpec(st *model.LeadStage) eventSpec {
+	spec := eventSpec{Kind: model.KindStage + ":" + st.Stage, EventName: st.EventName, EventTime: st.At,
+		ActionSource: st.ActionSource, CustomData: map[string]any{"event_source": "crm", "lead_event_source": LeadEventSource}}
+	if st.EventID == capi.QualifiedEventID(st.LeadID, model.KindQualified) {
+		spec.Kind = model.KindQualified
+	}
+	if spec.ActionSource == "" {
+		// Stages recorded before their action source was kept.
+		spec.ActionSource = capi.SourceSystemGenerated
+	}
+	if st.Value != nil {
+		spec.CustomData["value"] = *st.Value
+	}
+	if st.Currency != "" {
+		spec.CustomData["currency"] = st.Currency
+	}
+	return spec
+}
+
+// releaseHeld sends what a junk verdict held back, now that the lead is
+// clean: its events cancelled when it was called junk, and the stages
+// recorded while it was, each while still inside Meta's window. Event ids
+// are the lead's and the kind's, so nothing goes twice. It returns how many
+// events it queued.
+func (s *Service) releaseHeld(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time) (int, error) {
+	n, err := tx.DeliveryRequeueCancelled(ctx, lead.ID, cancelledJunk, now, now.Add(stageSendMargin))
+	if err != nil {
+		return 0, err
+	}
+	stages, err := tx.LeadStagesByLead(ctx, lead.ID)
+	if err != nil {
+		return 0, err
+	}
+	for i := range stages {
+		if stageOutsideWindow(stages[i].At, now) != "" {
+			continue
+		}
+		ok, err := s.queueEvent(ctx, tx, site, lead, stageSpec(&stages[i]), now)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // hasStage tells whether the lead already reached the stage.

@@ -2,7 +2,8 @@ package model
 
 import "time"
 
-// StageQualified is the CRM stage that also makes a lead clean.
+// StageQualified is the usual name of the CRM stage mapped to the site's
+// qualified event. Any stage makes a review or rules-junk lead clean.
 const StageQualified = "qualified"
 
 // WhatsAppSettings tie WhatsApp Business numbers to a site.
@@ -29,5 +30,18 @@ type LeadStage struct {
 	At        time.Time // when the stage happened
 	EventName string
 	EventID   string
-	CreatedAt time.Time
+	// Value (nil when none), Currency and ActionSource are what the
+	// stage's event carries, kept so that a stage held back can be sent
+	// later as it came.
+	Value        *float64
+	Currency     string
+	ActionSource string
+	CreatedAt    time.Time
+}
+
+// OwnerSaidJunk tells whether the owner's word on the lead is junk: the one
+// verdict a CRM stage does not overturn. Its stages are recorded and held
+// back from Meta until the owner changes the word.
+func (d Decision) OwnerSaidJunk() bool {
+	return d.Verdict == VerdictJunk && d.DecidedBy == DecidedByOwner
 }

@@ -45,8 +45,8 @@ const (
 	CodeEvidenceCall     = "EVIDENCE_CALL"
 	CodeOwnerCustomer    = "OWNER_CUSTOMER"
 	CodeOwnerJunk        = "OWNER_JUNK"
-	// CodeCRMQualified is added when the site's CRM reports the "qualified"
-	// stage.
+	// CodeCRMQualified is added when a stage from the site's CRM (any of
+	// its meta.stages) makes a lead clean: the CRM met the person.
 	CodeCRMQualified = "CRM_QUALIFIED"
 )
 
@@ -224,8 +224,8 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"İşletme sahibi talebi çöp olarak işaretledi.",
 	},
 	CodeCRMQualified: {
-		"The CRM reported the lead as qualified.",
-		"CRM talebi nitelikli olarak bildirdi.",
+		"The CRM reported the stage {stage}: the person is real.",
+		"CRM {stage} aşamasını bildirdi: kişi gerçek.",
 	},
 }
 

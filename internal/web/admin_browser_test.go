@@ -19,29 +19,9 @@ func TestAdminInBrowser(t *testing.T) {
 	ctx := browsertest.New(t)
 	e := newAdminEnv(t)
 	base := e.srv.URL
-	do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return s
-	}
+	do, text := browserSteps(t, ctx)
 
-	do("log in",
-		chromedp.Navigate(base+"/admin/"),
-		chromedp.WaitVisible(chromedp.CSS("#email")),
-		chromedp.SendKeys(chromedp.CSS("#email"), adminEmail),
-		chromedp.SendKeys(chromedp.CSS("#password"), adminPass),
-		chromedp.Click(chromedp.CSS("button.primary")),
-		chromedp.WaitVisible(chromedp.CSS("ul.leads")),
-	)
+	browserLogIn(t, ctx, base, "ul.leads")
 	browsertest.Screenshot(t, ctx, "inbox")
 
 	do("find the lead",

@@ -32,6 +32,10 @@ type leadRow struct {
 	TopReason, When, Ago, Window         string
 	Points                               int
 	Urgent                               bool
+
+	// Conflict is set when the CRM reached a stage with a lead the owner
+	// called junk.
+	Conflict string
 }
 
 // adminInbox lists the newest leads first, filtered by verdict and site and
@@ -79,9 +83,16 @@ func (s *Server) adminInbox(w http.ResponseWriter, r *http.Request) {
 		next.Set("bid", string(last.ID))
 		d.More = "/admin/?" + next.Encode()
 	}
+	conflicts, err := s.conflicts(r.Context(), p.Lang, leads)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
 	now := s.now()
 	for _, l := range leads {
-		d.Leads = append(d.Leads, s.leadRow(p.Lang, l, now))
+		row := s.leadRow(p.Lang, l, now)
+		row.Conflict = conflicts[l.ID]
+		d.Leads = append(d.Leads, row)
 	}
 	p.D = d
 	s.render(w, r, http.StatusOK, "inbox", p)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
 )
 
@@ -27,6 +28,11 @@ type leadData struct {
 	Timeline []timelineItem
 	Actions  []leadAction
 	Stages   []stageOption
+
+	// Conflict says the CRM reached a stage with a lead the owner called
+	// junk; Customer is the owner's "real customer" action that resolves it.
+	Conflict string
+	Customer leadAction
 }
 
 type kv struct{ K, V string }
@@ -112,8 +118,18 @@ func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, sta
 	d.Click = clickFacts(l)
 	d.Tech = s.techFacts(p.Lang, l)
 	d.Timeline = s.timeline(p.Lang, l, hist, dels, now)
-	d.Actions = leadActions(p.Lang, site, l, dels, now)
+	var held []model.LeadStage
+	if l.OwnerSaidJunk() {
+		if held, err = s.db.LeadStagesByLead(ctx, l.ID); err != nil {
+			s.adminFail(w, r, err)
+			return
+		}
+	}
+	d.Actions = leadActions(p.Lang, site, l, dels, held, now)
 	d.Stages = stageOptions(site)
+	if d.Conflict = conflictText(p.Lang, l, held); d.Conflict != "" {
+		d.Customer = d.Actions[0]
+	}
 	p.D = d
 	s.render(w, r, status, "lead", p)
 }
@@ -220,6 +236,9 @@ func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry,
 			if n := take("cancelled_events"); n != "" {
 				parts = append(parts, tr(lang, "%s unsent events cancelled", n))
 			}
+			if n := take("released_events"); n != "" {
+				parts = append(parts, tr(lang, "%s events held back are queued", n))
+			}
 			if note := take("note"); note != "" {
 				parts = append(parts, tr(lang, note))
 			}
@@ -236,6 +255,10 @@ func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry,
 			it.Title = tr(lang, "Stage: %s", take("stage"))
 			if v := take("value"); v != "" {
 				it.Title += " · " + v + " " + take("currency")
+			}
+			if take("held") == app.HeldOwnerJunk {
+				take("queued")
+				data["_"] = tr(lang, "Held back from Meta: you said junk. It is sent if you change your word to real customer.")
 			}
 		default:
 			it.Title = h.Kind

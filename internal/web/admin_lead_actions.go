@@ -21,7 +21,8 @@ type leadAction struct {
 
 // leadActions says, for the owner's two words, what each will do at Meta
 // now: the qualified event as it would be built, or why nothing is sent.
-func leadActions(lang string, site *model.Site, l *model.Lead, dels []*model.Delivery, now time.Time) []leadAction {
+// held are the stages a junk word of the owner keeps from Meta.
+func leadActions(lang string, site *model.Site, l *model.Lead, dels []*model.Delivery, held []model.LeadStage, now time.Time) []leadAction {
 	m := site.Settings.Meta
 	sentQualified := false
 	for _, d := range dels {
@@ -44,6 +45,9 @@ func leadActions(lang string, site *model.Site, l *model.Lead, dels []*model.Del
 			customer.Sends += " " + tr(lang, "The %s event held back for junk is sent too.", m.LeadEventName())
 		}
 		customer.Sends += " " + modeNote(lang, m.Mode)
+	}
+	if note := heldNote(lang, held, now); note != "" && l.Verdict != model.VerdictClean {
+		customer.Sends = strings.TrimSpace(customer.Sends + " " + note)
 	}
 	junk := leadAction{Type: qualify.EvidenceJunk, Label: tr(lang, "Junk"), Current: owner && l.Verdict == model.VerdictJunk,
 		Sends: tr(lang, "Nothing is sent; events of this lead not yet sent are cancelled.")}

@@ -268,4 +268,13 @@ var turkish = map[string]string{
 	"Site settings":               "Site ayarları",
 	"The stage was added.":        "Aşama eklendi.",
 	"The stage was not added: %s": "Aşama eklenmedi: %s",
+
+	// The CRM and the owner's word.
+	"The CRM says %s; you said junk.": "CRM %s diyor; siz çöp dediniz.",
+	"Change to real customer":         "Gerçek müşteri olarak değiştir",
+	"Your word wins: the CRM's stages are recorded and nothing is sent to Meta. If the CRM is right, change your word.": "Sizin sözünüz geçerli: CRM'in aşamaları kaydedilir ve Meta'ya hiçbir şey gönderilmez. CRM haklıysa sözünüzü değiştirin.",
+	"The stages held back are sent too: %s.":                                                   "Bekletilen aşamalar da gönderilir: %s.",
+	"Too old for Meta, recorded here only: %s.":                                                "Meta için çok eski, yalnızca burada kayıtlı: %s.",
+	"%s events held back are queued":                                                           "bekletilen %s olay sıraya alındı",
+	"Held back from Meta: you said junk. It is sent if you change your word to real customer.": "Meta'ya gönderilmedi: çöp dediniz. Sözünüzü gerçek müşteri olarak değiştirirseniz gönderilir.",
 }
