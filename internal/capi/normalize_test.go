@@ -155,17 +155,24 @@ func TestNormalizeFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.field+"/"+tt.in, func(t *testing.T) {
-			got, err := Normalize(tt.field, tt.in, "TR")
-			if tt.want == "" {
-				if !errors.Is(err, ErrRejected) {
-					t.Errorf("Normalize = %q, %v; want rejected", got, err)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Errorf("Normalize = %q, %v; want %q", got, err, tt.want)
-			}
+			checkNormalize(t, tt.field, tt.in, "TR", tt.want)
 		})
+	}
+}
+
+// checkNormalize checks Normalize(field, in, country) gives want, or
+// rejects the value when want is "".
+func checkNormalize(t *testing.T, field, in, country, want string) {
+	t.Helper()
+	got, err := Normalize(field, in, country)
+	if want == "" {
+		if !errors.Is(err, ErrRejected) {
+			t.Errorf("Normalize = %q, %v; want rejected", got, err)
+		}
+		return
+	}
+	if err != nil || got != want {
+		t.Errorf("Normalize = %q, %v; want %q", got, err, want)
 	}
 }
 
@@ -293,16 +300,7 @@ func TestNormalizeClasses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.class+"/"+tt.field+"/"+tt.in, func(t *testing.T) {
-			got, err := Normalize(tt.field, tt.in, "")
-			if tt.want == "" {
-				if !errors.Is(err, ErrRejected) {
-					t.Errorf("Normalize = %q, %v; want rejected", got, err)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Errorf("Normalize = %q, %v; want %q", got, err, tt.want)
-			}
+			checkNormalize(t, tt.field, tt.in, "", tt.want)
 		})
 	}
 }
