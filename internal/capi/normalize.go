@@ -85,10 +85,10 @@ func Hash(normalized string) string {
 // HashField normalises value for field and returns its SHA-256 as Meta wants
 // it. A value that is already a SHA-256 (64 hex digits of either case)
 // passes through once, lowercased, and is not hashed again, as in the
-// builder's hashing step; an MD5-looking value (32 hex digits) is refused
-// for every field but external_id, where it is an id like any other, since
-// Meta only matches SHA-256. Empty and invalid values return an error and
-// are never hashed.
+// builder's hashing step. An MD5-looking value (32 hex digits) is refused,
+// since Meta matches SHA-256 only, except as an external_id, where it is an
+// id like any other and is hashed (lowercased first). Empty and invalid
+// values return an error and are never hashed.
 func HashField(field, value, country string) (string, error) {
 	n, err := Normalize(field, value, country)
 	if err != nil {
