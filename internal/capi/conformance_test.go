@@ -34,8 +34,8 @@ type acceptRow struct {
 	Accept []*string `json:"accept"`
 }
 
-// regionOf gives the rows whose source meant a phone number of a known
-// region the default region they need; such a row must then match.
+// regionOf holds the default region of the rows whose source meant a phone
+// number of a known region; such a row must then match.
 var regionOf = map[[2]string]string{
 	// Meta's documentation example: "Input: US phone number (650)555-1212".
 	// Without a region every Meta library keeps the digits (6505551212).
@@ -116,10 +116,10 @@ type fieldTally struct{ rows, matched int }
 // field, and the rows we do not match, by class.
 //
 // A row matches when Normalize's answer is accepted, or, for a value that
-// already looks hashed, the form HashField passes on is: the builder has
-// two layers, its per-field normalisers, which return a SHA-256 untouched,
-// and its hashing step, which passes on a SHA-256 or MD5 lowercased, and
-// the vectors test both.
+// already looks hashed, the lowercased form hashedForm gives is: the
+// builder has two layers, its per-field normalisers, which return such a
+// value untouched, and its hashing step, which passes it on lowercased
+// (HashField does so for a SHA-256), and the vectors test both.
 func TestMetaVectors(t *testing.T) {
 	f, err := os.Open(vectorsPath)
 	if errors.Is(err, os.ErrNotExist) {
