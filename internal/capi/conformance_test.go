@@ -17,15 +17,14 @@ import (
 // directory cloned beside the repository.
 const vectorsPath = "../../../shared/data/meta-normalize-vectors/accept.jsonl"
 
-// The gates of TestMetaVectors. minAgreement is what the issue asks for:
-// the share of rows where we give Meta's reference answer (the accepted
-// output, or on a deliberate row the answer of the parameter builder or the
-// docs pinned there). minStrict bounds the deliberate rows: the share of
-// rows whose accepted output we produce exactly may not fall below what it
-// is, so a new disagreement cannot be waved through by listing it.
+// The gates of TestMetaVectors. minStrict is what the issue asks for: the
+// share of rows whose accepted output we produce exactly (99.52% now, 2,893
+// of 2,907), so a new disagreement cannot be waved through by listing it.
+// minAgreement also counts a deliberate row as agreeing when we give the
+// answer of the parameter builder or the docs pinned there.
 const (
 	minAgreement = 0.995
-	minStrict    = 0.994
+	minStrict    = 0.995
 )
 
 type acceptRow struct {
@@ -93,18 +92,13 @@ var deliberate = map[[2]string]disagreement{
 	// spaces from a postcode; the builder keeps the inner space ("SW1A 1AA"
 	// -> "sw1a 1aa", "V6B 1A1" -> "v6b 1a1", "111 22" -> "111 22": 14
 	// accepted rows, from its Node, PHP and browser code alike).
-	{"zp", "NR9 5AL"}:     {want: "nr9 5al", class: "postcode: inner space", why: `builder keeps "SW1A 1AA" -> "sw1a 1aa"`},
-	{"zp", "98 121-9431"}: {want: "98 121", class: "postcode: inner space", why: `builder keeps "10001 0001" -> "10001 0001"`},
+	{"zp", "NR9 5AL"}: {want: "nr9 5al", class: "postcode: inner space", why: `builder keeps "SW1A 1AA" -> "sw1a 1aa"`},
 	// Java only trims and lowercases names; the builder and the docs ("no
 	// punctuation") remove punctuation ("Smith-Jones" -> "smithjones").
 	{"fn", "firstname-2"}: {want: "firstname2", class: "name: hyphen", why: `builder strips it: "Smith-Jones" -> "smithjones"`},
 	{"fn", "firstname-3"}: {want: "firstname3", class: "name: hyphen", why: `builder strips it: "Smith-Jones" -> "smithjones"`},
 	{"ln", "lastname-1"}:  {want: "lastname1", class: "name: hyphen", why: `builder strips it: "Smith-Jones" -> "smithjones"`},
 	{"ln", "lastname-2"}:  {want: "lastname2", class: "name: hyphen", why: `builder strips it: "Smith-Jones" -> "smithjones"`},
-	// Not a string anyone types: the Java SDK's enum GenderEnum.MALE, whose
-	// value is "m". As text the builder's word list rejects it, as we do.
-	{"ge", "MALE (GenderEnum)"}:   {class: "gender: Java enum", why: "a Java enum constant, not a string value"},
-	{"ge", "FEMALE (GenderEnum)"}: {class: "gender: Java enum", why: "a Java enum constant, not a string value"},
 }
 
 // fieldTally counts one field's rows and the rows we match exactly.

@@ -443,14 +443,21 @@ func normalizeTwoLetter(field, s string, codes map[string]string, names []string
 
 // normalizeZip lowercases a postal code and keeps what comes before the
 // first hyphen ("98121-9431" -> "98121"); inner spaces stay, as in Meta's
-// builder ("V6B 1A1" -> "v6b 1a1"). At least two bytes are needed.
+// builder ("V6B 1A1" -> "v6b 1a1"), except in a US ZIP+4, whose five digits
+// are the code however they were spaced ("98 121-9431" -> "98121", as in
+// Meta's SDK tests). At least two bytes are needed.
 func normalizeZip(s string) (string, error) {
 	t := trim(s)
 	if looksHashed(t) {
 		return t, nil
 	}
 	if i := strings.IndexByte(t, '-'); i >= 0 {
-		t = t[:i]
+		head, tail := t[:i], trim(t[i+1:])
+		t = head
+		if digits := strings.ReplaceAll(head, " ", ""); len(digits) == 5 && allASCIIDigits(digits) &&
+			len(tail) == 4 && allASCIIDigits(tail) {
+			t = digits
+		}
 	}
 	t = trim(unicodeLower(t))
 	if len(t) < 2 {
@@ -477,11 +484,18 @@ func normalizeExternalID(s string) (string, error) {
 	return out, nil
 }
 
-// normalizeGender maps a word for a man or a woman to "m" or "f".
+// normalizeGender maps a word for a man or a woman to "m" or "f". A note in
+// brackets after the word is not part of it ("MALE (GenderEnum)", "Female
+// (she/her)"), as in Meta's Java SDK tests; anything else beside the word
+// ("male female", "m/f") is no gender.
 func normalizeGender(s string) (string, error) {
 	t := trim(s)
 	if looksHashed(t) {
 		return t, nil
+	}
+	if i := strings.IndexByte(t, '('); i > 0 && strings.HasSuffix(t, ")") &&
+		isSpace(rune(t[i-1])) && !strings.ContainsAny(t[i+1:len(t)-1], "()") {
+		t = trim(t[:i])
 	}
 	switch g := genders[asciiLower(t)]; g {
 	case "m", "f":
@@ -562,4 +576,17 @@ func dateFromNumbers(n1, n2, n3 int) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("%04d%02d%02d", y, m, d), true
+}
+
+// allASCIIDigits tells whether s is one or more of the digits 0-9.
+func allASCIIDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

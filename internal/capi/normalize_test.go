@@ -235,7 +235,9 @@ func TestNormalizeClasses(t *testing.T) {
 		{"postcode", "zp", "SW1A 1AA", "sw1a 1aa"},
 		{"postcode", "zp", "NR9 5AL", "nr9 5al"},
 		{"postcode", "zp", " K1A 0A6 ", "k1a 0a6"},
-		{"postcode", "zp", "98 121-9431", "98 121"},
+		{"postcode", "zp", "98 121-9431", "98121"},
+		{"postcode", "zp", "98121 - 9431", "98121"},
+		{"postcode", "zp", "9812-19431", "9812"},
 		{"postcode", "zp", "SW1A-1AA-XXX", "sw1a"},
 		{"postcode", "zp", "-12345", ""},
 
@@ -279,7 +281,11 @@ func TestNormalizeClasses(t *testing.T) {
 		// the description of a Java enum included.
 		{"gender", "ge", " Male ", "m"},
 		{"gender", "ge", "MA'AM", "f"},
-		{"gender", "ge", "MALE (GenderEnum)", ""},
+		{"gender", "ge", "MALE (GenderEnum)", "m"},
+		{"gender", "ge", "Female (she/her)", "f"},
+		{"gender", "ge", "male (m) (x)", ""},
+		{"gender", "ge", "male(x)", ""},
+		{"gender", "ge", "(male)", ""},
 		{"gender", "ge", "male female", ""},
 
 		// Already hashed: a SHA-256 or MD5 is returned as given (the
