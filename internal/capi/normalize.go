@@ -48,7 +48,8 @@ func reject(field, why string) error {
 // Meta's parameter builder does, or an error wrapping ErrRejected that says
 // why the value cannot be used. country is the ISO-3166 alpha-2 default
 // region for phone numbers (may be empty). A value that already looks hashed
-// (64 or 32 hex digits) is returned lowercased, unchanged otherwise.
+// (64 or 32 hex digits) is returned as given, trimmed, as the builder's
+// per-field normalisers return it; HashField lowercases it.
 func Normalize(field, value, country string) (string, error) {
 	switch field {
 	case FieldEmail:
@@ -82,20 +83,25 @@ func Hash(normalized string) string {
 }
 
 // HashField normalises value for field and returns its SHA-256 as Meta wants
-// it. A value that is already a SHA-256 (64 hex digits) passes through once,
-// lowercased, and is not hashed again; an MD5-looking value (32 hex digits)
-// is refused for every field but external_id, since Meta only matches
-// SHA-256. Empty and invalid values return an error and are never hashed.
+// it. A value that is already a SHA-256 (64 hex digits of either case)
+// passes through once, lowercased, and is not hashed again, as in the
+// builder's hashing step. An MD5-looking value (32 hex digits) is refused,
+// since Meta matches SHA-256 only, except as an external_id, where it is an
+// id like any other and is hashed (lowercased first). Empty and invalid
+// values return an error and are never hashed.
 func HashField(field, value, country string) (string, error) {
 	n, err := Normalize(field, value, country)
 	if err != nil {
 		return "", err
 	}
-	if isHex(n, 64) {
-		return n, nil
-	}
-	if field != FieldExternalID && isHex(n, 32) {
-		return "", reject(field, "looks like an MD5 hash; Meta matches SHA-256 only")
+	if h, ok := hashedForm(n); ok {
+		switch {
+		case len(h) == 64:
+			return h, nil
+		case field != FieldExternalID:
+			return "", reject(field, "looks like an MD5 hash; Meta matches SHA-256 only")
+		}
+		n = h
 	}
 	return Hash(n), nil
 }
@@ -129,10 +135,18 @@ func isHex(s string, n int) bool {
 	return true
 }
 
-// hashedForm returns s lowercased when it already looks hashed (a SHA-256 or
-// an MD5 in hex), as Meta's parameter builder passes such values through.
+// looksHashed tells whether s already looks hashed: a SHA-256 or an MD5 in
+// hex of either case. Meta's parameter builder has two layers, and treats
+// such a value in each: its per-field normalisers return it untouched (the
+// Node and browser ones a SHA-256 only, the PHP ones an MD5 too), and its
+// hashing step passes it on lowercased instead of hashing it again.
+// Normalize does the first, HashField the second (hashedForm).
+func looksHashed(s string) bool { return isHex(s, 64) || isHex(s, 32) }
+
+// hashedForm returns s lowercased when it already looks hashed, the form the
+// builder's hashing step passes on.
 func hashedForm(s string) (string, bool) {
-	if isHex(s, 64) || isHex(s, 32) {
+	if looksHashed(s) {
 		return asciiLower(s), true
 	}
 	return "", false
@@ -194,8 +208,8 @@ func NormalizeEmail(s string) (string, error) {
 	if t == "" {
 		return "", reject(FieldEmail, "empty")
 	}
-	if h, ok := hashedForm(t); ok {
-		return h, nil
+	if looksHashed(t) {
+		return t, nil
 	}
 	e := asciiLower(t)
 	if why := emailProblem(e); why != "" {
@@ -281,8 +295,8 @@ func NormalizePhone(s, country string) (string, error) {
 	if t == "" {
 		return "", reject(FieldPhone, "empty")
 	}
-	if h, ok := hashedForm(t); ok {
-		return h, nil
+	if looksHashed(t) {
+		return t, nil
 	}
 	digits := phoneDigits(t)
 	if digits == "" {
@@ -351,8 +365,8 @@ func isNamePunct(r rune) bool {
 // ASCII punctuation; letters of every script are kept ("José" -> "josé").
 func normalizeName(field, s string) (string, error) {
 	t := trim(s)
-	if h, ok := hashedForm(t); ok {
-		return h, nil
+	if looksHashed(t) {
+		return t, nil
 	}
 	t = unicodeLower(t)
 	out := strings.Map(func(r rune) rune {
@@ -387,8 +401,8 @@ func keepAlnum(s string, letters, digits bool) string {
 // result must start with a letter.
 func normalizeCity(s string) (string, error) {
 	t := trim(s)
-	if h, ok := hashedForm(t); ok {
-		return h, nil
+	if looksHashed(t) {
+		return t, nil
 	}
 	out := keepAlnum(t, true, true)
 	if out == "" {
@@ -406,8 +420,8 @@ func normalizeCity(s string) (string, error) {
 // letters.
 func normalizeTwoLetter(field, s string, codes map[string]string, names []string) (string, error) {
 	t := trim(s)
-	if h, ok := hashedForm(t); ok {
-		return h, nil
+	if looksHashed(t) {
+		return t, nil
 	}
 	l := keepAlnum(t, true, false)
 	switch {
@@ -429,14 +443,21 @@ func normalizeTwoLetter(field, s string, codes map[string]string, names []string
 
 // normalizeZip lowercases a postal code and keeps what comes before the
 // first hyphen ("98121-9431" -> "98121"); inner spaces stay, as in Meta's
-// builder ("V6B 1A1" -> "v6b 1a1"). At least two bytes are needed.
+// builder ("V6B 1A1" -> "v6b 1a1"), except in a US ZIP+4, whose five digits
+// are the code however they were spaced ("98 121-9431" -> "98121", as in
+// Meta's SDK tests). At least two bytes are needed.
 func normalizeZip(s string) (string, error) {
 	t := trim(s)
-	if h, ok := hashedForm(t); ok {
-		return h, nil
+	if looksHashed(t) {
+		return t, nil
 	}
 	if i := strings.IndexByte(t, '-'); i >= 0 {
-		t = t[:i]
+		head, tail := t[:i], trim(t[i+1:])
+		t = head
+		if digits := strings.ReplaceAll(head, " ", ""); len(digits) == 5 && allASCIIDigits(digits) &&
+			len(tail) == 4 && allASCIIDigits(tail) {
+			t = digits
+		}
 	}
 	t = trim(unicodeLower(t))
 	if len(t) < 2 {
@@ -448,8 +469,8 @@ func normalizeZip(s string) (string, error) {
 // normalizeExternalID lowercases an external id and removes its white space.
 func normalizeExternalID(s string) (string, error) {
 	t := trim(s)
-	if h, ok := hashedForm(t); ok {
-		return h, nil
+	if looksHashed(t) {
+		return t, nil
 	}
 	out := strings.Map(func(r rune) rune {
 		if isSpace(r) {
@@ -463,11 +484,18 @@ func normalizeExternalID(s string) (string, error) {
 	return out, nil
 }
 
-// normalizeGender maps a word for a man or a woman to "m" or "f".
+// normalizeGender maps a word for a man or a woman to "m" or "f". A note in
+// brackets after the word is not part of it ("MALE (GenderEnum)", "Female
+// (she/her)"), as in Meta's Java SDK tests; anything else beside the word
+// ("male female", "m/f") is no gender.
 func normalizeGender(s string) (string, error) {
 	t := trim(s)
-	if h, ok := hashedForm(t); ok {
-		return h, nil
+	if looksHashed(t) {
+		return t, nil
+	}
+	if i := strings.IndexByte(t, '('); i > 0 && strings.HasSuffix(t, ")") &&
+		isSpace(rune(t[i-1])) && !strings.ContainsAny(t[i+1:len(t)-1], "()") {
+		t = trim(t[:i])
 	}
 	switch g := genders[asciiLower(t)]; g {
 	case "m", "f":
@@ -482,8 +510,8 @@ func normalizeGender(s string) (string, error) {
 // digits, and returns YYYYMMDD.
 func normalizeBirthDate(s string) (string, error) {
 	t := trim(s)
-	if h, ok := hashedForm(t); ok {
-		return h, nil
+	if looksHashed(t) {
+		return t, nil
 	}
 	var groups [3]string
 	n := 0
@@ -548,4 +576,17 @@ func dateFromNumbers(n1, n2, n3 int) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("%04d%02d%02d", y, m, d), true
+}
+
+// allASCIIDigits tells whether s is one or more of the digits 0-9.
+func allASCIIDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

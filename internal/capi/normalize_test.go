@@ -86,8 +86,15 @@ func TestNormalizePhone(t *testing.T) {
 		{"no country: plus kept", "+1 (415) 555-0100", "", "14155550100"},
 		{"unknown region falls back", "0532 412 87 19", "XX", "5324128719"},
 		{"impossible national keeps digits", "12345", "TR", "12345"},
-		{"hash passes lowercased", "CF14FE3C9D73FCB3574D2643988EFB2DB605B1C224725BD322D7D2350467B4DC", "TR",
-			"cf14fe3c9d73fcb3574d2643988efb2db605b1c224725bd322d7d2350467b4dc"},
+		{"hash passes as given", " CF14FE3C9D73FCB3574D2643988EFB2DB605B1C224725BD322D7D2350467B4DC", "TR",
+			"CF14FE3C9D73FCB3574D2643988EFB2DB605B1C224725BD322D7D2350467B4DC"},
+		// No Meta library adds a country code to a national number: the
+		// builder keeps the digits without leading zeros, the Python, Node
+		// and Java SDKs the digits. Without a region, so do we.
+		{"docs example without a region", "(650)555-1212", "", "6505551212"},
+		{"docs example from a US site", "(650)555-1212", "US", "16505551212"},
+		{"national with trunk 0, no region", "(0532) 412-87-19", "", "5324128719"},
+		{"longer than E.164 kept, as the builder", "123456123456123456123456", "", "123456123456123456123456"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,17 +155,24 @@ func TestNormalizeFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.field+"/"+tt.in, func(t *testing.T) {
-			got, err := Normalize(tt.field, tt.in, "TR")
-			if tt.want == "" {
-				if !errors.Is(err, ErrRejected) {
-					t.Errorf("Normalize = %q, %v; want rejected", got, err)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Errorf("Normalize = %q, %v; want %q", got, err, tt.want)
-			}
+			checkNormalize(t, tt.field, tt.in, "TR", tt.want)
 		})
+	}
+}
+
+// checkNormalize checks Normalize(field, in, country) gives want, or
+// rejects the value when want is "".
+func checkNormalize(t *testing.T, field, in, country, want string) {
+	t.Helper()
+	got, err := Normalize(field, in, country)
+	if want == "" {
+		if !errors.Is(err, ErrRejected) {
+			t.Errorf("Normalize = %q, %v; want rejected", got, err)
+		}
+		return
+	}
+	if err != nil || got != want {
+		t.Errorf("Normalize = %q, %v; want %q", got, err, want)
 	}
 }
 
@@ -203,5 +217,120 @@ func TestIsSHA256Hex(t *testing.T) {
 		if IsSHA256Hex(s) {
 			t.Errorf("IsSHA256Hex(%q) = true", s)
 		}
+	}
+}
+
+// TestNormalizeClasses pins, class by class, the rules behind the rows of
+// Meta's vectors where Meta's libraries disagree with each other (see
+// deliberate in conformance_test.go): the parameter builder's rule is ours,
+// and the neighbouring inputs its own tests pin are here beside each.
+func TestNormalizeClasses(t *testing.T) {
+	const sha = "a665a45920422f9d417e4867efdc4fb8a04a1f3fff1fa07e998e86f7f7a27ae3"
+	const upper = "A665A45920422F9D417E4867EFDC4FB8A04A1F3FFF1FA07E998E86F7F7A27AE3"
+	tests := []struct {
+		class, field, in, want string // want "" = rejected
+	}{
+		// Postcodes keep their inner space (builder: "SW1A 1AA" ->
+		// "sw1a 1aa"); the PHP and Java SDKs remove it.
+		{"postcode", "zp", "SW1A 1AA", "sw1a 1aa"},
+		{"postcode", "zp", "NR9 5AL", "nr9 5al"},
+		{"postcode", "zp", " K1A 0A6 ", "k1a 0a6"},
+		{"postcode", "zp", "98 121-9431", "98121"},
+		{"postcode", "zp", "98121 - 9431", "98121"},
+		{"postcode", "zp", "9812-19431", "9812"},
+		{"postcode", "zp", "SW1A-1AA-XXX", "sw1a"},
+		{"postcode", "zp", "-12345", ""},
+
+		// Cities keep their digits and lose everything but a-z and 0-9
+		// (builder: "Los Angeles 90210" -> "losangeles90210"); the PHP, Java
+		// and Python SDKs drop the digits. A city must start with a letter.
+		{"city", "ct", "Seattle-98121", "seattle98121"},
+		{"city", "ct", "Stanley Park 1234", "stanleypark1234"},
+		{"city", "ct", "Washington, D.C.", "washingtondc"},
+		{"city", "ct", "St. John's", "stjohns"},
+		{"city", "ct", "2ndDistrict", ""},
+
+		// States with punctuation: letters only, then the two-letter code
+		// (builder: "North Carolina" -> "nc"); D.C. is dc, the ANSI code
+		// Meta's docs ask for (Java keeps "washingtondc", the builder finds
+		// "washington" in it and says wa).
+		{"state", "st", "Washington, D.C.", "dc"},
+		{"state", "st", "District of Columbia", "dc"},
+		{"state", "st", "N.Y.", "ny"},
+		{"state", "st", "North Carolina", "nc"},
+		{"state", "st", "west-virginia", "wv"},
+		{"state", "st", "Washington", "wa"},
+
+		// E-mail: the builder's address pattern; quoted local parts, and the
+		// characters the PHP SDK's sanitiser deletes, are rejected.
+		{"email", "em", `"a b"@c.d`, ""},
+		{"email", "em", `"test user"@example.com`, ""},
+		{"email", "em", `a\@b@c.d`, ""},
+		{"email", "em", `foo"@bar.com`, ""},
+		{"email", "em", `foo()@bar.com`, ""},
+		{"email", "em", "o'brien+ads@example.co.uk", "o'brien+ads@example.co.uk"},
+
+		// Names lose white space and ASCII punctuation, hyphens included
+		// (builder: "Smith-Jones" -> "smithjones"; docs: "no punctuation");
+		// Java's list adaptor keeps them.
+		{"name", "fn", "firstname-2", "firstname2"},
+		{"name", "ln", "Smith-Jones", "smithjones"},
+		{"name", "ln", "Jean-Pierre", "jeanpierre"},
+
+		// Gender: the builder's words, whole; anything else is rejected,
+		// the description of a Java enum included.
+		{"gender", "ge", " Male ", "m"},
+		{"gender", "ge", "MA'AM", "f"},
+		{"gender", "ge", "MALE (GenderEnum)", "m"},
+		{"gender", "ge", "Female (she/her)", "f"},
+		{"gender", "ge", "male (m) (x)", ""},
+		{"gender", "ge", "male(x)", ""},
+		{"gender", "ge", "(male)", ""},
+		{"gender", "ge", "male female", ""},
+
+		// Already hashed: a SHA-256 or MD5 is returned as given (the
+		// builder's per-field normalisers); values of other lengths are
+		// ordinary values, normalised by their field's rule.
+		{"hashed", "em", upper, upper},
+		{"hashed", "st", upper, upper},
+		{"hashed", "zp", "  " + sha + "\t", sha},
+		{"hashed", "ge", "d41d8cd98f00b204e9800998ecf8427e", "d41d8cd98f00b204e9800998ecf8427e"},
+		{"hashed", "st", sha[:63], "aa"},
+		{"hashed", "country", sha + "3", "aa"},
+		{"hashed", "db", sha[:63], ""},
+		{"hashed", "em", sha[:63], ""},
+		{"hashed", "ge", sha[:63], ""},
+		{"hashed", "ph", sha[:63], "6654592042294174867480413107998867727"},
+		{"hashed", "fn", sha + "3", sha + "3"},
+		{"hashed", "external_id", "da39a3ee5e6b4b0d3255bfef95601890afd80709", "da39a3ee5e6b4b0d3255bfef95601890afd80709"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.class+"/"+tt.field+"/"+tt.in, func(t *testing.T) {
+			checkNormalize(t, tt.field, tt.in, "", tt.want)
+		})
+	}
+}
+
+// TestHashFieldHashed: the builder's hashing step passes an already-hashed
+// value on lowercased instead of hashing it again, whatever its case.
+func TestHashFieldHashed(t *testing.T) {
+	const sha = "a665a45920422f9d417e4867efdc4fb8a04a1f3fff1fa07e998e86f7f7a27ae3"
+	for _, field := range HashedFields() {
+		for _, in := range []string{sha, "A665A45920422F9D417E4867EFDC4FB8a04a1f3fff1fa07e998e86f7f7a27ae3", " " + sha + "\n"} {
+			if got, err := HashField(field, in, ""); err != nil || got != sha {
+				t.Errorf("HashField(%s, %q) = %q, %v; want %s", field, in, got, err, sha)
+			}
+		}
+	}
+	md5 := "5D41402ABC4B2A76B9719D911017C592"
+	if got, err := HashField(FieldEmail, md5, ""); !errors.Is(err, ErrRejected) {
+		t.Errorf("HashField(em, MD5) = %q, %v; want rejected", got, err)
+	}
+	if got, err := HashField(FieldExternalID, md5, ""); err != nil || got != Hash("5d41402abc4b2a76b9719d911017c592") {
+		t.Errorf("HashField(external_id, MD5) = %q, %v; want the hash of its lower case", got, err)
+	}
+	// Other lengths are ordinary values and are hashed.
+	if got, err := HashField(FieldFirstName, sha+"3", ""); err != nil || got != Hash(sha+"3") {
+		t.Errorf("HashField(fn, 65 hex) = %q, %v; want it hashed", got, err)
 	}
 }
