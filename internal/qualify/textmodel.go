@@ -43,6 +43,10 @@ type Text struct {
 	Model *TextModel
 	// MaxPoints caps the points either way; 0 means DefaultTextMaxPoints.
 	MaxPoints int
+	// LeaveOut, when set, is the owner's word on the lead being judged,
+	// which the model learnt from: a replay takes it out of the counts, so
+	// a lead is never judged by its own label.
+	LeaveOut *bool
 }
 
 // TextModel is a multinomial naive Bayes over the words and two-word
@@ -264,7 +268,7 @@ func (r *Rules) scoreText(s *scoring, t *Text, lead *model.Lead) {
 		return
 	}
 	m := t.Model
-	j := m.Judge(lead.Message, nil)
+	j := m.Judge(lead.Message, t.LeaveOut)
 	if j.Known == 0 || len(j.Words) == 0 {
 		return
 	}
@@ -296,6 +300,10 @@ func (r *Rules) scoreText(s *scoring, t *Text, lead *model.Lead) {
 	reason.Message = Message(CodeTextModel, "en", ev)
 	s.reasons = append(s.reasons, reason)
 }
+
+// RuleReason tells whether a reason code is one the rules give (the text
+// model's included), not one added by evidence or a person.
+func RuleReason(code string) bool { return ruleIndex(code) >= 0 || code == CodeTextModel }
 
 // TextReason returns a decision's text-model reason, if it has one.
 func TextReason(d model.Decision) (model.Reason, bool) {
