@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cleanads/cleanads/internal/model"
 )
@@ -68,9 +69,9 @@ type TextModel struct {
 
 // Judgement is one lead the owner judged, as the model learns from it.
 type Judgement struct {
-	Message string
+	Message string `json:"message"`
 	// Junk is the owner's word: true for junk, false for a real customer.
-	Junk bool
+	Junk bool `json:"junk"`
 }
 
 // TrainText builds a model from the owner's judgements.
@@ -144,7 +145,7 @@ func TextFeatures(message string, dst []string) []string {
 	start := len(dst)
 	prev := ""
 	for _, w := range words {
-		if len([]rune(w)) < 2 || allDigits(w) {
+		if utf8.RuneCountInString(w) < 2 || allDigits(w) {
 			prev = ""
 			continue
 		}
