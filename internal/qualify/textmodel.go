@@ -149,6 +149,9 @@ func TextFeatures(message string, dst []string) []string {
 			prev = ""
 			continue
 		}
+		if stopWords[w] {
+			continue // no feature, and the words either side make a pair
+		}
 		dst = appendFeature(dst, start, w)
 		if prev != "" {
 			dst = appendFeature(dst, start, prev+" "+w)
@@ -157,6 +160,25 @@ func TextFeatures(message string, dst []string) []string {
 	}
 	return dst
 }
+
+// stopWords are the commonest function words and greetings of Turkish,
+// English and German, folded: every kind of lead has them, so they would
+// only add noise to the model and its evidence. "your" and "our" are not
+// among them: pitches are full of them.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		ve veya ile icin bir bu su o da de mi mu ne ki cok daha en gibi kadar ama ya var yok olarak
+		ben biz siz sen onlar benim bizim sizin size bana
+		merhaba selam slm mrb iyi gunler gunaydin aksamlar tesekkur tesekkurler ederim lutfen rica
+		the an and or for to of in on at by is are was be been am it its this that these with from as
+		hi hello dear thanks thank please
+		der die das den dem des und oder fur zu von im in ist sind ich sie wir es ein eine einen mit auf an bei
+		hallo guten tag bitte danke vielen`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // appendFeature appends f unless dst[start:] has it.
 func appendFeature(dst []string, start int, f string) []string {
@@ -245,13 +267,26 @@ func (m *TextModel) Judge(message string, leaveOut *bool) TextJudgement {
 		c = 1
 	}
 	for _, x := range cs {
-		if len(out.Words) == 3 || (x.w > 0) != out.Junk || x.n[c] == 0 {
+		if len(out.Words) == 3 || (x.w > 0) != out.Junk || x.n[c] == 0 || overlaps(out.Words, x.f) {
 			continue
 		}
 		out.Words = append(out.Words, x.f)
 		out.Like = max(out.Like, int(x.n[c]))
 	}
 	return out
+}
+
+// overlaps tells whether feature f shares a word with one of fs ("seo"
+// and "seo teklif"): the evidence names different words.
+func overlaps(fs []string, f string) bool {
+	a1, a2, _ := strings.Cut(f, " ")
+	for _, g := range fs {
+		b1, b2, _ := strings.Cut(g, " ")
+		if a1 == b1 || a1 == b2 || a2 != "" && (a2 == b1 || a2 == b2) {
+			return true
+		}
+	}
+	return false
 }
 
 // Points turns log-odds into points within ±maxPoints: maxPoints times how
@@ -281,6 +316,18 @@ func (r *Rules) scoreText(s *scoring, t *Text, lead *model.Lead) {
 	if pts > -minTextPoints && pts < minTextPoints {
 		return
 	}
+	if pts < 0 {
+		// Toward a real customer the model takes back at most what the
+		// rules that read words gave: a fill time, a phone number or a
+		// token are not about words, and words are what a bot copies.
+		text := 0
+		for _, x := range s.reasons {
+			if textCodes[x.Code] {
+				text += x.Points
+			}
+		}
+		pts = max(pts, -text)
+	}
 	variant := "junk"
 	if !j.Junk {
 		variant = "customer"
@@ -301,6 +348,11 @@ func (r *Rules) scoreText(s *scoring, t *Text, lead *model.Lead) {
 	reason.Message = Message(CodeTextModel, "en", ev)
 	s.reasons = append(s.reasons, reason)
 }
+
+// textCodes are the reasons the rules give for the words of a lead, which
+// the text model may take back.
+var textCodes = map[string]bool{CodeVendorPitch: true, CodeJobApplication: true, CodeMessageHasLink: true,
+	CodeTestEntry: true, CodeGibberish: true}
 
 // RuleReason tells whether a reason code is one the rules give (the text
 // model's included), not one added by evidence or a person.

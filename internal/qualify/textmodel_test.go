@@ -45,8 +45,11 @@ func TestTextFeatures(t *testing.T) {
 		// Numbers and one-letter words are no features and break a pair;
 		// a word repeated counts once.
 		{"SEO 2024 a SEO paket seo paket", []string{"seo", "paket", "seo paket", "paket seo"}},
-		// The Turkish suffix after an apostrophe is a word of its own.
-		{"Google'da reklam", []string{"google", "da", "google da", "reklam", "da reklam"}},
+		// The Turkish suffix after an apostrophe is a word of its own;
+		// function words and greetings are no features, the words either
+		// side make a pair.
+		{"Merhaba, Google'da reklam için teklif", []string{"google", "reklam", "google reklam", "teklif", "reklam teklif"}},
+		{"Guten Tag, ich hätte gerne einen Termin", []string{"hatte", "gerne", "hatte gerne", "termin", "gerne termin"}},
 		{"", nil},
 	} {
 		if got := TextFeatures(tc.in, nil); !reflect.DeepEqual(got, tc.want) {
@@ -93,11 +96,20 @@ func TestTextModelExplains(t *testing.T) {
 	if got := Message(CodeTextModel, "tr", tm.Evidence); !strings.Contains(got, "çöp olarak işaretlediğiniz") {
 		t.Errorf("Turkish message: %q", got)
 	}
-	lead.Message = "Merhaba, kanal tedavisi için randevu almak istiyorum"
+	// Toward a real customer it takes back what the rules that read words
+	// gave (here the link's points), and no more.
+	lead.Message = "Merhaba, kanal tedavisi için randevu almak istiyorum, www.istanbuldis.example/randevu sayfasından"
 	d = r.Score(&lead, Context{Country: "TR", Text: &Text{Model: m}})
-	if tm := reasonOf(d, CodeTextModel); tm == nil || tm.Points >= 0 || !strings.Contains(tm.Message, "real customers") ||
-		!strings.Contains(Message(CodeTextModel, "tr", tm.Evidence), "gerçek müşteri") {
-		t.Errorf("a customer-like message: %+v", tm)
+	link := reasonOf(d, CodeMessageHasLink)
+	if tm := reasonOf(d, CodeTextModel); tm == nil || link == nil || tm.Points >= 0 || tm.Points < -link.Points ||
+		!strings.Contains(tm.Message, "real customers") || !strings.Contains(Message(CodeTextModel, "tr", tm.Evidence), "gerçek müşteri") {
+		t.Errorf("a customer-like message with a link: %+v in %+v", tm, d.Reasons)
+	}
+	// A fast fill is not about words: nothing to take back.
+	lead.Message, lead.FillMS = "Merhaba, kanal tedavisi için randevu almak istiyorum", ms(800)
+	d = r.Score(&lead, Context{Country: "TR", Text: &Text{Model: m}})
+	if tm := reasonOf(d, CodeTextModel); tm == nil || tm.Points != 0 || d.Verdict == model.VerdictClean {
+		t.Errorf("a fast fill with a customer's words: %s, %+v", d.Verdict, tm)
 	}
 }
 
