@@ -274,3 +274,17 @@ func BenchmarkScoreWithoutTextModel(b *testing.B) {
 		r.Score(&lead, c)
 	}
 }
+
+func BenchmarkTrainText(b *testing.B) {
+	base := ownerJudgements(b)
+	js := make([]Judgement, 0, 5000)
+	for i := 0; len(js) < cap(js); i++ {
+		j := base[i%len(base)]
+		j.Message += " " + strings.Repeat("x", 2+i%7) // some new words, as real messages have
+		js = append(js, j)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		TrainText(js, trainedAt)
+	}
+}
