@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/qualify"
 )
@@ -39,12 +40,7 @@ func replay(ctx context.Context, e *env, args []string) error {
 	}
 	// The config's settings, not the database's copy: a rule changed in the
 	// file is tried before serve makes it live.
-	var site *model.Site
-	for i := range c.Sites {
-		if c.Sites[i].ID == *siteID {
-			site = c.Sites[i].SiteModel()
-		}
-	}
+	site := configSite(c, *siteID)
 	if site == nil {
 		if site, err = db.SiteByID(ctx, model.SiteID(*siteID)); errors.Is(err, model.ErrNotFound) {
 			return fmt.Errorf("no site %q in the config or the database", *siteID)
@@ -63,6 +59,16 @@ func replay(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	printReplay(e.stdout, site, res)
+	return nil
+}
+
+// configSite returns the config file's site with the given id, or nil.
+func configSite(c *config.Config, id string) *model.Site {
+	for i := range c.Sites {
+		if c.Sites[i].ID == id {
+			return c.Sites[i].SiteModel()
+		}
+	}
 	return nil
 }
 

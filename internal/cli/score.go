@@ -28,12 +28,7 @@ func score(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var site *model.Site
-	for i := range c.Sites {
-		if c.Sites[i].ID == *siteID {
-			site = c.Sites[i].SiteModel()
-		}
-	}
+	site := configSite(c, *siteID)
 	if site == nil {
 		return fmt.Errorf("no site %q in the config (give --site ID)", *siteID)
 	}
