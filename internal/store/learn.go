@@ -79,7 +79,9 @@ func (q Q) rulesVerdict() string {
 // ReasonAgreement counts, per reason code given with points to the site's
 // leads received since the given time, how often the owner agreed and how
 // often they overturned it; most overturned first. Reasons of 0 points
-// (evidence, a text model in shadow) are left out.
+// (evidence, a text model in shadow) are left out. It reads every lead of
+// the period's reasons: about 0.3 s for 30,000 leads (1,000 a day) on
+// either engine, a few milliseconds for a clinic's hundreds.
 func (q Q) ReasonAgreement(ctx context.Context, site model.SiteID, since time.Time) ([]CodeAgreement, error) {
 	rows, err := q.query(ctx, `/* Store.ReasonAgreement */ SELECT code, COUNT(*),
 		SUM(CASE WHEN decided_by = 'owner' THEN 1 ELSE 0 END),
