@@ -236,3 +236,40 @@ func dbSnapshot(t *testing.T, f *fixture) string {
 	fp, _ := f.db.TextModelFingerprint(ctx, f.site.ID)
 	return s + fp
 }
+
+// A person forgotten takes their words out of the model at the next
+// rebuild: the model keeps nothing of a message that is gone.
+func TestTextModelForgets(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	in := realLead()
+	in.Email, in.Phone, in.Message = "quokka@gmail.com", "+90 533 612 08 47", "Zanzibar quokka numbat"
+	l := f.submit(in)
+	f.evidence(l.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
+	f.judgeFixture(4)
+	f.rebuild()
+	m, err := f.svc.TrainTextModel(ctx, f.site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := m.Judge("zanzibar quokka", nil); j.Known == 0 {
+		t.Fatal("the model does not know the words")
+	}
+	if _, err := f.svc.Forget(ctx, app.ForgetInput{Email: "quokka@gmail.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.rebuild(); n != 1 {
+		t.Fatalf("forgetting rebuilt %d models", n)
+	}
+	row, err := f.db.TextModelGet(ctx, f.site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored qualify.TextModel
+	if err := json.Unmarshal(row.Data, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if j := stored.Judge("zanzibar quokka numbat", nil); j.Known != 0 {
+		t.Errorf("the stored model still knows %d of the forgotten words", j.Known)
+	}
+}

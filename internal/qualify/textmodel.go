@@ -224,7 +224,7 @@ func (m *TextModel) Judge(message string, leaveOut *bool) TextJudgement {
 		}
 		docs[lo]--
 		for _, f := range feats {
-			if _, ok := m.feats[f]; ok {
+			if m.feats[f][lo] > 0 {
 				total[lo]--
 			}
 		}
@@ -245,7 +245,7 @@ func (m *TextModel) Judge(message string, leaveOut *bool) TextJudgement {
 		if !ok {
 			continue
 		}
-		if lo >= 0 {
+		if lo >= 0 && n[lo] > 0 {
 			n[lo]--
 		}
 		if n[0]+n[1] <= 0 {
