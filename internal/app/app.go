@@ -48,6 +48,7 @@ type Service struct {
 	log        *slog.Logger
 	now        func() time.Time
 	rulesCache rulesCache
+	textCache  textCache
 	ids        model.IDGen
 	graph      Graph
 	notify     Notifier

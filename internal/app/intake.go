@@ -77,6 +77,7 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 	// share the hashes.
 	contact := capi.HashContact(lead, site.Settings.Country)
 	phone := qualify.CheckPhone(lead.Phone, site.Settings.Country)
+	s.textFor(ctx, site) // the text model (re)loaded, if it must be, before the writer is held
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		old, err := tx.LeadByEventID(ctx, site.ID, lead.EventID)
 		if err == nil {

@@ -52,7 +52,7 @@ func (s *Service) rules(site *model.Site) *qualify.Rules {
 // phone is the lead's phone judged ahead (qualify.CheckPhone), or nil.
 func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time, token qualify.TokenCheck, phone *qualify.PhoneCheck) (model.Decision, error) {
 	r := s.rules(site)
-	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: token, Phone: phone}
+	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: token, Phone: phone, Text: s.textFor(ctx, site)}
 	if lead.EmailKey != "" || lead.PhoneKey != "" {
 		id, at, match, err := tx.LeadPrevious(ctx, site.ID, lead.EmailKey, lead.PhoneKey, lead.ReceivedAt.Add(-r.DuplicateWindow()), lead.ID)
 		switch {
@@ -63,6 +63,7 @@ func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lea
 		}
 	}
 	d := r.Score(lead, qc)
+	s.logText(site, lead.ID, d)
 	if d.Verdict == model.VerdictReview {
 		until := lead.SubmittedAt.Add(r.ReviewTimeout())
 		lead.ReviewUntil = &until
@@ -78,6 +79,6 @@ func (s *Service) Score(site *model.Site, in *LeadInput) (*model.Lead, error) {
 	if err != nil {
 		return nil, err
 	}
-	lead.Decision = s.rules(site).Score(lead, qualify.Context{Now: now, Country: site.Settings.Country})
+	lead.Decision = s.rules(site).Score(lead, qualify.Context{Now: now, Country: site.Settings.Country, Text: s.textFor(context.Background(), site)})
 	return lead, nil
 }

@@ -35,6 +35,7 @@ func commands() []command {
 		{"migrate", "bring the database schema up to date", migrate},
 		{"config", "check the configuration and show it with secrets masked", configCmd},
 		{"score", "judge a lead read from stdin with a site's rules; nothing is stored or sent", score},
+		{"replay", "judge a site's recent leads again with the current rules and text model; print what would change", replay},
 		{"send-test", "send one test event for a site to Meta's Test Events tab", sendTest},
 		{"matchkeys", "show what values normalise and hash to (JSON lines in and out)", matchKeys},
 		{"user", "add admin users, set a password, list them", user},

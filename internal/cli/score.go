@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/qualify"
+	"github.com/cleanads/cleanads/internal/store"
 )
 
 // score judges one lead read as JSON from stdin with a configured site's
@@ -25,12 +28,7 @@ func score(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var site *model.Site
-	for i := range c.Sites {
-		if c.Sites[i].ID == *siteID {
-			site = c.Sites[i].SiteModel()
-		}
-	}
+	site := configSite(c, *siteID)
 	if site == nil {
 		return fmt.Errorf("no site %q in the config (give --site ID)", *siteID)
 	}
@@ -44,13 +42,83 @@ func score(ctx context.Context, e *env, args []string) error {
 	if err := dec.Decode(&in); err != nil {
 		return fmt.Errorf("reading the lead from stdin: %w", err)
 	}
-	lead, err := app.New(app.Options{Lists: lists}).Score(site, &in)
+	// The site's text model lives in the database: read it when there is
+	// one, never create one.
+	db, note, err := existingStore(ctx, c)
 	if err != nil {
 		return err
 	}
+	if db != nil {
+		defer db.Close()
+	}
+	svc := app.New(app.Options{Store: db, Lists: lists})
+	lead, err := svc.Score(site, &in)
+	if err != nil {
+		return err
+	}
+	res := scoreOutput{Decision: lead.Decision, TextModel: scoreText{State: note, MinJudged: qualify.MinJudged}}
+	if db != nil {
+		st, err := svc.TextModelStatus(ctx, site)
+		if err != nil {
+			return err
+		}
+		res.TextModel.State, res.TextModel.Judged = textState(st), st.Judged
+	}
+	if r, ok := qualify.TextReason(lead.Decision); ok {
+		res.TextModel.Reason = &r
+	}
 	out := json.NewEncoder(e.stdout)
 	out.SetIndent("", "  ")
-	return out.Encode(lead.Decision)
+	return out.Encode(res)
+}
+
+// scoreOutput is what score prints: the decision, and what the site's text
+// model did.
+type scoreOutput struct {
+	model.Decision
+	TextModel scoreText `json:"text_model"`
+}
+
+// scoreText is the text model's part of score's output.
+type scoreText struct {
+	// State is "live" (it counts), "shadow" (shown, 0 points, until
+	// min_judged leads are judged), "off" (the site's setting), "untrained"
+	// (no owner-judged lead yet) or "no database".
+	State     string        `json:"state"`
+	Judged    int           `json:"judged"`
+	MinJudged int           `json:"min_judged"`
+	Reason    *model.Reason `json:"reason,omitempty"`
+}
+
+func textState(st app.TextModelStatus) string {
+	switch {
+	case st.Off:
+		return "off"
+	case st.Judged == 0:
+		return "untrained"
+	case st.Live:
+		return "live"
+	}
+	return "shadow"
+}
+
+// existingStore opens the configured database for reading when it exists
+// and has the current schema; otherwise it returns nil and says why.
+func existingStore(ctx context.Context, c *config.Config) (*store.DB, string, error) {
+	if path, ok := strings.CutPrefix(c.Database, "sqlite:"); ok {
+		if _, err := os.Stat(path); err != nil {
+			return nil, "no database", nil
+		}
+	}
+	db, err := openStore(ctx, c)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := db.CheckSchema(ctx); err != nil {
+		db.Close()
+		return nil, "no database (" + err.Error() + ")", nil
+	}
+	return db, "", nil
 }
 
 // qualifyLists returns the rules' lists, with a newer disposable-domain file

@@ -108,6 +108,10 @@ func serve(ctx context.Context, e *env, args []string) error {
 			}
 			return err
 		}},
+		{Name: "text-models", Every: time.Minute, Run: func(ctx context.Context) error {
+			_, err := svc.RebuildTextModels(ctx)
+			return err
+		}},
 		{Name: "retention", Every: time.Hour, Run: retentionJob(svc,
 			app.RetentionPolicy{LeadDays: c.Retention.LeadDays, VisitDays: c.Retention.VisitDays}, log)},
 	}})

@@ -290,6 +290,9 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 	if q.ReviewTimeout < 0 || q.ReviewTimeout > model.Duration(model.MaxEventAge) {
 		errs.add(key+".qualify.review_timeout", "must be between 0 and 7 days: Meta takes no older event")
 	}
+	if err := qualify.CheckTextSettings(q.TextModel); err != nil {
+		addQualifyProblems(key, err, errs)
+	}
 	// The rules check what is left (weights, phrase lists, languages, the
 	// exact limits): a setting they refuse would otherwise pass here and be
 	// replaced by the defaults at serve time, with only a log line.

@@ -101,7 +101,21 @@ type Qualify struct {
 	// Phrases adds phrases per list and language, e.g.
 	// {"vendor": {"tr": ["reklam ajansı"]}}.
 	Phrases map[string]map[string][]string `json:"phrases,omitempty" yaml:"phrases"`
+	// TextModel sets the model the site learns from the owner's word.
+	TextModel TextModelSettings `json:"text_model,omitempty" yaml:"text_model"`
 }
+
+// TextModelSettings set a site's text model (qualify.TextModel).
+type TextModelSettings struct {
+	// Enabled nil means on: trained, and shown in shadow until enough leads
+	// are judged; false turns it off (not trained, not computed).
+	Enabled *bool `json:"enabled,omitempty" yaml:"enabled"`
+	// MaxPoints caps the points it gives or takes; 0 means the default.
+	MaxPoints int `json:"max_points,omitempty" yaml:"max_points"`
+}
+
+// On tells whether the site's text model is on.
+func (t TextModelSettings) On() bool { return t.Enabled == nil || *t.Enabled }
 
 // LeadEventName is the raw lead event's name, "Lead" by default.
 func (m MetaSettings) LeadEventName() string {

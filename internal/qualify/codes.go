@@ -227,6 +227,24 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"The CRM reported the stage {stage}: the person is real.",
 		"CRM {stage} aşamasını bildirdi: kişi gerçek.",
 	},
+	// The text model's reason (textmodel.go), one message per direction
+	// and mode, chosen by the evidence's "variant".
+	CodeTextModel: {
+		"The message is like {like} leads you marked junk (words: {words}).",
+		"Mesaj, çöp olarak işaretlediğiniz {like} talebe benziyor (kelimeler: {words}).",
+	},
+	CodeTextModel + ":customer": {
+		"The message is like {like} leads you marked real customers (words: {words}).",
+		"Mesaj, gerçek müşteri olarak işaretlediğiniz {like} talebe benziyor (kelimeler: {words}).",
+	},
+	CodeTextModel + ":junk_shadow": {
+		"In shadow, not counted until you have judged {min_judged} leads ({judged} so far): like {like} leads you marked junk (words: {words}); it would give {points} points.",
+		"Gölge modda, {min_judged} talep değerlendirilene kadar sayılmaz (şimdiye dek {judged}): çöp olarak işaretlediğiniz {like} talebe benziyor (kelimeler: {words}); {points} puan verirdi.",
+	},
+	CodeTextModel + ":customer_shadow": {
+		"In shadow, not counted until you have judged {min_judged} leads ({judged} so far): like {like} leads you marked real customers (words: {words}); it would give {points} points.",
+		"Gölge modda, {min_judged} talep değerlendirilene kadar sayılmaz (şimdiye dek {judged}): gerçek müşteri olarak işaretlediğiniz {like} talebe benziyor (kelimeler: {words}); {points} puan verirdi.",
+	},
 }
 
 // Message returns the human message of a reason code in lang ("en" or "tr";
@@ -236,6 +254,11 @@ func Message(code, lang string, evidence map[string]any) string {
 	m, ok := messages[code]
 	if !ok {
 		return code
+	}
+	if v, _ := evidence["variant"].(string); v != "" {
+		if mv, ok := messages[code+":"+v]; ok {
+			m = mv
+		}
 	}
 	tmpl := m[0]
 	if lang == "tr" {

@@ -44,6 +44,8 @@ type Context struct {
 	// Phone is the lead's phone number judged ahead by CheckPhone, or nil
 	// to judge it here. A check of another number or country is ignored.
 	Phone *PhoneCheck
+	// Text is the site's text model (textmodel.go), or nil for none.
+	Text *Text
 }
 
 // PhoneCheck is a phone number judged for a region. Judging parses the
@@ -328,6 +330,7 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	if !emailOK {
 		r.scoreGrey(&s, msgWords)
 	}
+	r.scoreText(&s, c.Text, lead)
 
 	return r.decide(s)
 }

@@ -27,6 +27,7 @@ type dashboardData struct {
 	Coverage                       []coverageRow
 	CoverageOf                     int
 	Chart                          chart
+	Learning                       learningData
 }
 
 type stateCount struct {
@@ -123,6 +124,10 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Coverage, d.CoverageOf = coverage(p.Lang, payloads)
+	if d.Learning, err = s.learning(ctx, p.Lang, d.Site, since); err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
 	p.Title = tr(p.Lang, "Dashboard") + " · " + d.Site.Name
 	p.D = d
 	s.render(w, r, http.StatusOK, "dashboard", p)

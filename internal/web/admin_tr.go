@@ -277,4 +277,18 @@ var turkish = map[string]string{
 	"Too old for Meta, recorded here only: %s.":                                                "Meta için çok eski, yalnızca burada kayıtlı: %s.",
 	"%s events held back are queued":                                                           "bekletilen %s olay sıraya alındı",
 	"Held back from Meta: you said junk. It is sent if you change your word to real customer.": "Meta'ya gönderilmedi: çöp dediniz. Sözünüzü gerçek müşteri olarak değiştirirseniz gönderilir.",
+	// What the owner's word teaches (dashboard).
+	"What your word teaches the rules": "Kararlarınız kurallara ne öğretiyor",
+	"Leads you judged in the last %d days: %d (%d junk). The rules passed %d as clean that you marked junk, and held %d that you marked real customers.": "Son %d günde değerlendirdiğiniz talepler: %d (%d çöp). Kuralların temiz saydığı %d talebi çöp olarak, beklettiği %d talebi gerçek müşteri olarak işaretlediniz.",
+	"Leads":                                      "Talepler",
+	"You judged":                                 "Değerlendirdiğiniz",
+	"You marked junk":                            "Çöp dediğiniz",
+	"Real customers it held":                     "Beklettiği gerçek müşteriler",
+	"No reasons were given in this period.":      "Bu dönemde hiçbir gerekçe verilmedi.",
+	"%s: %d leads, overturned 0":                 "%s: %d talep, hiçbiri bozulmadı",
+	"%s: %d leads, %d turned out real customers": "%s: %d talep, %d tanesi gerçek müşteri çıktı",
+	"The text model is off for this site (qualify.text_model.enabled: false).":                                                           "Metin modeli bu sitede kapalı (qualify.text_model.enabled: false).",
+	"The text model has nothing to learn from yet: mark leads as junk or as real customers.":                                             "Metin modelinin öğrenecek bir şeyi henüz yok: talepleri çöp ya da gerçek müşteri olarak işaretleyin.",
+	"The text model runs in shadow: it learnt from %d leads you judged and counts from %d. Its reason shows on each lead with 0 points.": "Metin modeli gölge modda: değerlendirdiğiniz %d talepten öğrendi, %d talepten sonra sayılır. Gerekçesi her talepte 0 puanla görünür.",
+	"The text model counts: it learnt from %d leads you judged (%d junk) and gives or takes up to %d points.":                            "Metin modeli sayılıyor: değerlendirdiğiniz %d talepten (%d çöp) öğrendi ve en çok %d puan ekler ya da düşer.",
 }

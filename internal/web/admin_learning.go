@@ -1,0 +1,73 @@
+package web
+
+import (
+	"context"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// learningData is the dashboard's "what your word teaches" card: for each
+// reason code, how the owner's word went on the leads it was given to, and
+// what the site's text model is doing.
+type learningData struct {
+	Totals store.AgreementTotals
+	Codes  []agreementRow
+	// Model is the text model's state in a sentence.
+	Model string
+}
+
+// agreementRow is one reason code's figures, with the sentence an owner
+// reads ("PRICE_ONLY: 63 leads, 22 turned out real customers").
+type agreementRow struct {
+	store.CodeAgreement
+	Summary string
+}
+
+// learning reads the owner's word on the site's leads since the given time.
+func (s *Server) learning(ctx context.Context, lang string, site *model.Site, since time.Time) (learningData, error) {
+	var d learningData
+	var err error
+	if d.Totals, err = s.db.AgreementTotals(ctx, site.ID, since); err != nil {
+		return d, err
+	}
+	codes, err := s.db.ReasonAgreement(ctx, site.ID, since)
+	if err != nil {
+		return d, err
+	}
+	for _, c := range codes {
+		row := agreementRow{CodeAgreement: c}
+		if c.Overturned == 0 {
+			row.Summary = tr(lang, "%s: %d leads, overturned 0", c.Code, c.Leads)
+		} else {
+			row.Summary = tr(lang, "%s: %d leads, %d turned out real customers", c.Code, c.Leads, c.Overturned)
+		}
+		d.Codes = append(d.Codes, row)
+	}
+	st, err := s.app.TextModelStatus(ctx, site)
+	if err != nil {
+		return d, err
+	}
+	maxPts := site.Settings.Qualify.TextModel.MaxPoints
+	if maxPts == 0 {
+		maxPts = qualify.DefaultTextMaxPoints
+	}
+	d.Model = textModelSentence(lang, st, maxPts)
+	return d, nil
+}
+
+// textModelSentence says what the text model is doing.
+func textModelSentence(lang string, st app.TextModelStatus, maxPts int) string {
+	switch {
+	case st.Off:
+		return tr(lang, "The text model is off for this site (qualify.text_model.enabled: false).")
+	case st.Judged == 0:
+		return tr(lang, "The text model has nothing to learn from yet: mark leads as junk or as real customers.")
+	case !st.Live:
+		return tr(lang, "The text model runs in shadow: it learnt from %d leads you judged and counts from %d. Its reason shows on each lead with 0 points.", st.Judged, st.MinJudged)
+	}
+	return tr(lang, "The text model counts: it learnt from %d leads you judged (%d junk) and gives or takes up to %d points.", st.Judged, st.Junk, maxPts)
+}
