@@ -420,10 +420,11 @@ type event struct {
 	EventID        string                     `json:"event_id"`
 	ActionSource   string                     `json:"action_source"`
 	EventSourceURL string                     `json:"event_source_url"`
+	UserData       map[string]json.RawMessage `json:"user_data"`
+
 	// MessagingChannel is whatsapp, messenger or instagram on a
 	// business_messaging event.
 	MessagingChannel string `json:"messaging_channel"`
-	UserData       map[string]json.RawMessage `json:"user_data"`
 }
 
 var hashedKeys = []string{"em", "ph", "fn", "ln", "ge", "db", "ct", "st", "zp", "country", "external_id"}
