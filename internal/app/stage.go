@@ -272,6 +272,9 @@ type LeadRef struct {
 	LeadAdsID  string `json:"lead_id"`
 	Email      string `json:"email"`
 	Phone      string `json:"phone"`
+	// WhatsAppUserID is the person's WhatsApp business-scoped user id, as
+	// a WhatsApp inbox names a Click-to-WhatsApp lead.
+	WhatsAppUserID string `json:"whatsapp_user_id"`
 }
 
 // FindLead returns the site's newest lead named by ref. E-mail and phone
@@ -305,8 +308,9 @@ func (s *Service) FindLead(ctx context.Context, site *model.Site, ref LeadRef) (
 		}
 		add(store.LeadLookup{PhoneKey: k})
 	}
-	if len(keys) == 0 {
-		return nil, model.Invalid("lead", "name the lead by id, event_id, external_id, lead_id, email or phone")
+	wa := strings.TrimSpace(ref.WhatsAppUserID)
+	if len(keys) == 0 && wa == "" {
+		return nil, model.Invalid("lead", "name the lead by id, event_id, external_id, lead_id, email, phone or whatsapp_user_id")
 	}
 	for _, k := range keys {
 		l, err := s.db.LeadFind(ctx, site.ID, k)
@@ -315,6 +319,12 @@ func (s *Service) FindLead(ctx context.Context, site *model.Site, ref LeadRef) (
 		}
 		if !errors.Is(err, model.ErrNotFound) {
 			return nil, err
+		}
+	}
+	if wa != "" {
+		l, err := s.leadByWhatsAppUser(ctx, site, wa)
+		if !errors.Is(err, model.ErrNotFound) {
+			return l, err
 		}
 	}
 	return nil, fmt.Errorf("no lead of site %s matches: %w", site.ID, model.ErrNotFound)

@@ -1,6 +1,9 @@
 package model
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // What a Click-to-WhatsApp lead's SourceDetail holds, by key. Every value is
 // what the webhook said, as a string.
@@ -111,4 +114,20 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// WhatsAppConversation is a Click-to-WhatsApp conversation of a site: the
+// lead its first message started, by one of the sender's keys.
+type WhatsAppConversation struct {
+	SiteID SiteID
+	// Sender is "user:<business-scoped user id>" or "phone:<digits>".
+	Sender    string
+	LeadID    LeadID
+	StartedAt time.Time
+	// BusinessWroteAt is the first time the business was seen writing to
+	// the sender after StartedAt; nil until then.
+	BusinessWroteAt *time.Time
+	// Messages counts the sender's messages in the conversation.
+	Messages int
+	LastAt   time.Time
 }
