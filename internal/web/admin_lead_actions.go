@@ -45,6 +45,9 @@ func leadActions(lang string, site *model.Site, l *model.Lead, dels []*model.Del
 		}
 		customer.Sends += " " + modeNote(lang, m.Mode)
 	}
+	if sends, ok := ctwaCustomerSends(lang, site, l, now); ok {
+		customer.Sends = sends
+	}
 	junk := leadAction{Type: qualify.EvidenceJunk, Label: tr(lang, "Junk"), Current: owner && l.Verdict == model.VerdictJunk,
 		Sends: tr(lang, "Nothing is sent; events of this lead not yet sent are cancelled.")}
 	if sentQualified {
