@@ -185,6 +185,13 @@ func (s *Service) ctwaJoin(ctx context.Context, tx *store.Tx, site *model.Site, 
 	if err := tx.WhatsAppConversationMessage(ctx, site.ID, lead.ID, at); err != nil {
 		return err
 	}
+	for _, k := range whatsAppSenders(m.FromUserID, m.From) {
+		if k != conv.Sender {
+			if err := tx.WhatsAppConversationAlias(ctx, conv, k); err != nil {
+				return err
+			}
+		}
+	}
 	answers := m.RepliesToBusiness || (conv.BusinessWroteAt != nil && !conv.BusinessWroteAt.After(at))
 	if !answers || lead.Verdict != model.VerdictReview {
 		return nil

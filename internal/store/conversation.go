@@ -70,16 +70,37 @@ func (q Q) WhatsAppConversationMessage(ctx context.Context, site model.SiteID, l
 	return nil
 }
 
+// WhatsAppConversationAlias files the conversation under one more key of
+// its sender (a user id that came after the phone, or the reverse), so a
+// status naming only that key finds it. A key already in use is left as it
+// is.
+func (q Q) WhatsAppConversationAlias(ctx context.Context, c *model.WhatsAppConversation, sender string) error {
+	var wrote any
+	if c.BusinessWroteAt != nil {
+		wrote = c.BusinessWroteAt.UnixMilli()
+	}
+	_, err := q.exec(ctx, `/* Store.WhatsAppConversationAlias */ INSERT INTO whatsapp_conversations
+		(site_id, sender, lead_id, started_at, business_wrote_at, messages, last_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (site_id, sender) DO NOTHING`,
+		string(c.SiteID), sender, string(c.LeadID), c.StartedAt.UnixMilli(), wrote, c.Messages, c.LastAt.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("store: whatsapp conversation alias: %w", err)
+	}
+	return nil
+}
+
 // WhatsAppConversationBusinessWrote records that the business wrote to the
-// sender at at, in the sender's conversations on the sites that started
-// before it and have no such time yet. It reports how many it marked.
+// sender at at, in the sender's conversations on the sites (under all their
+// keys) that started before it and have no such time yet. It reports how
+// many rows it marked.
 func (q Q) WhatsAppConversationBusinessWrote(ctx context.Context, sites []model.SiteID, senders []string, at time.Time) (int, error) {
 	total := 0
 	for _, site := range sites {
 		for _, s := range senders {
 			res, err := q.exec(ctx, `/* Store.WhatsAppConversationBusinessWrote */ UPDATE whatsapp_conversations
-				SET business_wrote_at = ? WHERE site_id = ? AND sender = ? AND business_wrote_at IS NULL AND started_at <= ?`,
-				at.UnixMilli(), string(site), s, at.UnixMilli())
+				SET business_wrote_at = ? WHERE site_id = ? AND business_wrote_at IS NULL AND started_at <= ?
+				AND lead_id IN (SELECT lead_id FROM whatsapp_conversations WHERE site_id = ? AND sender = ?)`,
+				at.UnixMilli(), string(site), at.UnixMilli(), string(site), s)
 			if err != nil {
 				return total, fmt.Errorf("store: whatsapp conversation: %w", err)
 			}

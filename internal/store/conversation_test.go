@@ -35,8 +35,8 @@ func TestWhatsAppConversation(t *testing.T) {
 			t.Errorf("a status before the start marked %d (%v)", n, err)
 		}
 		wrote := t0.Add(time.Minute)
-		if n, _ := db.WhatsAppConversationBusinessWrote(ctx, []model.SiteID{"dent"}, keys[:1], wrote); n != 1 {
-			t.Errorf("marked %d", n)
+		if n, _ := db.WhatsAppConversationBusinessWrote(ctx, []model.SiteID{"dent"}, keys[:1], wrote); n != 2 {
+			t.Errorf("marked %d rows, want the conversation under both keys", n)
 		}
 		// The first time the business wrote stays.
 		db.WhatsAppConversationBusinessWrote(ctx, []model.SiteID{"dent"}, keys[:1], wrote.Add(time.Hour))
@@ -46,6 +46,19 @@ func TestWhatsAppConversation(t *testing.T) {
 		c, _ = db.WhatsAppConversationFind(ctx, "dent", keys[:1])
 		if c.BusinessWroteAt == nil || !c.BusinessWroteAt.Equal(wrote) || c.Messages != 2 || !c.LastAt.Equal(t0.Add(2*time.Minute)) {
 			t.Errorf("after a reply %+v", c)
+		}
+		// Filed under a user id that came later, found by it with the
+		// same conversation; a status to it marks every key.
+		db.WhatsAppConversationStart(ctx, "dent", []string{"phone:905320000000"}, "ld_9", t0)
+		c9, _ := db.WhatsAppConversationFind(ctx, "dent", []string{"phone:905320000000"})
+		if err := db.WhatsAppConversationAlias(ctx, c9, "user:TR.9"); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := db.WhatsAppConversationBusinessWrote(ctx, []model.SiteID{"dent"}, []string{"user:TR.9"}, wrote); n != 2 {
+			t.Errorf("a status to the alias marked %d rows, want both keys", n)
+		}
+		if c9, _ = db.WhatsAppConversationFind(ctx, "dent", []string{"phone:905320000000"}); c9.LeadID != "ld_9" || c9.BusinessWroteAt == nil {
+			t.Errorf("by the first key after a status to the alias: %+v", c9)
 		}
 		// A new lead of the same person takes the keys over, afresh.
 		db.WhatsAppConversationStart(ctx, "dent", keys, "ld_2", t0.Add(48*time.Hour))

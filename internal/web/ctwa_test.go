@@ -52,6 +52,8 @@ type waMsg struct {
 	id, userID, from, text string
 	referral               map[string]string
 	at                     time.Time
+	// quote is the id of a business message this one replies to.
+	quote string
 }
 
 // waChange is one change of a webhook: messages or statuses of a number.
@@ -77,6 +79,9 @@ func waBatch(entries ...[]waChange) string {
 				}
 				if m.referral != nil {
 					msg["referral"] = m.referral
+				}
+				if m.quote != "" {
+					msg["context"] = map[string]string{"from": waDisplay, "id": m.quote}
 				}
 				contacts, msgs = append(contacts, contact), append(msgs, msg)
 			}
@@ -320,5 +325,39 @@ func TestCTWAStagesAndJunk(t *testing.T) {
 	}
 	if l := e.lead(string(review.ID)); l["verdict"] != "clean" {
 		t.Errorf("after the stages: %v", l["verdict"])
+	}
+}
+
+// TestCTWAQuotedReply: a message quoting one of the business's messages
+// answers it even when no status was seen; a first message with only a
+// phone is found again by it when later messages bring the user id too.
+func TestCTWAQuotedReply(t *testing.T) {
+	e := newCTWAEnv(t)
+	t0 := time.Now().Add(-10 * time.Minute)
+	first := waBatch([]waChange{{msgs: []waMsg{{id: "wamid.Q1", from: leadPhoneWA, text: "fiyat?", referral: adReferral(ctwaClid), at: t0}}}})
+	if got := e.postWA(first); got["lead"] != 1 {
+		t.Fatalf("first: %v", got)
+	}
+	later := waBatch([]waChange{{msgs: []waMsg{{id: "wamid.Q2", userID: bsuid, from: leadPhoneWA, text: "tamam", at: t0.Add(time.Minute)}}}})
+	if got := e.postWA(later); got["joined"] != 1 {
+		t.Fatalf("later: %v", got)
+	}
+	if l := e.ctwaLeads(); len(l) != 1 || l[0].Verdict != model.VerdictReview {
+		t.Fatalf("an unquoted message before the business wrote: %+v", l)
+	}
+	quoted := waBatch([]waChange{{msgs: []waMsg{{id: "wamid.Q3", userID: bsuid, from: leadPhoneWA, text: "Evet, salı",
+		at: t0.Add(2 * time.Minute), quote: "wamid.BUSINESS1"}}}})
+	if got := e.postWA(quoted); got["joined"] != 1 {
+		t.Fatalf("quoted: %v", got)
+	}
+	if l := e.ctwaLeads(); len(l) != 1 || l[0].Verdict != model.VerdictClean || l[0].DecidedBy != model.DecidedByEvidence {
+		t.Errorf("after a quoted reply: %+v", l[0].Decision)
+	}
+	// A message naming no sender at all is no one's.
+	anon := `{"object":"whatsapp_business_account","entry":[{"id":"` + wabaID + `","changes":[{"field":"messages","value":{` +
+		`"metadata":{"phone_number_id":"` + waNumberID + `"},"messages":[{"id":"wamid.ANON","type":"text","text":{"body":"x"},` +
+		`"referral":{"ctwa_clid":"AffAnon","source_type":"ad"}}]}}]}]}`
+	if got := e.postWA(anon); got["no_lead"] != 1 || e.count() != 1 {
+		t.Errorf("anonymous message: %v, %d leads", got, e.count())
 	}
 }
