@@ -86,22 +86,19 @@ func (s *Service) ctwaInbound(ctx context.Context, tx *store.Tx, sites []*model.
 		if err != nil && !errors.Is(err, model.ErrNotFound) {
 			return "", false, err
 		}
-		window := s.rules(site).ReviewTimeout()
-		open := conv != nil && now.Sub(conv.StartedAt) <= window
-		switch {
-		case open:
+		if conv != nil && now.Sub(conv.StartedAt) <= s.rules(site).ReviewTimeout() {
 			lead, err := siteLead(ctx, tx, site, conv.LeadID)
-			if errors.Is(err, model.ErrNotFound) {
-				break // forgotten: a new click may start a new lead
-			}
-			if err != nil {
+			switch {
+			case err == nil:
+				if err := s.ctwaJoin(ctx, tx, site, lead, conv, m, at, now); err != nil {
+					return "", false, err
+				}
+				*res = InboundResult{Outcome: OutcomeJoined, LeadID: lead.ID, Verdict: lead.Verdict}
+				return site.ID, true, nil
+			case !errors.Is(err, model.ErrNotFound):
 				return "", false, err
 			}
-			if err := s.ctwaJoin(ctx, tx, site, lead, conv, m, at, now); err != nil {
-				return "", false, err
-			}
-			*res = InboundResult{Outcome: OutcomeJoined, LeadID: lead.ID, Verdict: lead.Verdict}
-			return site.ID, true, nil
+			// The lead was erased: a new click may start a new one.
 		}
 		if clid == "" {
 			continue
