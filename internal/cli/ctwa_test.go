@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
-	"github.com/cleanads/cleanads/internal/cli"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 )
 
@@ -58,31 +56,18 @@ func TestServeCTWA(t *testing.T) {
 	g := graphtest.New(t)
 	g.SetDataset(dataset, waba)
 	dir, dsn := t.TempDir(), storetest.DSN(t)
-	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(ctwaConfig, dsn, g.URL, graphtest.Token)), 0o600)
+	cfgText := fmt.Sprintf(ctwaConfig, dsn, g.URL, graphtest.Token)
+	cfg := filepath.Join(dir, "cleanads.yaml")
+	os.WriteFile(cfg, []byte(cfgText), 0o600)
 	if code, _, errOut := runCLI("", "migrate", "--config", cfg); code != 0 {
 		t.Fatalf("migrate: %s", errOut)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	out, errOut := &syncBuffer{}, &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- cli.Run(ctx, []string{"cleanads", "serve", "--config", cfg}, func(string) string { return "" }, nil, out, errOut)
-	}()
+	base, _, errOut, stop := startServe(t, dir, cfgText, nil)
 	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
+		if code := stop(); code != 0 {
 			t.Errorf("serve exited %d: %s", code, errOut.String())
 		}
 	}()
-	var base string
-	waitUntil(t, func() bool {
-		if i := strings.Index(out.String(), "listening on "); i >= 0 {
-			base = strings.Fields(out.String()[i+len("listening on "):])[0]
-			return true
-		}
-		return false
-	})
 	post := func(path, body string, hdr map[string]string) string {
 		t.Helper()
 		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
