@@ -201,6 +201,7 @@ func (s *Service) ctwaJoin(ctx context.Context, tx *store.Tx, site *model.Site, 
 // conversation started, the person's next message is an answer.
 func (s *Service) WhatsAppStatuses(ctx context.Context, list []WhatsAppStatus) error {
 	now := s.now().UTC()
+	siteIDs := map[string][]model.SiteID{} // by phone number id, read once a call
 	for _, st := range list {
 		switch st.Status {
 		case "sent", "delivered", "read":
@@ -211,19 +212,25 @@ func (s *Service) WhatsAppStatuses(ctx context.Context, list []WhatsAppStatus) e
 		if len(senders) == 0 {
 			continue
 		}
-		sites, err := s.sitesForWhatsApp(ctx, st.PhoneNumberID)
-		if err != nil || len(sites) == 0 {
-			return err
+		ids, ok := siteIDs[st.PhoneNumberID]
+		if !ok {
+			sites, err := s.sitesForWhatsApp(ctx, st.PhoneNumberID)
+			if err != nil {
+				return err
+			}
+			for _, site := range sites {
+				ids = append(ids, site.ID)
+			}
+			siteIDs[st.PhoneNumberID] = ids
 		}
-		ids := make([]model.SiteID, len(sites))
-		for i, site := range sites {
-			ids[i] = site.ID
+		if len(ids) == 0 {
+			continue
 		}
 		at := st.At
 		if at.IsZero() || at.After(now) {
 			at = now
 		}
-		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		err := s.db.InTx(ctx, func(tx *store.Tx) error {
 			_, err := tx.WhatsAppConversationBusinessWrote(ctx, ids, senders, at)
 			return err
 		})
