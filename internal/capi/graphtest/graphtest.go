@@ -7,8 +7,12 @@
 // information) fails the whole request with code 100 and a 2804xxx subcode,
 // in Meta's error format. Accepted events are recorded for assertions, and
 // faults (5xx, throttling, hangs, dropped connections, expired tokens) can
-// be injected. It imports nothing of ours, so it checks the capi package
-// independently. A Server is safe for concurrent use.
+// be injected. Business messaging events (a WhatsApp Business Account's
+// dataset, SetDataset) are checked as Meta's Conversions API for Business
+// Messaging checks them: messaging_channel, the WABA id and ctwa_clid on
+// WhatsApp, only the event names Meta takes from a conversation, and WhatsApp
+// ids on no other action_source. It imports nothing of ours, so it checks
+// the capi package independently. A Server is safe for concurrent use.
 package graphtest
 
 import (
