@@ -294,19 +294,8 @@ func isCTWA(lead *model.Lead) bool {
 // website's visitors and does not apply: the person wrote from Meta's ad.
 func (s *Service) queueMessagingEvent(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (bool, error) {
 	w := site.Settings.WhatsApp
-	var what, name string
-	switch {
-	case spec.Kind == model.KindLead:
-		what, name = model.WhatsAppSendLead, w.LeadEventName()
-	case spec.Kind == model.KindQualified:
-		what, name = model.WhatsAppSendQualified, w.QualifiedEventName()
-	case strings.HasPrefix(spec.Kind, model.KindStage+":"):
-		what = model.WhatsAppSendStages
-		name = w.StageEventName(strings.TrimPrefix(spec.Kind, model.KindStage+":"), site.Settings.Meta)
-	default:
-		return false, nil
-	}
-	if !w.Sends(what) || !model.IsMessagingEventName(name) {
+	what, name := messagingEvent(site, spec.Kind)
+	if what == "" || !w.Sends(what) || !model.IsMessagingEventName(name) {
 		// Config validation refuses such a name; a site edited since
 		// sends nothing rather than an event Meta would refuse.
 		return false, nil
@@ -338,4 +327,31 @@ func (s *Service) queueMessagingEvent(ctx context.Context, tx *store.Tx, site *m
 		State: model.DeliveryPending, NextAt: now, DeadlineAt: at.Add(model.MaxEventAge),
 		CreatedAt: now, UpdatedAt: now,
 	})
+}
+
+// stageEvent is the name and id of the event a stage is sent as: the
+// stage's Meta event, or for a Click-to-WhatsApp lead the business
+// messaging event it becomes.
+func stageEvent(site *model.Site, lead *model.Lead, spec eventSpec) (name, id string) {
+	if !isCTWA(lead) {
+		return spec.EventName, capi.QualifiedEventID(lead.ID, spec.Kind)
+	}
+	_, name = messagingEvent(site, spec.Kind)
+	return name, capi.MessagingEventID(lead.ID, name)
+}
+
+// messagingEvent says what of a CTWA lead an event kind is
+// (model.WhatsAppSendLead, ...) and the name the site sends it under; what
+// is empty for a kind that is never sent (a test event).
+func messagingEvent(site *model.Site, kind string) (what, name string) {
+	w := site.Settings.WhatsApp
+	switch {
+	case kind == model.KindLead:
+		return model.WhatsAppSendLead, w.LeadEventName()
+	case kind == model.KindQualified:
+		return model.WhatsAppSendQualified, w.QualifiedEventName()
+	case strings.HasPrefix(kind, model.KindStage+":"):
+		return model.WhatsAppSendStages, w.StageEventName(strings.TrimPrefix(kind, model.KindStage+":"), site.Settings.Meta)
+	}
+	return "", ""
 }

@@ -201,9 +201,10 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 	if c.currency != "" {
 		spec.CustomData["currency"] = c.currency
 	}
-	eventID := capi.QualifiedEventID(lead.ID, spec.Kind)
+	eventName, eventID := stageEvent(site, lead, spec)
+	hist["event_name"] = eventName
 	inserted, err := tx.LeadStageInsert(ctx, &model.LeadStage{LeadID: lead.ID, Stage: c.name, At: c.at,
-		EventName: c.ev.Event, EventID: eventID, CreatedAt: now})
+		EventName: eventName, EventID: eventID, CreatedAt: now})
 	if err != nil || !inserted {
 		return err
 	}

@@ -323,8 +323,16 @@ func TestCTWAStagesAndJunk(t *testing.T) {
 	if len(list) != 3 || names["LeadSubmitted"] != 1 || names["QualifiedLead"] != 1 || names["Purchase"] != 1 {
 		t.Errorf("events %v", names)
 	}
-	if l := e.lead(string(review.ID)); l["verdict"] != "clean" {
+	l := e.lead(string(review.ID))
+	if l["verdict"] != "clean" {
 		t.Errorf("after the stages: %v", l["verdict"])
+	}
+	// The lead's story names the event the stage was sent as.
+	for _, h := range l["history"].([]any) {
+		h := h.(map[string]any)
+		if d, _ := h["data"].(map[string]any); h["kind"] == "stage" && d["stage"] == "meeting" && d["event_name"] != "QualifiedLead" {
+			t.Errorf("meeting's history: %v", d)
+		}
 	}
 }
 
