@@ -24,10 +24,10 @@ sites:
     whatsapp:
       phone_number_ids: ["106540352242922"]
       business_account_id: " 102290129340398 "
-      stages: {meeting: QualifiedLead}
+      stages: {meeting: Contact}
 `), 0o600)
 	c, err := Load(path, envOf(map[string]string{"CLEANADS_SITES_DENT_WHATSAPP_DATASET_ID": "1283471935762519",
-		"CLEANADS_SITES_DENT_WHATSAPP_EVENTS": "qualified,stages"}))
+		"CLEANADS_SITES_DENT_WHATSAPP_EVENTS": "qualified,stages", "CLEANADS_SITES_DENT_WHATSAPP_STAGES": `{"meeting":"QualifiedLead"}`}))
 	if err != nil {
 		t.Fatal(err)
 	}
