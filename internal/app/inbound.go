@@ -27,7 +27,8 @@ const (
 const receiptWhatsApp = "whatsapp"
 
 // WhatsAppMessage is one inbound message of a WhatsApp Cloud API webhook,
-// reduced to what matching needs: never its text.
+// reduced to what matching needs, and what a Click-to-WhatsApp lead is made
+// of: its text is read only for a CTWA first message.
 type WhatsAppMessage struct {
 	ID string
 	// PhoneNumberID is the business number that received it.
@@ -39,6 +40,18 @@ type WhatsAppMessage struct {
 	FromUserID string
 	Type       string
 	At         time.Time
+
+	// WABAID is the WhatsApp Business Account the number belongs to.
+	WABAID string
+	// Referral is set for a message sent from an ad (Click-to-WhatsApp).
+	Referral *WhatsAppReferral
+	// Text is the message's text (or caption); ProfileName the sender's
+	// WhatsApp name.
+	Text        string
+	ProfileName string
+	// RepliesToBusiness is set when the message quotes one of the
+	// business's messages.
+	RepliesToBusiness bool
 }
 
 // InboundResult says what became of an inbound message or call.
@@ -89,6 +102,13 @@ func (s *Service) WhatsAppInbound(ctx context.Context, m WhatsAppMessage) (Inbou
 			// answering.
 			res.Outcome = OutcomeIgnored
 		default:
+			var done bool
+			if site, done, err = s.ctwaInbound(ctx, tx, sites, m, at, now, &res); err != nil {
+				return err
+			}
+			if done {
+				break
+			}
 			res.Outcome = OutcomeNoLead
 			for _, st := range sites {
 				lead, key, err := s.whatsAppLead(ctx, tx, st, m, now)
@@ -115,8 +135,9 @@ func (s *Service) WhatsAppInbound(ctx context.Context, m WhatsAppMessage) (Inbou
 	if err != nil {
 		return InboundResult{}, err
 	}
-	if res.Outcome == OutcomeEvidence {
-		s.wake() // a lead that became clean has its qualified event queued
+	switch res.Outcome {
+	case OutcomeEvidence, OutcomeLead, OutcomeJoined:
+		s.wake() // a new lead, or one that became clean, has events queued
 	}
 	return res, nil
 }

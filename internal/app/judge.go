@@ -52,7 +52,8 @@ func (s *Service) rules(site *model.Site) *qualify.Rules {
 // phone is the lead's phone judged ahead (qualify.CheckPhone), or nil.
 func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time, token qualify.TokenCheck, phone *qualify.PhoneCheck) (model.Decision, error) {
 	r := s.rules(site)
-	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: token, Phone: phone, Text: s.textFor(ctx, site)}
+	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: token, Phone: phone, Text: s.textFor(ctx, site),
+		Conversation: lead.Source == model.SourceWhatsApp}
 	if lead.EmailKey != "" || lead.PhoneKey != "" {
 		id, at, match, err := tx.LeadPrevious(ctx, site.ID, lead.EmailKey, lead.PhoneKey, lead.ReceivedAt.Add(-r.DuplicateWindow()), lead.ID)
 		switch {

@@ -30,7 +30,13 @@ type eventSpec struct {
 // twice is a no-op. Nothing is queued for a lead whose consent the site's
 // consent setting does not allow. It reports whether a row was added.
 func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (bool, error) {
-	if !site.ConsentAllows(lead.Consent) {
+	ctwa := isCTWA(lead)
+	if !ctwa && site.Settings.Meta.PixelID == "" && site.Settings.WhatsApp.SendsCTWA() {
+		// A site that sends only its WhatsApp leads' events has no
+		// pixel for the others.
+		return false, nil
+	}
+	if !ctwa && !site.ConsentAllows(lead.Consent) {
 		return false, nil
 	}
 	if spec.Kind == model.KindQualified {
@@ -41,6 +47,9 @@ func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site
 			cd[k] = v
 		}
 		spec.CustomData = cd
+	}
+	if ctwa {
+		return s.queueMessagingEvent(ctx, tx, site, lead, spec, now)
 	}
 	ev, err := capi.BuildLeadEvent(capi.BuildParams{Site: site, Lead: lead, Kind: spec.Kind, EventName: spec.EventName,
 		EventTime: spec.EventTime, ActionSource: spec.ActionSource, CustomData: spec.CustomData, Contact: spec.Contact})

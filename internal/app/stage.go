@@ -201,9 +201,17 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 	if c.shared {
 		kind = model.KindQualified
 	}
-	st := &model.LeadStage{LeadID: lead.ID, Stage: c.name, At: c.at, EventName: c.ev.Event,
-		EventID: capi.QualifiedEventID(lead.ID, kind), Value: c.value, Currency: c.currency, ActionSource: c.source, CreatedAt: now}
-	spec := stageSpec(st)
+	// A Click-to-WhatsApp lead's stage goes under its messaging name; one
+	// sent under the qualified event's name is that event, as a stage
+	// mapped to the site's qualified event is.
+	name, id := stageEvent(site, lead, eventSpec{Kind: kind, EventName: c.ev.Event})
+	if qname, qid := stageEvent(site, lead, eventSpec{Kind: model.KindQualified}); !c.shared && id == qid {
+		c.shared, kind, name = true, model.KindQualified, qname
+	}
+	hist["event_name"] = name
+	st := &model.LeadStage{LeadID: lead.ID, Stage: c.name, At: c.at, EventName: name,
+		EventID: id, Value: c.value, Currency: c.currency, ActionSource: c.source, CreatedAt: now}
+	spec := stageSpec(st, kind)
 	// The stage's entry sorts before the verdict change it causes.
 	hid := s.ids.New("h_", now)
 	hist["event_id"] = st.EventID
@@ -257,15 +265,12 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 		Kind: model.HistoryStage, Data: hist})
 }
 
-// stageSpec is the Meta event of a recorded stage. A stage mapped to the
-// site's qualified event was recorded with the qualified event's id and is
-// that event, at the stage's time.
-func stageSpec(st *model.LeadStage) eventSpec {
-	spec := eventSpec{Kind: model.KindStage + ":" + st.Stage, EventName: st.EventName, EventTime: st.At,
+// stageSpec is the Meta event of a recorded stage of the given kind (a
+// stage mapped to the site's qualified event is that event, at the stage's
+// time).
+func stageSpec(st *model.LeadStage, kind string) eventSpec {
+	spec := eventSpec{Kind: kind, EventName: st.EventName, EventTime: st.At,
 		ActionSource: st.ActionSource, CustomData: map[string]any{"event_source": "crm", "lead_event_source": LeadEventSource}}
-	if st.EventID == capi.QualifiedEventID(st.LeadID, model.KindQualified) {
-		spec.Kind = model.KindQualified
-	}
 	if spec.ActionSource == "" {
 		// Stages recorded before their action source was kept.
 		spec.ActionSource = capi.SourceSystemGenerated
@@ -277,6 +282,16 @@ func stageSpec(st *model.LeadStage) eventSpec {
 		spec.CustomData["currency"] = st.Currency
 	}
 	return spec
+}
+
+// storedStageKind is the event kind a recorded stage was queued as: the
+// qualified event when it was recorded with the qualified event's id (a
+// stage mapped to it), else the stage's own.
+func storedStageKind(site *model.Site, lead *model.Lead, st *model.LeadStage) string {
+	if _, id := stageEvent(site, lead, eventSpec{Kind: model.KindQualified}); id == st.EventID {
+		return model.KindQualified
+	}
+	return model.KindStage + ":" + st.Stage
 }
 
 // releaseHeld sends what a junk verdict held back, now that the lead is
@@ -297,7 +312,7 @@ func (s *Service) releaseHeld(ctx context.Context, tx *store.Tx, site *model.Sit
 		if stageOutsideWindow(stages[i].At, now) != "" {
 			continue
 		}
-		ok, err := s.queueEvent(ctx, tx, site, lead, stageSpec(&stages[i]), now)
+		ok, err := s.queueEvent(ctx, tx, site, lead, stageSpec(&stages[i], storedStageKind(site, lead, &stages[i])), now)
 		if err != nil {
 			return 0, err
 		}
@@ -331,6 +346,9 @@ type LeadRef struct {
 	LeadAdsID  string `json:"lead_id"`
 	Email      string `json:"email"`
 	Phone      string `json:"phone"`
+	// WhatsAppUserID is the person's WhatsApp business-scoped user id, as
+	// a WhatsApp inbox names a Click-to-WhatsApp lead.
+	WhatsAppUserID string `json:"whatsapp_user_id"`
 }
 
 // FindLead returns the site's newest lead named by ref. E-mail and phone
@@ -364,8 +382,9 @@ func (s *Service) FindLead(ctx context.Context, site *model.Site, ref LeadRef) (
 		}
 		add(store.LeadLookup{PhoneKey: k})
 	}
-	if len(keys) == 0 {
-		return nil, model.Invalid("lead", "name the lead by id, event_id, external_id, lead_id, email or phone")
+	wa := strings.TrimSpace(ref.WhatsAppUserID)
+	if len(keys) == 0 && wa == "" {
+		return nil, model.Invalid("lead", "name the lead by id, event_id, external_id, lead_id, email, phone or whatsapp_user_id")
 	}
 	for _, k := range keys {
 		l, err := s.db.LeadFind(ctx, site.ID, k)
@@ -374,6 +393,12 @@ func (s *Service) FindLead(ctx context.Context, site *model.Site, ref LeadRef) (
 		}
 		if !errors.Is(err, model.ErrNotFound) {
 			return nil, err
+		}
+	}
+	if wa != "" {
+		l, err := s.leadByWhatsAppUser(ctx, site, wa)
+		if !errors.Is(err, model.ErrNotFound) {
+			return l, err
 		}
 	}
 	return nil, fmt.Errorf("no lead of site %s matches: %w", site.ID, model.ErrNotFound)

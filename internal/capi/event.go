@@ -67,6 +67,11 @@ type UserData struct {
 	PageID         string      `json:"page_id,omitempty"`
 	SubscriptionID string      `json:"subscription_id,omitempty"`
 	FBLoginID      string      `json:"fb_login_id,omitempty"`
+
+	// WhatsAppBusinessAccountID names the WhatsApp Business Account of a
+	// business_messaging event on WhatsApp, with CTWAClid; neither is
+	// hashed.
+	WhatsAppBusinessAccountID string `json:"whatsapp_business_account_id,omitempty"`
 }
 
 // hashedLists returns the hashed keys in the order of HashedFields.

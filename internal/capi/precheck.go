@@ -22,6 +22,8 @@ const (
 	RuleUserAgent      = "website_requires_client_user_agent"
 	RuleSourceURL      = "website_requires_event_source_url"
 	RuleMessaging      = "business_messaging_requires_messaging_channel"
+	RuleMessagingName  = "business_messaging_event_name"
+	RuleMessagingUser  = "business_messaging_requires_whatsapp_ids"
 	RuleFBC            = "fbc_format"
 	RuleFBP            = "fbp_format"
 	RuleHashed         = "hashed_key_format"
@@ -87,6 +89,9 @@ func Precheck(e *Event, now time.Time) error {
 		if e.MessagingChannel == "" {
 			return failed(RuleMessaging, "business_messaging event without messaging_channel")
 		}
+		if err := precheckMessaging(e); err != nil {
+			return err
+		}
 	}
 	if u.FBC != "" {
 		if err := CheckFBC(u.FBC, now); err != nil {
@@ -109,6 +114,22 @@ func Precheck(e *Event, now time.Time) error {
 		u.LeadID == "" && u.CTWAClid == "" && u.SubscriptionID == "" && u.FBLoginID == "" &&
 		(u.ClientIPAddress == "" || u.ClientUserAgent == "") {
 		return failed(RuleMatchKey, "no em, ph, external_id, fbc, fbp, lead_id or IP with user agent")
+	}
+	return nil
+}
+
+// precheckMessaging checks a business_messaging event on WhatsApp: an
+// event name Meta takes from a conversation, and the WhatsApp Business
+// Account id with the ctwa_clid in user_data.
+func precheckMessaging(e *Event) error {
+	if e.MessagingChannel != ChannelWhatsApp {
+		return nil
+	}
+	if !model.IsMessagingEventName(e.EventName) {
+		return failed(RuleMessagingName, "%q is not an event Meta takes from a WhatsApp conversation", e.EventName)
+	}
+	if e.UserData.WhatsAppBusinessAccountID == "" || e.UserData.CTWAClid == "" {
+		return failed(RuleMessagingUser, "a WhatsApp business_messaging event needs user_data.whatsapp_business_account_id and ctwa_clid")
 	}
 	return nil
 }

@@ -197,6 +197,7 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 				"want the Cloud API phone number id (digits, from WhatsApp Manager), got %q", id)
 		}
 	}
+	s.validateCTWA(key, errs)
 	for j, o := range s.Origins {
 		norm, err := parseOrigin(o)
 		if err != nil {
@@ -232,7 +233,7 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 	}
 	if m.Mode == "" {
 		m.Mode = model.ModeDryRun
-		if m.PixelID != "" && m.AccessToken != "" {
+		if (m.PixelID != "" || s.WhatsApp.SendsCTWA()) && m.AccessToken != "" {
 			m.Mode = model.ModeLive
 			if m.TestEventCode != "" {
 				m.Mode = model.ModeTest
@@ -241,8 +242,8 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 	}
 	switch m.Mode {
 	case model.ModeLive, model.ModeTest:
-		if m.PixelID == "" {
-			errs.add(key+".meta.pixel_id", "mode %s needs a pixel id", m.Mode)
+		if m.PixelID == "" && !s.WhatsApp.SendsCTWA() {
+			errs.add(key+".meta.pixel_id", "mode %s needs a pixel id (or whatsapp.dataset_id)", m.Mode)
 		}
 		if m.AccessToken == "" {
 			errs.add(key+".meta.access_token", "mode %s needs an access token", m.Mode)

@@ -11,6 +11,24 @@ type WhatsAppSettings struct {
 	// PhoneNumberIDs are the Cloud API phone_number_id values (digits, from
 	// the webhook's metadata) of the site's WhatsApp numbers.
 	PhoneNumberIDs []string `json:"phone_number_ids,omitempty" yaml:"phone_number_ids"`
+	// BusinessAccountID is the WhatsApp Business Account (WABA) id the
+	// numbers belong to; with DatasetID it turns on the events of
+	// Click-to-WhatsApp leads.
+	BusinessAccountID string `json:"business_account_id,omitempty" yaml:"business_account_id"`
+	// DatasetID is the dataset (Events Manager) linked to the WABA: CTWA
+	// leads' events go to /{dataset_id}/events.
+	DatasetID string `json:"dataset_id,omitempty" yaml:"dataset_id"`
+	// Events says what of CTWA leads is sent (WhatsAppSendLead,
+	// WhatsAppSendQualified, WhatsAppSendStages); empty means all.
+	Events []string `json:"events,omitempty" yaml:"events"`
+	// LeadEvent and QualifiedEvent name those events for CTWA leads
+	// (LeadSubmitted and QualifiedLead by default).
+	LeadEvent      string `json:"lead_event,omitempty" yaml:"lead_event"`
+	QualifiedEvent string `json:"qualified_event,omitempty" yaml:"qualified_event"`
+	// Stages maps a CRM stage to the event name sent for CTWA leads where
+	// meta.stages names one Meta refuses from a conversation (Schedule:
+	// use QualifiedLead); value and currency stay meta.stages'.
+	Stages map[string]string `json:"stages,omitempty" yaml:"stages"`
 }
 
 // HasPhoneNumberID tells whether the WhatsApp number id is one of the site's.

@@ -46,6 +46,11 @@ type Context struct {
 	Phone *PhoneCheck
 	// Text is the site's text model (textmodel.go), or nil for none.
 	Text *Text
+	// Conversation is set for a lead that is a message on a chat (a
+	// Click-to-WhatsApp conversation), not a form: there is no fill time
+	// or form token to judge, and their absence is no evidence; and the
+	// chat itself reaches the person, so a missing phone is no problem.
+	Conversation bool
 }
 
 // PhoneCheck is a phone number judged for a region. Judging parses the
@@ -275,8 +280,10 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 		}
 		s.add(CodeDuplicate, 1, 1, ev)
 	}
-	r.scoreToken(&s, c.Token)
-	r.scoreFill(&s, lead, c.Token)
+	if !c.Conversation {
+		r.scoreToken(&s, c.Token)
+		r.scoreFill(&s, lead, c.Token)
+	}
 
 	// Contact: phone, e-mail, and whether anything can reach the person.
 	phone := strings.TrimSpace(lead.Phone)
@@ -300,6 +307,7 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 		emailOK, emailLocal = r.scoreEmail(&s, email)
 	}
 	switch {
+	case c.Conversation:
 	case phone == "" && email == "":
 		s.add(CodePhoneMissing, 1, 1, map[string]any{})
 	case !phoneOK && !emailOK:

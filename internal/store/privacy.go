@@ -226,12 +226,18 @@ func (q Q) deleteBatches(ctx context.Context, query string, args ...any) (int, e
 }
 
 // WhatsAppContactsForget deletes the WhatsApp user ids remembered for a
-// lead (each kept with the phone it was matched by), and returns how many.
+// lead (each kept with the phone it was matched by, or as the sender of the
+// Click-to-WhatsApp conversation it started), and returns how many.
 func (q Q) WhatsAppContactsForget(ctx context.Context, lead model.LeadID) (int, error) {
 	res, err := q.exec(ctx, `/* Store.WhatsAppContactsForget */ DELETE FROM whatsapp_contacts WHERE lead_id = ?`, string(lead))
 	if err != nil {
 		return 0, fmt.Errorf("store: forget WhatsApp contacts of %s: %w", lead, err)
 	}
 	n, _ := res.RowsAffected()
-	return int(n), nil
+	conv, err := q.exec(ctx, `/* Store.WhatsAppContactsForget */ DELETE FROM whatsapp_conversations WHERE lead_id = ?`, string(lead))
+	if err != nil {
+		return 0, fmt.Errorf("store: forget WhatsApp conversations of %s: %w", lead, err)
+	}
+	m, _ := conv.RowsAffected()
+	return int(n + m), nil
 }

@@ -46,6 +46,9 @@ func leadActions(lang string, site *model.Site, l *model.Lead, dels []*model.Del
 		}
 		customer.Sends += " " + modeNote(lang, m.Mode)
 	}
+	if sends, ok := ctwaCustomerSends(lang, site, l, now); ok {
+		customer.Sends = sends
+	}
 	if note := heldNote(lang, held, now); note != "" && l.Verdict != model.VerdictClean {
 		customer.Sends = strings.TrimSpace(customer.Sends + " " + note)
 	}

@@ -241,6 +241,10 @@ var turkish = map[string]string{
 	"Meta already received %s for it; that cannot be taken back.":                         "Meta bunun için %s olayını zaten aldı; bu geri alınamaz.",
 	"Or, pinned with subresource integrity, the immutable copy:":                          "Ya da alt kaynak bütünlüğüyle sabitlenmiş, değişmeyen kopya:",
 
+	// Click-to-WhatsApp leads (admin_ctwa.go).
+	"Sends %s to Meta (WhatsApp dataset %s) with the time of the first message, as business_messaging.":                                 "Meta'ya %s gönderir (WhatsApp veri kümesi %s), ilk mesajın zamanıyla, business_messaging olarak.",
+	"Nothing is sent to Meta: the site sends no qualified events of WhatsApp leads (whatsapp.business_account_id, dataset_id, events).": "Meta'ya bir şey gönderilmez: site WhatsApp başvurularının nitelikli olaylarını göndermiyor (whatsapp.business_account_id, dataset_id, events).",
+
 	// Send a test event.
 	"Send a test event": "Test olayı gönder",
 	"Send test event":   "Test olayı gönder",

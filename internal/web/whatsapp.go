@@ -45,30 +45,87 @@ func (s *Server) whatsAppVerify(w http.ResponseWriter, r *http.Request) {
 }
 
 // whatsAppPayload is the part of a WhatsApp Cloud API webhook CleanAds
-// reads; everything else (statuses, message text) is ignored.
+// reads: the senders of messages, what a Click-to-WhatsApp first message
+// says (its referral and text), and the statuses of the business's own
+// messages (who it wrote to, and when).
 type whatsAppPayload struct {
 	Object string `json:"object"`
 	Entry  []struct {
+		// ID is the WhatsApp Business Account.
+		ID      string `json:"id"`
 		Changes []struct {
 			Field string `json:"field"`
 			Value struct {
 				Metadata struct {
-					PhoneNumberID string `json:"phone_number_id"`
+					DisplayPhoneNumber string `json:"display_phone_number"`
+					PhoneNumberID      string `json:"phone_number_id"`
 				} `json:"metadata"`
 				Contacts []struct {
-					WaID   string `json:"wa_id"`
-					UserID string `json:"user_id"`
+					WaID    string `json:"wa_id"`
+					UserID  string `json:"user_id"`
+					Profile struct {
+						Name string `json:"name"`
+					} `json:"profile"`
 				} `json:"contacts"`
-				Messages []struct {
-					ID         string `json:"id"`
-					From       string `json:"from"`
-					FromUserID string `json:"from_user_id"`
-					Timestamp  string `json:"timestamp"`
-					Type       string `json:"type"`
-				} `json:"messages"`
+				Messages []whatsAppMessage `json:"messages"`
+				Statuses []struct {
+					Status          string `json:"status"`
+					Timestamp       string `json:"timestamp"`
+					RecipientID     string `json:"recipient_id"`
+					RecipientUserID string `json:"recipient_user_id"`
+				} `json:"statuses"`
 			} `json:"value"`
 		} `json:"changes"`
 	} `json:"entry"`
+}
+
+// whatsAppMessage is one inbound message of a webhook.
+type whatsAppMessage struct {
+	ID         string `json:"id"`
+	From       string `json:"from"`
+	FromUserID string `json:"from_user_id"`
+	Timestamp  string `json:"timestamp"`
+	Type       string `json:"type"`
+	Text       struct {
+		Body string `json:"body"`
+	} `json:"text"`
+	Image   whatsAppCaption `json:"image"`
+	Video   whatsAppCaption `json:"video"`
+	Context struct {
+		From string `json:"from"`
+		ID   string `json:"id"`
+	} `json:"context"`
+	Referral *struct {
+		SourceURL  string `json:"source_url"`
+		SourceID   string `json:"source_id"`
+		SourceType string `json:"source_type"`
+		Headline   string `json:"headline"`
+		CTWAClid   string `json:"ctwa_clid"`
+	} `json:"referral"`
+}
+
+type whatsAppCaption struct {
+	Caption string `json:"caption"`
+}
+
+// text is the message's words: its body, or a photo's or video's caption.
+func (m *whatsAppMessage) text() string {
+	switch {
+	case m.Text.Body != "":
+		return m.Text.Body
+	case m.Image.Caption != "":
+		return m.Image.Caption
+	}
+	return m.Video.Caption
+}
+
+// unixTime reads a webhook's timestamp (Unix seconds as a string); zero
+// when it is missing or not a time.
+func unixTime(s string) time.Time {
+	if sec, err := strconv.ParseInt(s, 10, 64); err == nil && sec > 0 {
+		return time.Unix(sec, 0).UTC()
+	}
+	return time.Time{}
 }
 
 // whatsAppReceive takes a signed WhatsApp Cloud API webhook: the signature
@@ -103,9 +160,21 @@ func (s *Server) whatsAppReceive(w http.ResponseWriter, r *http.Request) {
 	for _, e := range p.Entry {
 		for _, ch := range e.Changes {
 			v := ch.Value
+			if len(v.Statuses) > 0 {
+				list := make([]app.WhatsAppStatus, 0, len(v.Statuses))
+				for _, st := range v.Statuses {
+					list = append(list, app.WhatsAppStatus{PhoneNumberID: v.Metadata.PhoneNumberID, RecipientID: st.RecipientID,
+						RecipientUserID: st.RecipientUserID, Status: st.Status, At: unixTime(st.Timestamp)})
+				}
+				if err := s.app.WhatsAppStatuses(r.Context(), list); err != nil {
+					s.fail(w, r, err)
+					return
+				}
+				counts["status"] += len(list)
+			}
 			for _, m := range v.Messages {
 				msg := app.WhatsAppMessage{ID: m.ID, PhoneNumberID: v.Metadata.PhoneNumberID, From: m.From,
-					FromUserID: m.FromUserID, Type: m.Type}
+					FromUserID: m.FromUserID, Type: m.Type, At: unixTime(m.Timestamp), WABAID: e.ID, Text: m.text()}
 				// Older payloads name the sender only in contacts.
 				if len(v.Contacts) == 1 {
 					if msg.From == "" {
@@ -115,9 +184,19 @@ func (s *Server) whatsAppReceive(w http.ResponseWriter, r *http.Request) {
 						msg.FromUserID = v.Contacts[0].UserID
 					}
 				}
-				if sec, err := strconv.ParseInt(m.Timestamp, 10, 64); err == nil && sec > 0 {
-					msg.At = time.Unix(sec, 0).UTC()
+				for _, c := range v.Contacts {
+					if (c.UserID != "" && c.UserID == msg.FromUserID) || (c.WaID != "" && c.WaID == msg.From) {
+						msg.ProfileName = c.Profile.Name
+					}
 				}
+				if rf := m.Referral; rf != nil {
+					msg.Referral = &app.WhatsAppReferral{CTWAClid: rf.CTWAClid, SourceID: rf.SourceID,
+						SourceType: rf.SourceType, SourceURL: rf.SourceURL, Headline: rf.Headline}
+				}
+				// A reply quoting a message of the business's number
+				// answers the business.
+				msg.RepliesToBusiness = m.Context.ID != "" && m.Context.From != "" &&
+					m.Context.From == v.Metadata.DisplayPhoneNumber
 				res, err := s.app.WhatsAppInbound(r.Context(), msg)
 				if err != nil {
 					// Meta retries the whole post; the messages handled

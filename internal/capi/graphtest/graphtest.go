@@ -7,8 +7,12 @@
 // information) fails the whole request with code 100 and a 2804xxx subcode,
 // in Meta's error format. Accepted events are recorded for assertions, and
 // faults (5xx, throttling, hangs, dropped connections, expired tokens) can
-// be injected. It imports nothing of ours, so it checks the capi package
-// independently. A Server is safe for concurrent use.
+// be injected. Business messaging events (a WhatsApp Business Account's
+// dataset, SetDataset) are checked as Meta's Conversions API for Business
+// Messaging checks them: messaging_channel, the WABA id and ctwa_clid on
+// WhatsApp, only the event names Meta takes from a conversation, and WhatsApp
+// ids on no other action_source. It imports nothing of ours, so it checks
+// the capi package independently. A Server is safe for concurrent use.
 package graphtest
 
 import (
@@ -49,7 +53,26 @@ const (
 	SubcodeMissingField  = 2804008
 	SubcodeNoCustomerKey = 2804050
 	SubcodeMalformed     = 2804001
+	// SubcodeMessagingEventType is Meta's answer to a business_messaging
+	// event whose name is not one it takes from a conversation
+	// ("Messaging Event Invalid Event Type").
+	SubcodeMessagingEventType = 2804066
+	// SubcodeMessagingActionSource refuses WhatsApp ids (ctwa_clid,
+	// whatsapp_business_account_id) on an event that is not
+	// business_messaging; SubcodeMessagingUserData a WhatsApp
+	// business_messaging event without them, or for another WABA than
+	// the dataset's.
+	SubcodeMessagingActionSource = 2804065
+	SubcodeMessagingUserData     = 2804067
 )
+
+// MessagingEventNames are the event names Meta takes from a business
+// messaging conversation (action_source business_messaging).
+var MessagingEventNames = []string{
+	"LeadSubmitted", "QualifiedLead", "Purchase", "InitiateCheckout", "AddToCart", "ViewContent",
+	"OrderCreated", "OrderShipped", "OrderDelivered", "OrderCanceled", "OrderReturned", "CartAbandoned",
+	"RatingProvided", "ReviewProvided",
+}
 
 // Fault is a failure the server answers with instead of processing.
 type Fault int
@@ -94,6 +117,19 @@ type Server struct {
 	retryAfter  time.Duration
 	requests    int
 	events      []Received
+	// datasets maps a WhatsApp Business Account's dataset id to the WABA.
+	datasets map[string]string
+}
+
+// SetDataset makes datasetID the dataset of the WhatsApp Business Account
+// wabaID: business_messaging events sent to it must name that WABA.
+func (s *Server) SetDataset(datasetID, wabaID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.datasets == nil {
+		s.datasets = map[string]string{}
+	}
+	s.datasets[datasetID] = wabaID
 }
 
 // New starts a Server accepting Token, closed when the test ends.
@@ -271,11 +307,25 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("%d events in one request; at most %d are allowed", len(body.Data), MaxBatch))
 		return
 	}
+	s.mu.Lock()
+	waba, isDataset := s.datasets[pixel]
+	s.mu.Unlock()
 	got := make([]Received, 0, len(body.Data))
 	for i, raw := range body.Data {
 		ev, sub, why := check(raw, now)
+		if why == "" && ev.ActionSource == "business_messaging" && isDataset {
+			var got string
+			_ = json.Unmarshal(ev.UserData["whatsapp_business_account_id"], &got)
+			if ev.MessagingChannel == "whatsapp" && got != waba {
+				sub, why = SubcodeMessagingUserData, fmt.Sprintf("whatsapp_business_account_id %q is not the WhatsApp Business Account of dataset %s", got, pixel)
+			}
+		}
 		if why != "" {
-			s.reject(w, trace, sub, "Invalid event", fmt.Sprintf("event %d (data[%d]): %s", i, i, why))
+			title := "Invalid event"
+			if sub == SubcodeMessagingEventType {
+				title = "Messaging Event Invalid Event Type"
+			}
+			s.reject(w, trace, sub, title, fmt.Sprintf("event %d (data[%d]): %s", i, i, why))
 			return
 		}
 		got = append(got, Received{Request: n, Index: i, PixelID: pixel, TestEventCode: body.TestEventCode,
@@ -375,6 +425,10 @@ type event struct {
 	ActionSource   string                     `json:"action_source"`
 	EventSourceURL string                     `json:"event_source_url"`
 	UserData       map[string]json.RawMessage `json:"user_data"`
+
+	// MessagingChannel is whatsapp, messenger or instagram on a
+	// business_messaging event.
+	MessagingChannel string `json:"messaging_channel"`
 }
 
 var hashedKeys = []string{"em", "ph", "fn", "ln", "ge", "db", "ct", "st", "zp", "country", "external_id"}
@@ -422,6 +476,9 @@ func check(raw json.RawMessage, now time.Time) (event, int, string) {
 			return ev, SubcodeMissingField, "event_source_url is required for website events"
 		}
 	}
+	if sub, why := checkMessaging(ev, str); why != "" {
+		return ev, sub, why
+	}
 	for _, k := range hashedKeys {
 		v, ok := ev.UserData[k]
 		if !ok {
@@ -457,6 +514,43 @@ func check(raw json.RawMessage, now time.Time) (event, int, string) {
 		return ev, SubcodeNoCustomerKey, "user_data has no customer information parameter Meta can match on"
 	}
 	return ev, 0, ""
+}
+
+// checkMessaging applies Meta's rules for business messaging: WhatsApp ids
+// only on business_messaging events; those name their channel, use an
+// event name Meta takes from a conversation and, on WhatsApp, carry the
+// WhatsApp Business Account id and the ctwa_clid (not hashed).
+func checkMessaging(ev event, str func(string) string) (int, string) {
+	clid, waba := str("ctwa_clid"), str("whatsapp_business_account_id")
+	if ev.ActionSource != "business_messaging" {
+		if clid != "" || waba != "" {
+			return SubcodeMessagingActionSource, fmt.Sprintf("ctwa_clid and whatsapp_business_account_id are only valid with action_source business_messaging, not %q", ev.ActionSource)
+		}
+		return 0, ""
+	}
+	switch ev.MessagingChannel {
+	case "whatsapp":
+		if waba == "" {
+			return SubcodeMessagingUserData, "user_data.whatsapp_business_account_id is required for business_messaging events on whatsapp"
+		}
+		if clid == "" {
+			return SubcodeMessagingUserData, "user_data.ctwa_clid is required for business_messaging events on whatsapp"
+		}
+	case "messenger", "instagram":
+		if str("page_id") == "" {
+			return SubcodeMessagingUserData, "user_data.page_id is required for business_messaging events on " + ev.MessagingChannel
+		}
+	case "":
+		return SubcodeMissingField, "messaging_channel is required for business_messaging events"
+	default:
+		return SubcodeMissingField, fmt.Sprintf("messaging_channel %q is not valid: want whatsapp, messenger or instagram", ev.MessagingChannel)
+	}
+	for _, n := range MessagingEventNames {
+		if n == ev.EventName {
+			return 0, ""
+		}
+	}
+	return SubcodeMessagingEventType, fmt.Sprintf("event_name %q is not valid for business_messaging events: use one of %s", ev.EventName, strings.Join(MessagingEventNames, ", "))
 }
 
 func isSHA256(s string) bool {
