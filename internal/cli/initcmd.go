@@ -402,6 +402,12 @@ func (a *initAnswers) write(ctx context.Context) (password string, err error) {
 	if _, err := db.Migrate(ctx, time.Now); err != nil {
 		return "", err
 	}
+	if a.sqlitePath != "" {
+		// Leads are personal data: the file is the owner's alone.
+		if err := os.Chmod(a.sqlitePath, 0o600); err != nil {
+			return "", err
+		}
+	}
 	if password, err = newPassword(); err != nil {
 		return "", err
 	}

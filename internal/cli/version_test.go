@@ -1,7 +1,7 @@
 package cli_test
 
 import (
-	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +14,21 @@ import (
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 )
+
+// rawDB opens dsn with database/sql, for statements no store method makes.
+func rawDB(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	driver, name := "pgx", dsn
+	if p, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+		driver, name = "sqlite", "file:"+p
+	}
+	db, err := sql.Open(driver, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
 
 func TestVersionCommand(t *testing.T) {
 	code, out, errOut := runCLI("", "version")
@@ -34,7 +49,7 @@ func TestServeShowsItsVersion(t *testing.T) {
 	cfg := fmt.Sprintf(opsConfig, dir) + "metrics_listen: \"127.0.0.1:0\"\n"
 	_, stdout, stderr, stop := startServe(t, dir, cfg, nil)
 	short := buildinfo.Read().Short()
-	if !strings.Contains(stderr.String(), "starting cleanads version="+short) {
+	if !strings.Contains(stderr.String(), `msg="starting cleanads" version=`+short) {
 		t.Errorf("the start log does not give the version %s: %s", short, stderr.String())
 	}
 	var maddr string
@@ -53,8 +68,8 @@ func TestServeShowsItsVersion(t *testing.T) {
 		t.Errorf("metrics lack %s", want)
 	}
 	stop()
-	db := storetest.Open(t, "sqlite:"+dir+"/cleanads.db")
-	got, err := db.TestQueryString(context.Background(), `SELECT binary_version FROM schema_migrations WHERE version = ?`, store.LatestVersion())
+	var got string
+	err = rawDB(t, "sqlite:"+dir+"/cleanads.db").QueryRow(fmt.Sprintf(`SELECT binary_version FROM schema_migrations WHERE version = %d`, store.LatestVersion())).Scan(&got)
 	if err != nil || got != short {
 		t.Errorf("the newest migration was recorded as applied by %q (%v), want %q", got, err, short)
 	}
@@ -64,9 +79,9 @@ func TestServeShowsItsVersion(t *testing.T) {
 // start and names the version to run.
 func TestServeRefusesANewerSchema(t *testing.T) {
 	dsn := storetest.DSN(t)
-	db := storetest.Open(t, dsn)
-	if err := db.TestExec(context.Background(), `INSERT INTO schema_migrations (version, name, applied_at, binary_version) VALUES (?, 'future', ?, 'v9.1.0')`,
-		store.LatestVersion()+1000, time.Now().UnixMilli()); err != nil {
+	storetest.Open(t, dsn)
+	if _, err := rawDB(t, dsn).Exec(fmt.Sprintf(`INSERT INTO schema_migrations (version, name, applied_at, binary_version) VALUES (%d, 'future', %d, 'v9.1.0')`,
+		store.LatestVersion()+1000, time.Now().UnixMilli())); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
