@@ -60,7 +60,7 @@ func doctor(ctx context.Context, e *env, args []string) error {
 	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
 	rawURL := fs.String("url", "", "the server's address as browsers reach it (default public_url, else http://listen)")
 	caFile := fs.String("ca-file", "", "also trust the certificates in this PEM file (a private CA)")
-	warnDays := fs.Int("warn-days", 14, "a certificate that expires within this many days is a problem")
+	warnDays := fs.Int("warn-days", 14, "a certificate that expires within this many days is a problem (within a third of its lifetime, if that is less)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -295,14 +295,18 @@ func (d *doctorRun) certificate(ctx context.Context) {
 		return
 	}
 	left := leaf.NotAfter.Sub(now)
-	days := int(left.Hours() / 24)
-	if left < time.Duration(d.warnDays)*24*time.Hour {
-		d.report(false, name, fmt.Sprintf("expires in %d day(s), on %s", days, leaf.NotAfter.UTC().Format(time.DateOnly)),
+	// ACME clients renew when a third of the lifetime is left (30 days of
+	// Let's Encrypt's 90): less than that, and less than --warn-days, is
+	// overdue. Short-lived certificates (6 days, a proxy's 12 hours) are
+	// judged by their own lifetime.
+	warn := min(time.Duration(d.warnDays)*24*time.Hour, leaf.NotAfter.Sub(leaf.NotBefore)/3)
+	if left < warn {
+		d.report(false, name, fmt.Sprintf("expires in %s, on %s", roundLeft(left), leaf.NotAfter.UTC().Format(time.DateTime)),
 			"It should have been renewed by now (ACME renews 30 days ahead). "+fixRenew)
 		return
 	}
-	d.report(true, name, fmt.Sprintf("valid for %s until %s (%d days), issued by %s", host,
-		leaf.NotAfter.UTC().Format(time.DateOnly), days, leaf.Issuer.CommonName), "")
+	d.report(true, name, fmt.Sprintf("valid for %s until %s (%s left), issued by %s", host,
+		leaf.NotAfter.UTC().Format(time.DateTime), roundLeft(left), leaf.Issuer.CommonName), "")
 }
 
 // tracker asks for t.js and for collect's preflight the way a page of
@@ -389,4 +393,13 @@ func (d *doctorRun) meta(ctx context.Context, c *config.Config, s doctorSite) {
 		return
 	}
 	d.report(true, name, fmt.Sprintf("the token reaches pixel %s (%q) at %s", p.ID, p.Name, c.Meta.GraphURL), "")
+}
+
+// roundLeft says how long a certificate has left, in days or, under two
+// days, hours.
+func roundLeft(d time.Duration) string {
+	if d < 48*time.Hour {
+		return fmt.Sprintf("%d hours", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }

@@ -222,7 +222,9 @@ func TestDoctorCertificate(t *testing.T) {
 		problem, says       string
 	}{
 		{"valid for 90 days", now.Add(-time.Hour), now.Add(90 * 24 * time.Hour), true, "", "valid for localhost until"},
-		{"expires in 3 days", now.Add(-80 * 24 * time.Hour), now.Add(3*24*time.Hour + time.Hour), true, "certificate", "expires in 3 day(s)"},
+		{"expires in 3 days", now.Add(-80 * 24 * time.Hour), now.Add(3*24*time.Hour + time.Hour), true, "certificate", "expires in 3 days"},
+		{"short-lived, 5 of 6 days left", now.Add(-24 * time.Hour), now.Add(5 * 24 * time.Hour), true, "", "(4 days left)"},
+		{"short-lived, 10 of 144 hours left", now.Add(-134 * time.Hour), now.Add(10 * time.Hour), true, "certificate", "expires in 9 hours"},
 		{"expired", now.Add(-90 * 24 * time.Hour), now.Add(-time.Hour), true, "certificate", "expired on"},
 		{"self-signed, not trusted", now.Add(-time.Hour), now.Add(90 * 24 * time.Hour), false, "certificate", "not signed by an authority"},
 	} {
