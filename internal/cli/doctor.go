@@ -65,6 +65,19 @@ func doctor(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	d := &doctorRun{e: e, warnDays: *warnDays}
+	var err error
+	if d.roots, err = x509.SystemCertPool(); err != nil || d.roots == nil {
+		d.roots = x509.NewCertPool()
+	}
+	if *caFile != "" {
+		pem, err := os.ReadFile(*caFile)
+		if err != nil {
+			return err
+		}
+		if !d.roots.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("--ca-file %s: no PEM certificate in it", *caFile)
+		}
+	}
 	c, err := e.loadConfig(*cfgPath)
 	if err != nil {
 		d.report(false, "config", strings.ReplaceAll(err.Error(), "\n", "\n         "),
@@ -80,18 +93,6 @@ func doctor(ctx context.Context, e *env, args []string) error {
 	}
 	d.report(true, "config", fmt.Sprintf("%s loads: %d site(s), database %s", name, len(c.Sites), store.RedactDSN(c.Database)), "")
 
-	if d.roots, err = x509.SystemCertPool(); err != nil || d.roots == nil {
-		d.roots = x509.NewCertPool()
-	}
-	if *caFile != "" {
-		pem, err := os.ReadFile(*caFile)
-		if err != nil {
-			return err
-		}
-		if !d.roots.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("--ca-file %s: no PEM certificate in it", *caFile)
-		}
-	}
 	if d.base, err = doctorURL(*rawURL, c); err != nil {
 		return err
 	}
