@@ -163,7 +163,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s); admin UI at %s/admin/\n", addr, store.RedactDSN(c.Database), addr)
 	if *cfgPath == "" {
 		fmt.Fprintf(e.stdout, "No config file: running with the defaults and no sites.\n"+
-			"Next: write cleanads.yaml (see README.md, 'Configuration'), then run\n"+
+			"Next: run cleanads init, which asks what it needs and writes cleanads.yaml\n"+
+			"(or write it yourself: README.md, 'Configuration'), then run\n"+
 			"  cleanads serve --config cleanads.yaml\n"+
 			"and check it with %s/readyz\n", addr)
 	}
