@@ -70,6 +70,7 @@ func initCmd(ctx context.Context, e *env, args []string) error {
 		if err := a.ask(e); err != nil {
 			return err
 		}
+		fmt.Fprintln(e.stderr)
 	}
 	if err := a.check(); err != nil {
 		return err
