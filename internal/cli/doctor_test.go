@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
+	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 )
 
@@ -33,12 +34,16 @@ type install struct {
 }
 
 // newInstall runs init (with a pixel and the stand-in's token) and serve
-// on its file, on database dsn ("" for init's SQLite file).
+// on its file, on database dsn ("" for the engine under test: init's
+// SQLite file, or a fresh PostgreSQL schema).
 func newInstall(t *testing.T, dsn string) *install {
 	t.Helper()
 	g := graphtest.New(t)
 	dir := t.TempDir()
 	extra := []string{"--site", "dent", "--pixel-id", "123456789012345", "--meta-token", graphtest.Token}
+	if dsn == "" && storetest.Engine() == store.Postgres {
+		dsn = storetest.DSN(t)
+	}
 	if dsn != "" {
 		extra = append(extra, "--database", dsn)
 	}

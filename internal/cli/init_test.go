@@ -217,6 +217,19 @@ func TestInitScriptedFlags(t *testing.T) {
 	})
 }
 
+// A step that fails after files were written (the database cannot be
+// reached) takes them back: nothing is left half-made.
+func TestInitRemovesWhatItWroteOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI("", initFlags(dir, "--database", "postgres://cleanads@127.0.0.1:1/cleanads?sslmode=disable&connect_timeout=5")...)
+	if code == 0 || passwordLine.MatchString(out) {
+		t.Fatalf("init on an unreachable database: exit %d\n%s", code, out)
+	}
+	if files := snapshot(t, dir); len(files) != 0 {
+		t.Errorf("init left %v behind: %s", files, errOut)
+	}
+}
+
 // Questions on standard input (--ask stands for a terminal): a wrong
 // answer is asked again, Enter keeps the flag's value.
 func TestInitAsks(t *testing.T) {
