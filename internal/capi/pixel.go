@@ -3,9 +3,7 @@ package capi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -41,21 +39,9 @@ func (c *Client) Pixel(ctx context.Context, pixelID, token string) (*Pixel, erro
 	// In a header, not the query: proxies log URLs.
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
+	resp, raw, err := c.roundTrip(req, endpoint, token)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, &sendError{endpoint: endpoint, err: err, token: token}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return nil, &sendError{endpoint: endpoint, err: err, token: token}
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, c.apiError(resp, raw)
+		return nil, err
 	}
 	var p Pixel
 	if err := json.Unmarshal(raw, &p); err != nil || p.ID == "" {

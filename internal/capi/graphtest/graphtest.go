@@ -256,20 +256,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if token == "" {
 		token = body.AccessToken
 	}
-	if a := r.Header.Get("Authorization"); token == "" && a != "" {
-		token = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(a, "Bearer "), "OAuth "))
+	if token == "" {
+		token = headerToken(r)
 	}
-	s.mu.Lock()
-	valid := s.tokens[token]
-	s.mu.Unlock()
-	switch {
-	case token == "":
-		s.fail(w, http.StatusBadRequest, metaError{Code: 104, FBTraceID: trace,
-			Message: "An access token is required to request this resource."})
-		return
-	case !valid:
-		s.fail(w, http.StatusBadRequest, metaError{Code: 190, FBTraceID: trace,
-			Message: "Invalid OAuth access token - Cannot parse access token"})
+	if !s.authorized(w, token, trace) {
 		return
 	}
 	if body.Data == nil {
@@ -305,20 +295,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 // errors otherwise. Only the fields id and name exist here.
 func (s *Server) object(w http.ResponseWriter, r *http.Request, id, trace string) {
 	token := r.URL.Query().Get("access_token")
-	if a := r.Header.Get("Authorization"); token == "" && a != "" {
-		token = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(a, "Bearer "), "OAuth "))
+	if token == "" {
+		token = headerToken(r)
 	}
-	s.mu.Lock()
-	valid := s.tokens[token]
-	s.mu.Unlock()
-	switch {
-	case token == "":
-		s.fail(w, http.StatusBadRequest, metaError{Code: 104, FBTraceID: trace,
-			Message: "An access token is required to request this resource."})
-		return
-	case !valid:
-		s.fail(w, http.StatusBadRequest, metaError{Code: 190, FBTraceID: trace,
-			Message: "Invalid OAuth access token - Cannot parse access token"})
+	if !s.authorized(w, token, trace) {
 		return
 	}
 	out := map[string]string{"id": id}
@@ -335,6 +315,31 @@ func (s *Server) object(w http.ResponseWriter, r *http.Request, id, trace string
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// headerToken is the token of an Authorization: Bearer (or OAuth) header.
+func headerToken(r *http.Request) string {
+	a := r.Header.Get("Authorization")
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(a, "Bearer "), "OAuth "))
+}
+
+// authorized answers Meta's OAuth errors for a missing or unknown token
+// and says whether the token is accepted.
+func (s *Server) authorized(w http.ResponseWriter, token, trace string) bool {
+	s.mu.Lock()
+	valid := s.tokens[token]
+	s.mu.Unlock()
+	switch {
+	case token == "":
+		s.fail(w, http.StatusBadRequest, metaError{Code: 104, FBTraceID: trace,
+			Message: "An access token is required to request this resource."})
+		return false
+	case !valid:
+		s.fail(w, http.StatusBadRequest, metaError{Code: 190, FBTraceID: trace,
+			Message: "Invalid OAuth access token - Cannot parse access token"})
+		return false
+	}
+	return true
 }
 
 // injure answers with fault and says whether it did.
