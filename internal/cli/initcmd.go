@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/cleanads/cleanads/internal/auth"
 	"github.com/cleanads/cleanads/internal/buildinfo"
 	"github.com/cleanads/cleanads/internal/config"
@@ -114,28 +116,38 @@ func refuseExisting(paths ...string) error {
 	return nil
 }
 
-// isTerminal tells whether r is a terminal (a character device).
+// isTerminal tells whether r is a terminal (not merely a character device
+// such as /dev/null, as under cron or systemd).
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // ask puts each question on stderr with the flag's value as the default,
 // and asks again until the answer is valid.
 func (a *initAnswers) ask(e *env) error {
 	in := bufio.NewReader(e.stdin)
+	// readLine reads one answer; a secret on a terminal is not echoed.
+	readLine := func(secret bool) (string, error) {
+		if f, ok := e.stdin.(*os.File); ok && secret && term.IsTerminal(int(f.Fd())) {
+			b, err := term.ReadPassword(int(f.Fd()))
+			fmt.Fprintln(e.stderr)
+			return string(b) + "\n", err
+		}
+		return in.ReadString('\n')
+	}
 	question := func(dst *string, q string, check func(string) error) error {
+		secret := dst == &a.token
 		for {
-			if *dst != "" {
+			switch {
+			case *dst != "" && secret:
+				fmt.Fprintf(e.stderr, "%s [given]: ", q)
+			case *dst != "":
 				fmt.Fprintf(e.stderr, "%s [%s]: ", q, *dst)
-			} else {
+			default:
 				fmt.Fprintf(e.stderr, "%s: ", q)
 			}
-			line, err := in.ReadString('\n')
+			line, err := readLine(secret)
 			if err != nil && line == "" {
 				fmt.Fprintln(e.stderr)
 				return errors.New("no answer (end of input): nothing was written")
