@@ -167,6 +167,12 @@ func TestDoctorFindsTheBrokenPart(t *testing.T) {
 			t.Errorf("doctor made the missing database's folder")
 		}
 	})
+	t.Run("a config that does not load", func(t *testing.T) {
+		code, out, got := in.doctor(t, map[string]string{"CLEANADS_SITES_DENT_COUNTRY": "ZZ"})
+		if code == 0 || got["config"] != "problem" || len(got) != 1 || !strings.Contains(out, "unknown region") {
+			t.Errorf("exit %d %v\n%s", code, got, out)
+		}
+	})
 	t.Run("the server is down", func(t *testing.T) {
 		code, out, got := in.doctor(t, nil, "--url", "http://127.0.0.1:1")
 		want(t, out, got, "server")
