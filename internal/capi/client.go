@@ -137,22 +137,9 @@ func (c *Client) Send(ctx context.Context, req SendRequest) (*Response, error) {
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(hreq)
+	resp, raw, err := c.roundTrip(hreq, endpoint, req.AccessToken)
 	if err != nil {
-		// *url.Error quotes the URL: keep only its cause.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, &sendError{endpoint: endpoint, err: err, token: req.AccessToken}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return nil, &sendError{endpoint: endpoint, err: err, token: req.AccessToken}
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, c.apiError(resp, raw)
+		return nil, err
 	}
 	var r Response
 	if err := json.Unmarshal(raw, &r); err != nil {
@@ -161,6 +148,30 @@ func (c *Client) Send(ctx context.Context, req SendRequest) (*Response, error) {
 	}
 	r.Raw = raw
 	return &r, nil
+}
+
+// roundTrip sends req and returns a 2xx answer with its body; a failure to
+// get an answer is a *sendError naming endpoint without token, an error
+// answer an *APIError.
+func (c *Client) roundTrip(req *http.Request, endpoint, token string) (*http.Response, []byte, error) {
+	resp, err := c.http.Do(req)
+	if err != nil {
+		// *url.Error quotes the URL: keep only its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, nil, &sendError{endpoint: endpoint, err: err, token: token}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return nil, nil, &sendError{endpoint: endpoint, err: err, token: token}
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, nil, c.apiError(resp, raw)
+	}
+	return resp, raw, nil
 }
 
 func (c *Client) apiError(resp *http.Response, raw []byte) *APIError {

@@ -41,6 +41,10 @@ func commands() []command {
 		{"user", "add admin users, set a password, list them", user},
 		{"backup", "write a consistent copy of the SQLite database while the server runs", backup},
 		{"forget", "erase one person (--email or --phone) and print what was removed", forget},
+		{"init", "write a first cleanads.yaml, its secret key and an admin user, asking what it needs", initCmd},
+		{"doctor", "check a running install from outside: config, database, certificate, tracker, Meta tokens", doctor},
+		{"version", "print the version, commit and Go version this binary was built from", version},
+		{"probe", "fetch a URL and succeed on a 2xx answer (the container's health check)", probe},
 	}
 }
 

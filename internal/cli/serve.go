@@ -11,6 +11,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/auth"
+	"github.com/cleanads/cleanads/internal/buildinfo"
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/jobs"
@@ -41,6 +42,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	log := e.logger(c)
+	build := buildinfo.Read()
+	log.Info("starting cleanads", "version", build.Short(), "commit", build.Revision, "commit_time", build.Time,
+		"dirty", build.Dirty, "go", build.GoVersion)
 	if *pprofAddr != "" {
 		_, stop, err := servePprof(*pprofAddr, log)
 		if err != nil {
@@ -85,7 +89,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	// main one behind a token; never open by default.
 	var m *metrics.Metrics
 	if c.MetricsListen != "" || c.MetricsToken != "" {
-		m = metrics.New(metrics.Options{Source: db, Logger: log, Writer: db.WriterStats})
+		m = metrics.New(metrics.Options{Source: db, Logger: log, Writer: db.WriterStats,
+			Build: map[string]string{"version": build.Short(), "revision": build.Revision, "goversion": build.GoVersion}})
 		sender = m.Sender(graph)
 	}
 	runner := deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
@@ -162,7 +167,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s); admin UI at %s/admin/\n", addr, store.RedactDSN(c.Database), addr)
 	if *cfgPath == "" {
 		fmt.Fprintf(e.stdout, "No config file: running with the defaults and no sites.\n"+
-			"Next: write cleanads.yaml (see README.md, 'Configuration'), then run\n"+
+			"Next: run cleanads init, which asks what it needs and writes cleanads.yaml\n"+
+			"(or write it yourself: README.md, 'Configuration'), then run\n"+
 			"  cleanads serve --config cleanads.yaml\n"+
 			"and check it with %s/readyz\n", addr)
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cleanads/cleanads/internal/buildinfo"
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/secret"
 	"github.com/cleanads/cleanads/internal/store"
@@ -21,7 +22,7 @@ func openStore(ctx context.Context, c *config.Config) (*store.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return store.Open(ctx, c.Database, store.Options{Secrets: box})
+	return store.Open(ctx, c.Database, store.Options{Secrets: box, Version: buildinfo.Read().Short()})
 }
 
 // tokenBox returns the box that seals access tokens, or nil (PostgreSQL

@@ -41,6 +41,9 @@ type Options struct {
 	ScrapeTimeout time.Duration
 	// Writer, when set, reports the SQLite writer's counters.
 	Writer func() model.WriterStats
+	// Build, when set, is exported as the labels of cleanads_build_info
+	// (always 1): version, revision, goversion.
+	Build map[string]string
 }
 
 // Metrics is one registry with CleanAds' metrics.
@@ -86,6 +89,12 @@ func New(o Options) *Metrics {
 		&storeCollector{src: o.Source, now: o.Now, log: o.Logger, timeout: o.ScrapeTimeout})
 	if o.Writer != nil {
 		m.reg.MustRegister(writerCollector{o.Writer})
+	}
+	if o.Build != nil {
+		info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "cleanads_build_info",
+			Help: "Always 1; the labels say what the running binary was built from.", ConstLabels: o.Build})
+		info.Set(1)
+		m.reg.MustRegister(info)
 	}
 	return m
 }

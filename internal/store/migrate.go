@@ -102,7 +102,7 @@ func (db *DB) Migrate(ctx context.Context, now func() time.Time) ([]int, error) 
 		return nil, err
 	}
 	if latest := list[len(list)-1].version; cur > latest {
-		return nil, fmt.Errorf("store: the database schema is version %d, newer than this binary's %d: upgrade cleanads", cur, latest)
+		return nil, db.newerSchema(ctx, cur, latest)
 	}
 	var applied []int
 	for _, m := range list {
@@ -113,8 +113,13 @@ func (db *DB) Migrate(ctx context.Context, now func() time.Time) ([]int, error) 
 			if _, err := tx.w.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("store: migration %04d_%s: %w", m.version, m.name, err)
 			}
-			_, err := tx.exec(ctx, `/* DB.Migrate */ INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.version, m.name, now().UnixMilli())
+			if m.version < versionColumnSince {
+				_, err := tx.exec(ctx, `/* DB.Migrate */ INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+					m.version, m.name, now().UnixMilli())
+				return err
+			}
+			_, err := tx.exec(ctx, `/* DB.Migrate */ INSERT INTO schema_migrations (version, name, applied_at, binary_version) VALUES (?, ?, ?, ?)`,
+				m.version, m.name, now().UnixMilli(), db.version)
 			return err
 		})
 		if err != nil {
@@ -133,9 +138,40 @@ func (db *DB) CheckSchema(ctx context.Context) error {
 	}
 	if latest := LatestVersion(); cur != latest {
 		if cur > latest {
-			return fmt.Errorf("store: the database schema is version %d, newer than this binary's %d: upgrade cleanads", cur, latest)
+			return db.newerSchema(ctx, cur, latest)
 		}
 		return fmt.Errorf("store: the database schema is version %d, this binary needs %d: run cleanads migrate", cur, latest)
 	}
 	return nil
+}
+
+// versionColumnSince is the migration that gave schema_migrations its
+// binary_version column: the rows of later migrations name the binary that
+// applied them.
+const versionColumnSince = 155
+
+// NewerSchemaError is the refusal of a database whose schema is newer than
+// the binary: Need is the version of cleanads that migrated it (empty when
+// that binary did not record itself).
+type NewerSchemaError struct {
+	Schema, Known int
+	Need          string
+}
+
+func (e *NewerSchemaError) Error() string {
+	msg := fmt.Sprintf("store: the database schema is version %d, newer than this binary's %d, and an older binary must not write to it: ", e.Schema, e.Known)
+	if e.Need == "" {
+		return msg + "upgrade cleanads to the version that migrated it, or restore the backup taken before that upgrade"
+	}
+	return msg + fmt.Sprintf("it was migrated by cleanads %s; upgrade cleanads to %s or newer, or restore the backup taken before that upgrade", e.Need, e.Need)
+}
+
+// newerSchema builds the refusal, naming the binary that applied the
+// newest migration when it recorded itself.
+func (db *DB) newerSchema(ctx context.Context, cur, latest int) error {
+	e := &NewerSchemaError{Schema: cur, Known: latest}
+	// A database from before versionColumnSince has no such column; then
+	// the error says what it can without it.
+	_ = db.writer.QueryRowContext(ctx, db.rebind(`/* DB.newerSchema */ SELECT binary_version FROM schema_migrations WHERE version = ?`), cur).Scan(&e.Need)
+	return e
 }

@@ -60,6 +60,8 @@ type DB struct {
 	lockSpace string
 	// group coalesces concurrent transactions on SQLite; nil elsewhere.
 	group *group
+	// version is the binary's, recorded with each migration it applies.
+	version string
 }
 
 // Tx is a transaction; it has every entity method of DB.
@@ -106,18 +108,32 @@ type Options struct {
 	// finishes a checkpoint between two batches, so that SQLite starts the
 	// log over (default DefaultCheckpointFrames).
 	CheckpointFrames int
+	// Version is the running binary's version (buildinfo), recorded with
+	// each migration it applies, so an older binary that meets the schema
+	// can say which version to run.
+	Version string
 }
 
 // Open connects to dsn: "sqlite:PATH" or "postgres://...". It does not
 // migrate; call Migrate.
 func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
+	var (
+		db  *DB
+		err error
+	)
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
-		return openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"), opt)
+		db, err = openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"), opt)
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return openPostgres(ctx, dsn, opt)
+		db, err = openPostgres(ctx, dsn, opt)
+	default:
+		return nil, fmt.Errorf("store: unsupported database %q (want sqlite:PATH or postgres://...)", dsn)
 	}
-	return nil, fmt.Errorf("store: unsupported database %q (want sqlite:PATH or postgres://...)", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.version = opt.Version
+	return db, nil
 }
 
 // RedactDSN returns dsn with its password, if any, masked: for logs and

@@ -209,3 +209,52 @@ func TestPartialLeadIndexesServeTheirLookUps(t *testing.T) {
 		t.Errorf("review expiry:\n%s %v\nwant leads_review_until, no sort", plan, err)
 	}
 }
+
+// A binary records itself with the migrations it applies; an older one that
+// meets the schema names that version and writes nothing.
+func TestNewerSchemaNamesTheVersionToRun(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			return tx.TestExec(ctx, `INSERT INTO schema_migrations (version, name, applied_at, binary_version) VALUES (9999, 'future', 0, 'v9.9.9')`)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.Migrate(ctx, time.Now)
+		var newer *store.NewerSchemaError
+		if !errors.As(err, &newer) || newer.Need != "v9.9.9" || newer.Schema != 9999 || newer.Known != store.LatestVersion() {
+			t.Fatalf("migrate on a newer schema: %v", err)
+		}
+		if !strings.Contains(err.Error(), "upgrade cleanads to v9.9.9 or newer") {
+			t.Errorf("the refusal does not say which version to run: %v", err)
+		}
+		if err := db.CheckSchema(ctx); !errors.As(err, &newer) || newer.Need != "v9.9.9" {
+			t.Errorf("check on a newer schema: %v", err)
+		}
+	})
+}
+
+// The version given in Options is what Migrate records.
+func TestMigrateRecordsTheBinaryVersion(t *testing.T) {
+	for name, dsn := range map[string]func(testing.TB) string{"sqlite": storetest.SQLiteDSN, "postgres": storetest.PostgresDSN} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			db, err := store.Open(ctx, dsn(t), store.Options{Version: "v1.2.3"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Migrate(ctx, time.Now); err != nil {
+				t.Fatal(err)
+			}
+			got, err := db.TestQueryString(ctx, `SELECT binary_version FROM schema_migrations WHERE version = (SELECT MAX(version) FROM schema_migrations)`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != "v1.2.3" {
+				t.Errorf("the newest migration was recorded as applied by %q, want v1.2.3", got)
+			}
+		})
+	}
+}

@@ -247,7 +247,13 @@ func (s *Server) reject(w http.ResponseWriter, trace string, subcode int, title,
 	})
 }
 
-var pathRE = regexp.MustCompile(`^/(v[0-9]+\.[0-9]+)/([0-9]+)/events$`)
+var (
+	pathRE   = regexp.MustCompile(`^/(v[0-9]+\.[0-9]+)/([0-9]+)/events$`)
+	objectRE = regexp.MustCompile(`^/(v[0-9]+\.[0-9]+)/([0-9]+)$`)
+)
+
+// PixelName is the name the server gives every pixel it is asked about.
+func PixelName(id string) string { return "graphtest pixel " + id }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
@@ -266,6 +272,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.injure(w, r, fault, trace, retryAfter) {
 		return
 	}
+	if o := objectRE.FindStringSubmatch(r.URL.Path); o != nil && r.Method == http.MethodGet {
+		s.object(w, r, o[2], trace)
+		return
+	}
 	m := pathRE.FindStringSubmatch(r.URL.Path)
 	if r.Method != http.MethodPost || m == nil {
 		s.fail(w, http.StatusBadRequest, metaError{Code: 100, Subcode: 33, FBTraceID: trace,
@@ -282,20 +292,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if token == "" {
 		token = body.AccessToken
 	}
-	if a := r.Header.Get("Authorization"); token == "" && a != "" {
-		token = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(a, "Bearer "), "OAuth "))
+	if token == "" {
+		token = headerToken(r)
 	}
-	s.mu.Lock()
-	valid := s.tokens[token]
-	s.mu.Unlock()
-	switch {
-	case token == "":
-		s.fail(w, http.StatusBadRequest, metaError{Code: 104, FBTraceID: trace,
-			Message: "An access token is required to request this resource."})
-		return
-	case !valid:
-		s.fail(w, http.StatusBadRequest, metaError{Code: 190, FBTraceID: trace,
-			Message: "Invalid OAuth access token - Cannot parse access token"})
+	if !s.authorized(w, token, trace) {
 		return
 	}
 	if body.Data == nil {
@@ -337,6 +337,59 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"events_received": len(got), "messages": []string{}, "fbtrace_id": trace})
+}
+
+// object answers GET /{version}/{pixel}?fields=id,name, the read that
+// checks a token without sending anything: the pixel's id and name with a
+// valid token (in the query or an Authorization header), Meta's OAuth
+// errors otherwise. Only the fields id and name exist here.
+func (s *Server) object(w http.ResponseWriter, r *http.Request, id, trace string) {
+	token := r.URL.Query().Get("access_token")
+	if token == "" {
+		token = headerToken(r)
+	}
+	if !s.authorized(w, token, trace) {
+		return
+	}
+	out := map[string]string{"id": id}
+	for _, f := range strings.Split(r.URL.Query().Get("fields"), ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "", "id":
+		case "name":
+			out["name"] = PixelName(id)
+		default:
+			s.fail(w, http.StatusBadRequest, metaError{Code: 100, FBTraceID: trace,
+				Message: fmt.Sprintf("(#100) Tried accessing nonexisting field (%s) on node type (AdsPixel)", f)})
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// headerToken is the token of an Authorization: Bearer (or OAuth) header.
+func headerToken(r *http.Request) string {
+	a := r.Header.Get("Authorization")
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(a, "Bearer "), "OAuth "))
+}
+
+// authorized answers Meta's OAuth errors for a missing or unknown token
+// and says whether the token is accepted.
+func (s *Server) authorized(w http.ResponseWriter, token, trace string) bool {
+	s.mu.Lock()
+	valid := s.tokens[token]
+	s.mu.Unlock()
+	switch {
+	case token == "":
+		s.fail(w, http.StatusBadRequest, metaError{Code: 104, FBTraceID: trace,
+			Message: "An access token is required to request this resource."})
+		return false
+	case !valid:
+		s.fail(w, http.StatusBadRequest, metaError{Code: 190, FBTraceID: trace,
+			Message: "Invalid OAuth access token - Cannot parse access token"})
+		return false
+	}
+	return true
 }
 
 // injure answers with fault and says whether it did.

@@ -1,0 +1,406 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/config"
+	"github.com/cleanads/cleanads/internal/secret"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// doctorSite is one site as doctor checks it: from the file, or from the
+// database for the sites made in the admin UI.
+type doctorSite struct {
+	id, pixelID, token string
+	origins            []string
+	from               string // "the file" or "the database"
+}
+
+// doctorRun holds what the checks share and what they found.
+type doctorRun struct {
+	e        *env
+	base     *url.URL
+	http     *http.Client
+	roots    *x509.CertPool
+	warnDays int
+	failed   int
+}
+
+// report prints one check: ok, or problem with what to do.
+func (d *doctorRun) report(ok bool, name, msg, fix string) {
+	if ok {
+		fmt.Fprintf(d.e.stdout, "ok       %s: %s\n", name, msg)
+		return
+	}
+	d.failed++
+	if fix != "" {
+		msg += ". " + fix
+	}
+	fmt.Fprintf(d.e.stdout, "problem  %s: %s\n", name, msg)
+}
+
+// doctor checks a running install from outside, as a visitor's browser,
+// Meta and the operator see it, one line per check; it fails when any
+// check does.
+func doctor(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("doctor")
+	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
+	rawURL := fs.String("url", "", "the server's address as browsers reach it (default public_url, else http://listen)")
+	caFile := fs.String("ca-file", "", "also trust the certificates in this PEM file (a private CA)")
+	warnDays := fs.Int("warn-days", 14, "a certificate that expires within this many days is a problem (within a third of its lifetime, if that is less)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	d := &doctorRun{e: e, warnDays: *warnDays}
+	var err error
+	if d.roots, err = x509.SystemCertPool(); err != nil || d.roots == nil {
+		d.roots = x509.NewCertPool()
+	}
+	if *caFile != "" {
+		pem, err := os.ReadFile(*caFile)
+		if err != nil {
+			return err
+		}
+		if !d.roots.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("--ca-file %s: no PEM certificate in it", *caFile)
+		}
+	}
+	c, err := e.loadConfig(*cfgPath)
+	if err != nil {
+		d.report(false, "config", strings.ReplaceAll(err.Error(), "\n", "\n         "),
+			"Fix these in the file (cleanads config check shows them) and run doctor again")
+		return errors.New("the config must load before anything else can be checked")
+	}
+	name := *cfgPath
+	if name == "" {
+		name = e.getenv("CLEANADS_CONFIG")
+	}
+	if name == "" {
+		name = "no file, the defaults"
+	}
+	d.report(true, "config", fmt.Sprintf("%s loads: %d site(s), database %s", name, len(c.Sites), store.RedactDSN(c.Database)), "")
+
+	if d.base, err = doctorURL(*rawURL, c); err != nil {
+		return err
+	}
+	// The certificate is judged by its own check; the others look past it,
+	// so that each problem is named once.
+	d.http = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, Proxy: http.ProxyFromEnvironment}}
+
+	sites := d.database(ctx, c)
+	serverUp := d.server(ctx)
+	if d.base.Scheme == "https" {
+		d.certificate(ctx)
+	}
+	for _, s := range sites {
+		if serverUp {
+			d.tracker(ctx, s)
+		}
+		d.meta(ctx, c, s)
+	}
+	if d.failed > 0 {
+		return fmt.Errorf("%d problem(s) found", d.failed)
+	}
+	fmt.Fprintln(e.stdout, "everything checked is fine")
+	return nil
+}
+
+// doctorURL is where the server is reached: the flag, public_url, or the
+// listen address (an unspecified host becomes the loopback).
+func doctorURL(raw string, c *config.Config) (*url.URL, error) {
+	if raw == "" {
+		raw = c.PublicURL
+	}
+	if raw == "" {
+		host, port, _ := net.SplitHostPort(c.Listen)
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "127.0.0.1"
+		}
+		raw = "http://" + net.JoinHostPort(host, port)
+	}
+	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--url: want http(s)://host[:port], got %q", raw)
+	}
+	return u, nil
+}
+
+// database opens the configured database as the server does, checks its
+// schema against this binary's, and returns the sites to check: the
+// file's, then those only the database has.
+func (d *doctorRun) database(ctx context.Context, c *config.Config) []doctorSite {
+	var sites []doctorSite
+	inFile := map[string]bool{}
+	for _, s := range c.Sites {
+		sites = append(sites, doctorSite{id: s.ID, pixelID: s.Meta.PixelID, token: s.Meta.AccessToken, origins: s.Origins, from: "the file"})
+		inFile[s.ID] = true
+	}
+	const name = "database"
+	fixPath := "Run doctor with the server's own config, where serve runs (a relative path is read from the current folder)"
+	if path, ok := strings.CutPrefix(c.Database, "sqlite:"); ok {
+		// Opening a missing SQLite file would make an empty one.
+		if _, err := os.Stat(path); err != nil {
+			d.report(false, name, fmt.Sprintf("no database at %s", path), fixPath)
+			return sites
+		}
+	}
+	db, err := d.openStore(ctx, c)
+	if err != nil {
+		d.report(false, name, fmt.Sprintf("cannot open %s: %v", store.RedactDSN(c.Database), err), "Check the address, that the database server runs and that this machine may reach it")
+		return sites
+	}
+	defer db.Close()
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := db.Ping(pctx); err != nil {
+		d.report(false, name, fmt.Sprintf("%s does not answer: %v", store.RedactDSN(c.Database), err),
+			"Check that the database server runs and that this machine may reach it; the server cannot take leads meanwhile")
+		return sites
+	}
+	if err := db.CheckSchema(pctx); err != nil {
+		d.report(false, name, strings.TrimPrefix(err.Error(), "store: "), "")
+		return sites
+	}
+	list, err := db.SiteList(pctx)
+	if err != nil {
+		d.report(false, name, fmt.Sprintf("cannot read the sites: %v", err), "")
+		return sites
+	}
+	for _, s := range list {
+		if !inFile[string(s.ID)] {
+			sites = append(sites, doctorSite{id: string(s.ID), pixelID: s.Settings.Meta.PixelID, token: s.AccessToken,
+				origins: s.Settings.Origins, from: "the database"})
+		}
+	}
+	d.report(true, name, fmt.Sprintf("%s answers; schema version %d, this binary's", store.RedactDSN(c.Database), store.LatestVersion()), "")
+	return sites
+}
+
+// openStore opens the database as openStore does, but never makes a key
+// file: doctor only looks.
+func (d *doctorRun) openStore(ctx context.Context, c *config.Config) (*store.DB, error) {
+	if path, ok := strings.CutPrefix(c.Database, "sqlite:"); ok && c.SecretKey == "" {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), secret.KeyFileName)); err != nil {
+			return store.Open(ctx, c.Database, store.Options{})
+		}
+	}
+	return openStore(ctx, c)
+}
+
+// do asks the server for path with headers and returns the answer with
+// its body read.
+func (d *doctorRun) do(ctx context.Context, method, path string, header http.Header) (*http.Response, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, d.base.String()+path, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := d.http.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return resp, strings.TrimSpace(string(b)), nil
+}
+
+// server checks that the server answers /readyz, which also asks it
+// whether it reaches its database.
+func (d *doctorRun) server(ctx context.Context) bool {
+	const name = "server"
+	resp, body, err := d.do(ctx, http.MethodGet, "/readyz", nil)
+	switch {
+	case err != nil:
+		d.report(false, name, fmt.Sprintf("%s does not answer: %v", d.base, err),
+			"Is cleanads running (systemctl status cleanads, docker compose ps)? Do DNS, the firewall and the proxy lead to it? Give another address with --url")
+		return false
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		d.report(false, name, fmt.Sprintf("%s/readyz answers %s: %s", d.base, resp.Status, body),
+			"The server runs but cannot reach its database: see the database check and the server's log")
+		return true
+	case resp.StatusCode != http.StatusOK:
+		d.report(false, name, fmt.Sprintf("%s/readyz answers %s, not cleanads' 200", d.base, resp.Status),
+			"Something else answers at this address: check the reverse proxy's upstream or --url")
+		return false
+	}
+	d.report(true, name, fmt.Sprintf("%s/readyz answers 200 %s", d.base, body), "")
+	return true
+}
+
+// certificate connects to the server and judges its certificate as a
+// browser or Meta would: trusted, for this name, not expired, and not
+// about to expire.
+func (d *doctorRun) certificate(ctx context.Context) {
+	const name = "certificate"
+	host, port := d.base.Hostname(), d.base.Port()
+	if port == "" {
+		port = "443"
+	}
+	dialer := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 10 * time.Second},
+		Config: &tls.Config{ServerName: host, InsecureSkipVerify: true}}
+	conn, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		d.report(false, name, fmt.Sprintf("no TLS handshake with %s: %v", net.JoinHostPort(host, port), err),
+			"Is the server (or its proxy) serving HTTPS on this port? With tls: in the config, see the server's log for certificate errors")
+		return
+	}
+	state := conn.(*tls.Conn).ConnectionState()
+	conn.Close()
+	certs := state.PeerCertificates
+	leaf := certs[0]
+	now := time.Now()
+	fixRenew := "With tls.acme, see the server's log for renewal errors (ports 80 and 443 open, DNS pointing here); with cert_file, renew the certificate and replace the files"
+	if now.After(leaf.NotAfter) {
+		d.report(false, name, fmt.Sprintf("expired on %s", leaf.NotAfter.UTC().Format(time.DateOnly)), fixRenew)
+		return
+	}
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: d.roots, Intermediates: inter, CurrentTime: now}); err != nil {
+		var hostErr x509.HostnameError
+		var authErr x509.UnknownAuthorityError
+		switch {
+		case errors.As(err, &hostErr):
+			d.report(false, name, fmt.Sprintf("it is for %s, not %s", strings.Join(leaf.DNSNames, ", "), host),
+				"Add the name to tls.acme.domains (or get a certificate for it)")
+		case errors.As(err, &authErr):
+			d.report(false, name, fmt.Sprintf("not signed by an authority browsers trust (issuer %q)", leaf.Issuer.CommonName),
+				"Use tls.acme, or a certificate from a public authority: browsers block the tracker and Meta refuses webhooks with this one (--ca-file trusts a private CA here)")
+		default:
+			d.report(false, name, err.Error(), "")
+		}
+		return
+	}
+	left := leaf.NotAfter.Sub(now)
+	// ACME clients renew when a third of the lifetime is left (30 days of
+	// Let's Encrypt's 90): less than that, and less than --warn-days, is
+	// overdue. Short-lived certificates (6 days, a proxy's 12 hours) are
+	// judged by their own lifetime.
+	warn := min(time.Duration(d.warnDays)*24*time.Hour, leaf.NotAfter.Sub(leaf.NotBefore)/3)
+	if left < warn {
+		d.report(false, name, fmt.Sprintf("expires in %s, on %s", roundLeft(left), leaf.NotAfter.UTC().Format(time.DateTime)),
+			"It should have been renewed by now (ACME renews 30 days ahead). "+fixRenew)
+		return
+	}
+	d.report(true, name, fmt.Sprintf("valid for %s until %s (%s left), issued by %s", host,
+		leaf.NotAfter.UTC().Format(time.DateTime), roundLeft(left), leaf.Issuer.CommonName), "")
+}
+
+// tracker asks for t.js and for collect's preflight the way a page of
+// each of the site's origins does, and checks the CORS answer a browser
+// needs.
+func (d *doctorRun) tracker(ctx context.Context, s doctorSite) {
+	name := "tracker (site " + s.id + ")"
+	if len(s.origins) == 0 {
+		d.report(false, name, "the site names no origins, so no page may send visits or leads", "Add the website's address to the site's origins")
+		return
+	}
+	for _, origin := range s.origins {
+		resp, _, err := d.do(ctx, http.MethodGet, "/t.js", http.Header{"Origin": {origin}})
+		if err != nil {
+			d.report(false, name, fmt.Sprintf("/t.js: %v", err), "")
+			return
+		}
+		ct := resp.Header.Get("Content-Type")
+		acao := resp.Header.Values("Access-Control-Allow-Origin")
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/javascript") {
+			d.report(false, name, fmt.Sprintf("/t.js answers %s (%s), not the script", resp.Status, ct),
+				"Check that the proxy passes /t.js to cleanads")
+			return
+		}
+		if len(acao) != 1 || (acao[0] != "*" && acao[0] != origin) {
+			d.report(false, name, fmt.Sprintf("/t.js answers %s with Access-Control-Allow-Origin %q", origin, acao),
+				"Browsers refuse the pinned t.v1.js without exactly one: check that the proxy neither removes nor adds that header")
+			return
+		}
+		resp, _, err = d.do(ctx, http.MethodOptions, "/v1/collect?site="+url.QueryEscape(s.id), http.Header{
+			"Origin": {origin}, "Access-Control-Request-Method": {"POST"}, "Access-Control-Request-Headers": {"content-type"}})
+		if err != nil {
+			d.report(false, name, fmt.Sprintf("/v1/collect: %v", err), "")
+			return
+		}
+		acao = resp.Header.Values("Access-Control-Allow-Origin")
+		methods := resp.Header.Get("Access-Control-Allow-Methods")
+		switch {
+		case len(acao) == 0:
+			d.report(false, name, fmt.Sprintf("the server does not let pages of %s send visits and leads (collect's preflight: %s, no Access-Control-Allow-Origin)", origin, resp.Status),
+				"If the origin is in "+s.from+", restart cleanads so it reads it, and check that the proxy passes the Origin header; else add it to the site's origins")
+			return
+		case len(acao) > 1 || acao[0] != origin:
+			d.report(false, name, fmt.Sprintf("collect's preflight answers %s with Access-Control-Allow-Origin %q", origin, acao),
+				"Browsers need exactly the page's origin: remove the CORS headers your proxy adds")
+			return
+		case resp.Header.Get("Access-Control-Allow-Credentials") != "true" || !strings.Contains(methods, "POST"):
+			d.report(false, name, fmt.Sprintf("collect's preflight for %s lacks Access-Control-Allow-Credentials: true or POST (%q)", origin, methods),
+				"Check that the proxy passes cleanads' CORS headers as they are")
+			return
+		}
+	}
+	d.report(true, name, fmt.Sprintf("/t.js and /v1/collect answer %s with the right CORS headers", strings.Join(s.origins, ", ")), "")
+}
+
+// meta checks each site's token with a Graph read that sends nothing.
+func (d *doctorRun) meta(ctx context.Context, c *config.Config, s doctorSite) {
+	name := "meta (site " + s.id + ")"
+	switch {
+	case s.pixelID == "" && s.token == "":
+		d.report(true, name, "no pixel id and token yet: dry_run, events are built and shown in /admin/, none is sent", "")
+		return
+	case s.pixelID == "":
+		d.report(false, name, "a token but no pixel id", "Add meta.pixel_id (Events Manager, your dataset)")
+		return
+	case s.token == "":
+		d.report(true, name, fmt.Sprintf("pixel %s has no token yet: dry_run, nothing is sent", s.pixelID), "")
+		return
+	}
+	p, err := graphClient(c).Pixel(ctx, s.pixelID, s.token)
+	if err != nil {
+		var apiErr *capi.APIError
+		switch {
+		case capi.Classify(err) == capi.ClassAuth:
+			d.report(false, name, fmt.Sprintf("Meta refuses the token for pixel %s: %v", s.pixelID, err),
+				"Make a new token in Events Manager, Settings, Conversions API, and put it in the site's meta.access_token (in "+s.from+")")
+		case errors.As(err, &apiErr):
+			d.report(false, name, fmt.Sprintf("Meta answers for pixel %s: %v", s.pixelID, err),
+				"Check the pixel id, and that the token's system user has the pixel (Business Settings, Data sources)")
+		default:
+			d.report(false, name, fmt.Sprintf("cannot reach Meta at %s: %v", c.Meta.GraphURL, err),
+				"Check that this machine reaches graph.facebook.com (firewall, DNS, proxy)")
+		}
+		return
+	}
+	d.report(true, name, fmt.Sprintf("the token reaches pixel %s (%q) at %s", p.ID, p.Name, c.Meta.GraphURL), "")
+}
+
+// roundLeft says how long a certificate has left, in days or, under two
+// days, hours.
+func roundLeft(d time.Duration) string {
+	if d < 48*time.Hour {
+		return fmt.Sprintf("%d hours", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
