@@ -51,8 +51,8 @@ func runInit(t *testing.T, dir string, extra ...string) (cfg, password, out stri
 	return filepath.Join(dir, "cleanads.yaml"), m[1], out
 }
 
-// snapshot reads every file in dir: name -> content.
-func snapshot(t *testing.T, dir string) map[string]string {
+// snapshotDir reads every file in dir: name -> content.
+func snapshotDir(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	files := map[string]string{}
 	entries, err := os.ReadDir(dir)
@@ -90,12 +90,12 @@ func TestInitWritesAWorkingInstall(t *testing.T) {
 	if n := strings.Count(out, password); n != 1 {
 		t.Errorf("the password is printed %d times, want once:\n%s", n, out)
 	}
-	for name, text := range snapshot(t, dir) {
+	for name, text := range snapshotDir(t, dir) {
 		if strings.Contains(text, password) {
 			t.Errorf("%s holds the admin password in clear", name)
 		}
 	}
-	yaml := snapshot(t, dir)["cleanads.yaml"]
+	yaml := snapshotDir(t, dir)["cleanads.yaml"]
 	for _, want := range []string{`public_url: "https://t.istanbuldis.example"`, `id: "istanbuldis"`, `country: "TR"`,
 		`cookie_domain: ".istanbuldis.example"`, `mode: dry_run`, "# tls:", `#     domains: ["t.istanbuldis.example"]`,
 		`#     email: "owner@istanbuldis.example"`, "#   # cert_file:", "#   # listen_https:", "#   # listen_http:",
@@ -135,7 +135,7 @@ func TestInitWritesAWorkingInstall(t *testing.T) {
 func TestInitNeverOverwrites(t *testing.T) {
 	dir := t.TempDir()
 	runInit(t, dir)
-	before := snapshot(t, dir)
+	before := snapshotDir(t, dir)
 	code, out, errOut := runCLI("", initFlags(dir)...)
 	if code == 0 || !strings.Contains(errOut, "already exists") || !strings.Contains(errOut, "wrote nothing") {
 		t.Errorf("a second init: exit %d, %s %s", code, out, errOut)
@@ -143,7 +143,7 @@ func TestInitNeverOverwrites(t *testing.T) {
 	if passwordLine.MatchString(out) {
 		t.Errorf("a refused init printed a password: %s", out)
 	}
-	after := snapshot(t, dir)
+	after := snapshotDir(t, dir)
 	if len(after) != len(before) {
 		t.Errorf("files before %d, after %d", len(before), len(after))
 	}
@@ -159,8 +159,8 @@ func TestInitNeverOverwrites(t *testing.T) {
 	if code, _, errOut := runCLI("", initFlags(other)...); code == 0 || !strings.Contains(errOut, "secret.key already exists") {
 		t.Errorf("init over a key file: %d %s", code, errOut)
 	}
-	if len(snapshot(t, other)) != 1 {
-		t.Errorf("init wrote beside an existing key file: %v", snapshot(t, other))
+	if len(snapshotDir(t, other)) != 1 {
+		t.Errorf("init wrote beside an existing key file: %v", snapshotDir(t, other))
 	}
 }
 
@@ -171,8 +171,8 @@ func TestInitScriptedFlags(t *testing.T) {
 		if code == 0 || !strings.Contains(errOut, "--domain, --origin are missing") {
 			t.Errorf("init without domain and origin: %d %s", code, errOut)
 		}
-		if len(snapshot(t, dir)) != 0 {
-			t.Errorf("init wrote files without its answers: %v", snapshot(t, dir))
+		if len(snapshotDir(t, dir)) != 0 {
+			t.Errorf("init wrote files without its answers: %v", snapshotDir(t, dir))
 		}
 	})
 	t.Run("bad answers, all named", func(t *testing.T) {
@@ -184,8 +184,8 @@ func TestInitScriptedFlags(t *testing.T) {
 				t.Errorf("init with bad answers does not name %q: %s", want, errOut)
 			}
 		}
-		if code == 0 || len(snapshot(t, dir)) != 0 {
-			t.Errorf("init with bad answers: exit %d, files %v", code, snapshot(t, dir))
+		if code == 0 || len(snapshotDir(t, dir)) != 0 {
+			t.Errorf("init with bad answers: exit %d, files %v", code, snapshotDir(t, dir))
 		}
 	})
 	t.Run("pixel, token and test code", func(t *testing.T) {
@@ -193,7 +193,7 @@ func TestInitScriptedFlags(t *testing.T) {
 		dir := t.TempDir()
 		cfg, _, _ := runInit(t, dir, "--site", "dent", "--pixel-id", "123456789012345", "--meta-token", graphtest.Token,
 			"--test-event-code", "TEST123")
-		yaml := snapshot(t, dir)["cleanads.yaml"]
+		yaml := snapshotDir(t, dir)["cleanads.yaml"]
 		for _, want := range []string{`id: "dent"`, `pixel_id: "123456789012345"`, `test_event_code: "TEST123"`, "mode: test"} {
 			if !strings.Contains(yaml, want) {
 				t.Errorf("cleanads.yaml lacks %s", want)
@@ -211,7 +211,7 @@ func TestInitScriptedFlags(t *testing.T) {
 	t.Run("a token without a test code goes live", func(t *testing.T) {
 		dir := t.TempDir()
 		runInit(t, dir, "--pixel-id", "1", "--meta-token", "EAAB-token")
-		if yaml := snapshot(t, dir)["cleanads.yaml"]; !strings.Contains(yaml, "mode: live") {
+		if yaml := snapshotDir(t, dir)["cleanads.yaml"]; !strings.Contains(yaml, "mode: live") {
 			t.Errorf("cleanads.yaml: %s", yaml)
 		}
 	})
@@ -225,7 +225,7 @@ func TestInitRemovesWhatItWroteOnFailure(t *testing.T) {
 	if code == 0 || passwordLine.MatchString(out) {
 		t.Fatalf("init on an unreachable database: exit %d\n%s", code, out)
 	}
-	if files := snapshot(t, dir); len(files) != 0 {
+	if files := snapshotDir(t, dir); len(files) != 0 {
 		t.Errorf("init left %v behind: %s", files, errOut)
 	}
 }
@@ -245,7 +245,7 @@ func TestInitAsks(t *testing.T) {
 	if !strings.Contains(errOut.String(), "unknown region") || !strings.Contains(errOut.String(), "[boss@clinic.example]") {
 		t.Errorf("the questions: %s", errOut.String())
 	}
-	yaml := snapshot(t, dir)["cleanads.yaml"]
+	yaml := snapshotDir(t, dir)["cleanads.yaml"]
 	for _, want := range []string{`country: "DE"`, `origins: ["https://www.clinic.example"]`, `pixel_id: "12345"`, "mode: dry_run", `id: "clinic"`} {
 		if !strings.Contains(yaml, want) {
 			t.Errorf("cleanads.yaml lacks %s:\n%s", want, yaml)
@@ -255,7 +255,7 @@ func TestInitAsks(t *testing.T) {
 	empty := t.TempDir()
 	code = cli.Run(context.Background(), []string{"cleanads", "init", "--ask", "--dir", empty},
 		func(string) string { return "" }, strings.NewReader("t.example.com\n"), &out, &errOut)
-	if code == 0 || len(snapshot(t, empty)) != 0 {
-		t.Errorf("init on cut-off input: exit %d, files %v", code, snapshot(t, empty))
+	if code == 0 || len(snapshotDir(t, empty)) != 0 {
+		t.Errorf("init on cut-off input: exit %d, files %v", code, snapshotDir(t, empty))
 	}
 }
