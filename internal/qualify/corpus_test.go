@@ -39,7 +39,7 @@ type corpusEntry struct {
 }
 
 func (e corpusEntry) context() Context {
-	c := Context{Now: e.Lead.SubmittedAt.Add(time.Second), Country: e.Country}
+	c := Context{Now: e.Lead.SubmittedAt.Add(time.Second), Country: e.Country, FillBy: e.FillBy}
 	if p := e.Previous; p != nil {
 		c.Previous = &Previous{LeadID: p.LeadID, At: p.At, Match: p.Match}
 	}

@@ -163,32 +163,37 @@ func repeatedUnit(w string) bool {
 	return false
 }
 
-// keyAdjacent has bit b of entry a set when letters a and b sit next to
-// each other on a row of one of keyboardRows. It is built once and never
-// written afterwards.
-var keyAdjacent = func() (adj [26]uint32) {
-	for _, row := range keyboardRows {
+// rowAdjacent has, for each row of keyboardRows, bit b of entry a set when
+// letters a and b sit next to each other on that row. It is built once and
+// never written afterwards.
+var rowAdjacent = func() (adj [len(keyboardRows)][26]uint32) {
+	for r, row := range keyboardRows {
 		for i := 1; i < len(row); i++ {
 			a, b := row[i-1]-'a', row[i]-'a'
-			adj[a] |= 1 << b
-			adj[b] |= 1 << a
+			adj[r][a] |= 1 << b
+			adj[r][b] |= 1 << a
 		}
 	}
 	return adj
 }()
 
 // keyboardRun reports whether w (folded letters a-z) holds n or more
-// neighbouring keys in a row, either way: "asdfg", "poiuy".
+// neighbouring keys of one keyboard row in a row, either way: "asdfg",
+// "poiuy". Neighbours on different layouts do not chain: "guzer" uses
+// three layouts and is a name (Oğuz Erdem).
 func keyboardRun(w string, n int) bool {
-	run := 1
-	for i := 1; i < len(w); i++ {
-		if keyAdjacent[w[i-1]-'a']&(1<<(w[i]-'a')) != 0 {
-			run++
-			if run >= n {
-				return true
+	for r := range rowAdjacent {
+		adj := &rowAdjacent[r]
+		run := 1
+		for i := 1; i < len(w); i++ {
+			if adj[w[i-1]-'a']&(1<<(w[i]-'a')) != 0 {
+				run++
+				if run >= n {
+					return true
+				}
+			} else {
+				run = 1
 			}
-		} else {
-			run = 1
 		}
 	}
 	return false
