@@ -356,10 +356,17 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	r.scoreDisposableShort(&s, msgWords)
 	r.scoreVendor(&s, name, nameWords, msgWords, emailOK, emailDomain)
 	r.scoreIntent(&s, CodeJobApplication, r.job, r.jobSign, nameWords, msgWords, nil)
-	r.scoreLinks(&s, msgFolded)
+	plain, links := stripLinks(msgFolded)
+	greyWords := msgWords
+	if links > 0 {
+		// A link is not words: "is this price valid? <link>" only asks
+		// for a price.
+		greyWords = tokens(plain, nil)
+	}
+	r.scoreLinks(&s, links, countWords(greyWords))
 	// The grey area, whatever else the lead typed: an e-mail address is
 	// not evidence of intent.
-	r.scoreGrey(&s, msgWords)
+	r.scoreGrey(&s, greyWords)
 
 	return r.decide(s)
 }
@@ -720,10 +727,10 @@ func overlaps(spans []span, sp span) bool {
 // scoreGrey holds a lead that says nothing (only greetings and politeness)
 // or only asks for a price, whatever else it typed: it may be a real person,
 // but nothing yet shows it, so it waits for a reply or a call. A price
-// question names at most one thing, of up to three words, on one side of
-// the price words: "fiyat?", "diş beyazlatma ücreti", "cost of a loft
-// conversion", "Preis für eine Wärmepumpe". Numbers and single letters say
-// nothing either way.
+// question has at most three words besides the price words and the
+// filler, for the thing priced: "fiyat?", "diş beyazlatma ücreti", "cost of
+// a loft conversion", "Preis für eine Wärmepumpe". Numbers and single
+// letters say nothing either way.
 func (r *Rules) scoreGrey(s *scoring, msg []string) {
 	if len(msg) == 0 {
 		s.add(CodeNoMessage, 1, 1, map[string]any{"empty": true})
@@ -732,12 +739,12 @@ func (r *Rules) scoreGrey(s *scoring, msg []string) {
 	if len(msg) > 64 {
 		return
 	}
-	var covered, priced [64]bool
+	var covered [64]bool
 	var spanBuf [16]span
 	var priceWords []string
 	for _, sp := range r.price.find(msg, spanBuf[:0]) {
 		for i := sp.start; i < sp.end; i++ {
-			covered[i], priced[i] = true, true
+			covered[i] = true
 		}
 		priceWords = appendUnique(priceWords, r.price.phrases[sp.phrase].text)
 	}
@@ -746,25 +753,14 @@ func (r *Rules) scoreGrey(s *scoring, msg []string) {
 			covered[i] = true
 		}
 	}
-	other, first, last := 0, -1, -1
+	other := 0
 	for i, w := range msg {
-		if covered[i] || allDigits(w) || len(w) < 2 {
-			continue
+		if !covered[i] && !allDigits(w) && len(w) >= 2 {
+			other++
 		}
-		other++
-		if first < 0 {
-			first = i
-		}
-		last = i
-	}
-	oneThing := other <= 3
-	for i := first + 1; oneThing && i < last; i++ {
-		// "implant fiyatı ve randevu": two things, the price of one and
-		// something else.
-		oneThing = !priced[i]
 	}
 	switch {
-	case len(priceWords) > 0 && oneThing:
+	case len(priceWords) > 0 && other <= 3:
 		s.add(CodePriceOnly, 1, 1, map[string]any{"phrases": priceWords})
 	case other == 0:
 		s.add(CodeNoMessage, 1, 1, map[string]any{"empty": false})
@@ -774,16 +770,7 @@ func (r *Rules) scoreGrey(s *scoring, msg []string) {
 // scoreLinks gives MESSAGE_HAS_LINK for a message with links, and
 // MOSTLY_LINKS instead when the links are most of it: no more than two
 // words of text a link ("see here: http://...").
-func (r *Rules) scoreLinks(s *scoring, folded string) {
-	links, words := 0, 0
-	var buf [32]string
-	for _, f := range strings.Fields(folded) {
-		if isLink(f) {
-			links++
-			continue
-		}
-		words += countWords(tokens(f, buf[:0]))
-	}
+func (r *Rules) scoreLinks(s *scoring, links, words int) {
 	switch {
 	case links == 0:
 	case words <= 2*links:
@@ -791,6 +778,28 @@ func (r *Rules) scoreLinks(s *scoring, folded string) {
 	default:
 		s.add(CodeMessageHasLink, 1, 1, map[string]any{"links": links})
 	}
+}
+
+// stripLinks returns folded text without its links, and how many there
+// were; text without links comes back as it is.
+func stripLinks(folded string) (string, int) {
+	if !strings.ContainsAny(folded, "/.") {
+		return folded, 0
+	}
+	links := 0
+	var b strings.Builder
+	for f := range strings.FieldsSeq(folded) {
+		if isLink(f) {
+			links++
+			continue
+		}
+		b.WriteString(f)
+		b.WriteByte(' ')
+	}
+	if links == 0 {
+		return folded, 0
+	}
+	return b.String(), links
 }
 
 // isLink reports whether a whitespace-separated piece of folded text is a

@@ -116,8 +116,9 @@ func TestGreyArea(t *testing.T) {
 		{"Hello, please get in touch. Thanks!", CodeNoMessage},
 		{"Guten Tag, bitte melden Sie sich bei mir. Danke", CodeNoMessage},
 		{"Hi there! Looking forward to hearing from you.", CodeNoMessage},
-		// Two things, or four words of need: more than a price question.
-		{"Implant fiyatı ve randevu", ""},
+		// Four words of need or more: more than a price question.
+		{"Bu sayfadaki fiyat hala geçerli mi? https://www.istanbuldis.example/implant", CodePriceOnly},
+		{"Implant fiyatı ve hafta içi akşam randevu verebilir misiniz?", ""},
 		{"Implant fiyatı ne kadar, 3 dişim eksik ve köprü var", ""},
 		{"Price for a new kitchen with island and quartz worktops", ""},
 		{"Merhaba, üst çenede 4 implant ve köprü düşünüyorum. Fiyat ve tedavi süresi hakkında bilgi alabilir miyim?", ""},
