@@ -354,7 +354,7 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	r.scoreTest(&s, nameWords, msgWords, emailLocal)
 	r.scoreGibberish(&s, nameWords, msgWords, emailLocal)
 	r.scoreDisposableShort(&s, msgWords)
-	r.scoreVendor(&s, name, nameWords, msgWords, emailOK, emailDomain)
+	r.scoreVendor(&s, name, nameWords, msgWords, emailDomain)
 	r.scoreIntent(&s, CodeJobApplication, r.job, r.jobSign, nameWords, msgWords, nil)
 	plain, links := stripLinks(msgFolded)
 	greyWords := msgWords
@@ -646,11 +646,11 @@ func (r *Rules) scoreGibberish(s *scoring, name, msg []string, emailLocal string
 }
 
 // scoreVendor judges the pitch: the strong and weaker phrases of the
-// message (scoreIntent), and, only once those hold the lead for review,
-// what the other fields say about who wrote: a company or a role in the name field ("Burak -
-// Nova Dijital", "Lead Solutions LLC", "Sales Manager") and a business's
-// e-mail domain.
-func (r *Rules) scoreVendor(s *scoring, name string, nameWords, msg []string, emailOK bool, domain string) {
+// message (scoreIntent), and, only once those hold the lead for review, what
+// the other fields say about who wrote: a company or a role in the name
+// field ("Burak - Nova Dijital", "Lead Solutions LLC", "Sales Manager") and
+// a business's e-mail domain ("" for a person's).
+func (r *Rules) scoreVendor(s *scoring, name string, nameWords, msg []string, domain string) {
 	var ctxBuf [4]string
 	context := ctxBuf[:0]
 	var spanBuf [8]span
@@ -661,7 +661,7 @@ func (r *Rules) scoreVendor(s *scoring, name string, nameWords, msg []string, em
 		// their company.
 		context = append(context, "name: person and company")
 	}
-	if emailOK && domain != "" {
+	if domain != "" {
 		context = append(context, "business e-mail: "+domain)
 	}
 	r.scoreIntent(s, CodeVendorPitch, r.vendor, r.vendorSign, nameWords, msg, context)
