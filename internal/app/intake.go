@@ -44,6 +44,11 @@ type LeadInput struct {
 	ClientIP    string `json:"client_ip"`
 	UserAgent   string `json:"user_agent"`
 	SubmittedAt string `json:"submitted_at"`
+
+	// FromServer says the site's own server posted the lead with its API
+	// key, so FillMS is its figure, not our tracker's. Set by the web
+	// layer, never from the body.
+	FromServer bool `json:"-"`
 }
 
 // Limits on a lead's fields; the request body is capped at 64 KiB anyway.
@@ -94,7 +99,7 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 		if err := s.link(ctx, tx, site, lead, ft.visitor); err != nil {
 			return err
 		}
-		d, err := s.judge(ctx, tx, site, lead, now, tc, phone)
+		d, err := s.judge(ctx, tx, site, lead, now, tc, phone, fillBy(in))
 		if err != nil {
 			return err
 		}
@@ -246,6 +251,14 @@ func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) 
 		l.PhoneKey = k
 	}
 	return l, nil
+}
+
+// fillBy says who measured a lead's fill time, for the rules.
+func fillBy(in *LeadInput) string {
+	if in.FromServer {
+		return qualify.FillByBackend
+	}
+	return qualify.FillByTracker
 }
 
 func validEventID(s string) bool {

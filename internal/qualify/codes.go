@@ -8,7 +8,7 @@ import (
 // RulesVersion names the rule set; it is stored with every decision so a
 // decision can be explained and replayed. Bump it whenever a rule, a default
 // weight or a built-in list changes.
-const RulesVersion = "2026-12-02.1"
+const RulesVersion = "2026-12-03.1"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.
@@ -34,6 +34,7 @@ const (
 	CodeVendorPitch     = "VENDOR_PITCH"
 	CodeJobApplication  = "JOB_APPLICATION"
 	CodeMessageHasLink  = "MESSAGE_HAS_LINK"
+	CodeMostlyLinks     = "MOSTLY_LINKS"
 	CodePriceOnly       = "PRICE_ONLY"
 	CodeNoMessage       = "NO_MESSAGE"
 )
@@ -71,9 +72,13 @@ var ruleTable = [...]Rule{
 	// review alone, junk with anything else.
 	{Code: CodeTokenReplayed, Points: 60},
 	{Code: CodeTokenExpired, Points: 10},
-	// Under a quarter of the minimum it gives half as much again (75).
-	{Code: CodeFillTooFast, Points: 50},
-	{Code: CodeFillTimeMissing, Points: 10},
+	// Under two seconds no person filled the form: final when we measured
+	// it (the form token, the tracker); a backend's figure gives its points,
+	// junk by default, without being final.
+	{Code: CodeFillTooFast, Points: 70, Final: true},
+	// A missing time is no evidence either way: off unless a site gives it
+	// a weight.
+	{Code: CodeFillTimeMissing, Points: 0},
 	{Code: CodePhoneInvalid, Points: 50},
 	{Code: CodePhonePattern, Points: 70},
 	{Code: CodePhoneFictional, Points: 70},
@@ -85,16 +90,20 @@ var ruleTable = [...]Rule{
 	{Code: CodePhoneMissing, Points: 40, AtLeastReview: true},
 	{Code: CodeNoValidContact, Points: 20, AtLeastReview: true},
 	{Code: CodeEmailInvalid, Points: 40},
+	// With a message of a few words it gives half as much again (75).
 	{Code: CodeEmailDisposable, Points: 50},
 	{Code: CodeTestEntry, Points: 70},
 	// Each further field typed without meaning adds half again.
 	{Code: CodeGibberish, Points: 50},
-	// One phrase is review; each further phrase adds half again, so two
-	// phrases, or one and a link, are junk.
+	// One strong phrase, or two weaker signs, is review; each further sign
+	// adds half again (a strong phrase counts as two signs), so a phrase
+	// and a sign, or three signs, are junk.
 	{Code: CodeVendorPitch, Points: 50},
 	{Code: CodeJobApplication, Points: 50},
 	{Code: CodeMessageHasLink, Points: 20},
-	// The grey area: only when no usable e-mail was left.
+	// A message that is mostly links is spam.
+	{Code: CodeMostlyLinks, Points: 70},
+	// The grey area, whatever else the lead typed.
 	{Code: CodePriceOnly, Points: 35, AtLeastReview: true},
 	{Code: CodeNoMessage, Points: 35, AtLeastReview: true},
 }
@@ -139,6 +148,18 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"The form was filled in {fill_ms} ms; a person needs at least {min_ms} ms.",
 		"Form {fill_ms} ms içinde doldurulmuş; bir insan en az {min_ms} ms harcar.",
 	},
+	CodeFillTooFast + "/" + FillSourceToken: {
+		"The form was sent {fill_ms} ms after the page got its form token (our server's clock); a person needs at least {min_ms} ms.",
+		"Form, sayfa form anahtarını aldıktan {fill_ms} ms sonra gönderilmiş (sunucumuzun saati); bir insan en az {min_ms} ms harcar.",
+	},
+	CodeFillTooFast + "/" + FillSourceTracker: {
+		"The form was filled in {fill_ms} ms, measured by our tracker in the visitor's browser; a person needs at least {min_ms} ms.",
+		"Form {fill_ms} ms içinde doldurulmuş (ziyaretçinin tarayıcısında izleyicimiz ölçtü); bir insan en az {min_ms} ms harcar.",
+	},
+	CodeFillTooFast + "/" + FillSourceBackend: {
+		"The site's server reported the form was filled in {fill_ms} ms (its figure, not measured by us); a person needs at least {min_ms} ms.",
+		"Sitenin sunucusu formun {fill_ms} ms içinde doldurulduğunu bildirdi (bizim ölçümümüz değil); bir insan en az {min_ms} ms harcar.",
+	},
 	CodeFillTimeMissing: {
 		"The page did not report how long filling the form took.",
 		"Formun ne kadar sürede doldurulduğu bilinmiyor.",
@@ -179,6 +200,11 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"The e-mail address is at a disposable e-mail provider ({domain}).",
 		"E-posta adresi tek kullanımlık bir sağlayıcıda ({domain}).",
 	},
+	// With a message of a few words (scoreDisposableShort).
+	CodeEmailDisposable + "/short": {
+		"The e-mail address is at a disposable e-mail provider ({domain}) and the message has only {message_words} words.",
+		"E-posta adresi tek kullanımlık bir sağlayıcıda ({domain}) ve mesaj yalnızca {message_words} kelime.",
+	},
 	CodeTestEntry: {
 		"A test entry: {fields} ({words}).",
 		"Deneme girişi: {fields} ({words}).",
@@ -199,13 +225,17 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"The message contains a link.",
 		"Mesajda bağlantı (link) var.",
 	},
+	CodeMostlyLinks: {
+		"The message is mostly links ({links} links, {words} words).",
+		"Mesaj neredeyse yalnızca bağlantılardan oluşuyor ({links} bağlantı, {words} kelime).",
+	},
 	CodePriceOnly: {
-		"Only asks for a price and left no e-mail: held until the person answers.",
-		"Yalnızca fiyat soruyor ve e-posta bırakmamış: kişi yanıt verene kadar bekletilir.",
+		"Only asks for a price: held until the person answers (an e-mail address is no sign of intent).",
+		"Yalnızca fiyat soruyor: kişi yanıt verene kadar bekletilir (e-posta adresi niyet göstermez).",
 	},
 	CodeNoMessage: {
-		"Says nothing and left no e-mail: held until the person answers.",
-		"Bir şey yazmamış ve e-posta bırakmamış: kişi yanıt verene kadar bekletilir.",
+		"Says nothing: held until the person answers (an e-mail address is no sign of intent).",
+		"Bir şey yazmamış: kişi yanıt verene kadar bekletilir (e-posta adresi niyet göstermez).",
 	},
 	CodeEvidenceWhatsApp: {
 		"The person replied on WhatsApp.",
@@ -255,9 +285,21 @@ func Message(code, lang string, evidence map[string]any) string {
 	if !ok {
 		return code
 	}
+	// A reason whose evidence names its source, or its variant, may have a
+	// message of its own.
 	if v, _ := evidence["variant"].(string); v != "" {
 		if mv, ok := messages[code+":"+v]; ok {
 			m = mv
+		}
+	}
+	if src, _ := evidence["source"].(string); src != "" {
+		if v, ok := messages[code+"/"+src]; ok {
+			m = v
+		}
+	}
+	if _, short := evidence["message_words"]; short {
+		if v, ok := messages[code+"/short"]; ok {
+			m = v
 		}
 	}
 	tmpl := m[0]

@@ -15,12 +15,16 @@ import (
 
 // corpusEntry is one labelled lead of testdata/corpus.jsonl.
 type corpusEntry struct {
-	ID       string        `json:"id"`
-	Lang     string        `json:"lang"`
-	Expect   model.Verdict `json:"expect"`
-	Reason   string        `json:"reason"`
-	Country  string        `json:"country"`
-	Lead     model.Lead    `json:"lead"`
+	ID      string        `json:"id"`
+	Lang    string        `json:"lang"`
+	Expect  model.Verdict `json:"expect"`
+	Reason  string        `json:"reason"`
+	Country string        `json:"country"`
+	// FillBy says who measured lead.fill_ms: "tracker" (t.js in the
+	// visitor's browser; the default) or "backend" (the site's own server
+	// posted it with the API key).
+	FillBy   string     `json:"fill_by"`
+	Lead     model.Lead `json:"lead"`
 	Previous *struct {
 		LeadID model.LeadID `json:"lead_id"`
 		At     time.Time    `json:"at"`
@@ -35,7 +39,7 @@ type corpusEntry struct {
 }
 
 func (e corpusEntry) context() Context {
-	c := Context{Now: e.Lead.SubmittedAt.Add(time.Second), Country: e.Country}
+	c := Context{Now: e.Lead.SubmittedAt.Add(time.Second), Country: e.Country, FillBy: e.FillBy}
 	if p := e.Previous; p != nil {
 		c.Previous = &Previous{LeadID: p.LeadID, At: p.At, Match: p.Match}
 	}
@@ -118,7 +122,12 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "corpus: %d leads (%d tr, %d en, %d de)\n", len(corpus), langs["tr"], langs["en"], langs["de"])
+	correct := 0
+	for _, v := range verdicts {
+		correct += confusion[[2]model.Verdict{v, v}]
+	}
+	fmt.Fprintf(&b, "corpus: %d leads (%d tr, %d en, %d de), accuracy %.1f%% (%d correct)\n",
+		len(corpus), langs["tr"], langs["en"], langs["de"], pct(correct, len(corpus)), correct)
 	fmt.Fprintf(&b, "%-8s %8s %8s %8s %10s %8s\n", "verdict", "labelled", "judged", "correct", "precision", "recall")
 	for _, v := range verdicts {
 		labelled, judged := 0, 0

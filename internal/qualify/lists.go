@@ -22,14 +22,19 @@ const (
 	ListPrice  = "price"  // asking for a price: PRICE_ONLY
 	ListFiller = "filler" // words that say nothing alone: NO_MESSAGE, PRICE_ONLY
 	ListTest   = "test"   // what people type to test a form: TEST_ENTRY
+	// The weaker signs: each alone says little, several together (or one
+	// with a strong phrase of vendor or job) make the reason.
+	ListVendorSign = "vendor_sign" // signs of a pitch: VENDOR_PITCH
+	ListJobSign    = "job_sign"    // signs of someone asking for work: JOB_APPLICATION
+	ListCompany    = "company"     // company and role words in the name field: VENDOR_PITCH
 )
 
 // ListNames are the names of the phrase lists, in a fixed order.
 func ListNames() []string {
-	return []string{ListVendor, ListJob, ListPrice, ListFiller, ListTest}
+	return []string{ListVendor, ListJob, ListPrice, ListFiller, ListTest, ListVendorSign, ListJobSign, ListCompany}
 }
 
-//go:embed data/phrases/*.txt data/disposable_email_blocklist.conf
+//go:embed data/phrases/*.txt data/disposable_email_blocklist.conf data/free_email_domains.txt
 var dataFS embed.FS
 
 // Lists are the word and phrase lists and the disposable e-mail domains the
@@ -39,6 +44,9 @@ type Lists struct {
 	// phrases maps list -> language -> phrases as written in the files.
 	phrases    map[string]map[string][]string
 	disposable map[string]struct{}
+	// free holds the consumer mail providers: whole domains, and "name."
+	// for a name under any top-level domain.
+	free map[string]struct{}
 }
 
 // defaultLists parses the embedded lists once; the result is never changed.
@@ -85,6 +93,14 @@ func loadEmbedded(fsys fs.FS) (*Lists, error) {
 	if l.disposable, err = LoadDisposable(f); err != nil {
 		return nil, fmt.Errorf("disposable_email_blocklist.conf: %w", err)
 	}
+	b, err := fs.ReadFile(fsys, "data/free_email_domains.txt")
+	if err != nil {
+		return nil, err
+	}
+	l.free = make(map[string]struct{})
+	for _, d := range parsePhraseFile(b) {
+		l.free[strings.TrimSuffix(strings.ToLower(d), "*")] = struct{}{}
+	}
 	return l, nil
 }
 
@@ -130,7 +146,7 @@ func LoadDisposable(r io.Reader) (map[string]struct{}, error) {
 // WithDisposable returns a copy of l that uses set as its disposable e-mail
 // domains. set must not be changed afterwards.
 func (l *Lists) WithDisposable(set map[string]struct{}) *Lists {
-	return &Lists{phrases: l.phrases, disposable: set}
+	return &Lists{phrases: l.phrases, disposable: set, free: l.free}
 }
 
 // WithDisposableFile returns a copy of l whose disposable e-mail domains are
@@ -154,7 +170,7 @@ func (l *Lists) WithPhrases(list, lang string, phrases []string) (*Lists, error)
 	if !slices.Contains(ListNames(), list) {
 		return nil, fmt.Errorf("unknown phrase list %q (want one of %s)", list, strings.Join(ListNames(), ", "))
 	}
-	out := &Lists{phrases: make(map[string]map[string][]string, len(l.phrases)+1), disposable: l.disposable}
+	out := &Lists{phrases: make(map[string]map[string][]string, len(l.phrases)+1), disposable: l.disposable, free: l.free}
 	for k, v := range l.phrases {
 		out.phrases[k] = maps.Clone(v)
 	}
@@ -196,6 +212,27 @@ func disposableMatch(set map[string]struct{}, domain string) (string, bool) {
 		d = d[i+1:]
 	}
 	return "", false
+}
+
+// freeMail reports whether domain (lower case) belongs to a consumer mail
+// provider, or to a university (students write from there): an address
+// there is a person's, not a company's.
+func freeMail(free map[string]struct{}, domain string) bool {
+	if _, ok := free[domain]; ok {
+		return true
+	}
+	if i := strings.IndexByte(domain, '.'); i > 0 {
+		if _, ok := free[domain[:i+1]]; ok {
+			return true
+		}
+	}
+	for _, edu := range [...]string{".edu", ".ac.uk", ".edu.tr", ".ac.at"} {
+		if strings.HasSuffix(domain, edu) {
+			return true
+		}
+	}
+	// German universities: uni-hamburg.de, mail.uni-koeln.de.
+	return strings.HasPrefix(domain, "uni-") || strings.Contains(domain, ".uni-")
 }
 
 // phraseMatcher finds the phrases of one list in a text's words.

@@ -212,6 +212,13 @@ func checkPhone(raw, region string) phoneResult {
 		return phoneResult{code: CodePhonePattern, evidence: map[string]any{"pattern": p, "part": part}}
 	}
 	if !valid {
+		if !intl && region != "" && digits[0] != '0' {
+			// A customer abroad may give their own country code without the
+			// "+" (46 70 482 17 35): a number valid that way is theirs.
+			if alt := checkPhone("+"+digits, region); alt.usable && alt.code == "" {
+				return alt
+			}
+		}
 		problem := "invalid"
 		if !phonenumbers.IsPossibleNumber(n) {
 			problem = "impossible length"

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,7 +52,27 @@ type Context struct {
 	// or form token to judge, and their absence is no evidence; and the
 	// chat itself reaches the person, so a missing phone is no problem.
 	Conversation bool
+	// FillBy says who measured the lead's FillMS: FillByTracker (t.js, or
+	// a page's own script, in the visitor's browser: a lead posted to the
+	// public endpoint) or FillByBackend (the site's own server posted the
+	// lead with its API key). Empty means FillByTracker.
+	FillBy string
 }
+
+// Who measured a lead's fill time (Context.FillBy).
+const (
+	FillByTracker = "tracker"
+	FillByBackend = "backend"
+)
+
+// The sources a FILL_TOO_FAST reason names in its evidence: the form token
+// (the server's clock, from the page's token to the submit), the tracker in
+// the browser, or the site's backend.
+const (
+	FillSourceToken   = "form_token"
+	FillSourceTracker = "tracker"
+	FillSourceBackend = "backend"
+)
 
 // PhoneCheck is a phone number judged for a region. Judging parses the
 // number with libphonenumber (tens of microseconds): a caller that scores
@@ -98,7 +119,8 @@ type Rules struct {
 	reviewTimeout   time.Duration
 
 	vendor, job, price, filler, test *phraseMatcher
-	disposable                       map[string]struct{}
+	vendorSign, jobSign, company     *phraseMatcher
+	disposable, free                 map[string]struct{}
 }
 
 var langCode = regexp.MustCompile(`^[a-z]{2,3}$`)
@@ -117,6 +139,7 @@ func New(s model.Qualify, lists *Lists) (*Rules, error) {
 		duplicateWindow: time.Duration(s.DuplicateWindow),
 		reviewTimeout:   time.Duration(s.ReviewTimeout),
 		disposable:      lists.disposable,
+		free:            lists.free,
 	}
 	if r.duplicateWindow == 0 {
 		r.duplicateWindow = DefaultDuplicateWindow
@@ -192,6 +215,9 @@ func New(s model.Qualify, lists *Lists) (*Rules, error) {
 	r.price = newPhraseMatcher(merged[ListPrice])
 	r.filler = newPhraseMatcher(merged[ListFiller])
 	r.test = newPhraseMatcher(merged[ListTest])
+	r.vendorSign = newPhraseMatcher(merged[ListVendorSign])
+	r.jobSign = newPhraseMatcher(merged[ListJobSign])
+	r.company = newPhraseMatcher(merged[ListCompany])
 	return r, nil
 }
 
@@ -242,6 +268,12 @@ type scoring struct {
 // add gives a reason with points derived from the site's weight for code:
 // points = weight * num / den. A rule whose weight is 0 is off.
 func (s *scoring) add(code string, num, den int, evidence map[string]any) {
+	s.give(code, num, den, ruleTable[ruleIndex(code)].Final, evidence)
+}
+
+// give is add with the reason's finality decided by the caller, for a rule
+// whose finality depends on its evidence.
+func (s *scoring) give(code string, num, den int, final bool, evidence map[string]any) {
 	i := ruleIndex(code)
 	w := s.r.weights[i]
 	if w == 0 {
@@ -253,7 +285,7 @@ func (s *scoring) add(code string, num, den int, evidence map[string]any) {
 	s.reasons = append(s.reasons, model.Reason{
 		Code:     code,
 		Points:   pts,
-		Final:    rule.Final,
+		Final:    final,
 		Evidence: evidence,
 		Message:  Message(code, "en", evidence),
 	})
@@ -262,8 +294,9 @@ func (s *scoring) add(code string, num, den int, evidence map[string]any) {
 // Score judges a lead: the reasons, the junk score (their points summed and
 // clamped to 0-100) and the verdict. A final reason makes the lead junk
 // whatever the score; a missing contact or a grey-area lead (price-only,
-// says nothing) is held for review at least. Score is pure: the same lead
-// and context give the same decision. lead must not be nil.
+// says nothing, whatever else it typed) is held for review at least. Score
+// is pure: the same lead and context give the same decision. lead must not
+// be nil.
 func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	s := scoring{r: r, reasons: make([]model.Reason, 0, 4)}
 
@@ -282,7 +315,7 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	}
 	if !c.Conversation {
 		r.scoreToken(&s, c.Token)
-		r.scoreFill(&s, lead, c.Token)
+		r.scoreFill(&s, lead, c)
 	}
 
 	// Contact: phone, e-mail, and whether anything can reach the person.
@@ -302,9 +335,9 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 		}
 		phoneOK = pr.usable
 	}
-	var emailLocal string
+	var emailLocal, emailDomain string
 	if email != "" {
-		emailOK, emailLocal = r.scoreEmail(&s, email)
+		emailOK, emailLocal, emailDomain = r.scoreEmail(&s, email)
 	}
 	switch {
 	case c.Conversation:
@@ -330,14 +363,20 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 
 	r.scoreTest(&s, nameWords, msgWords, emailLocal)
 	r.scoreGibberish(&s, nameWords, msgWords, emailLocal)
-	r.scorePhrases(&s, CodeVendorPitch, r.vendor, nameWords, msgWords)
-	r.scorePhrases(&s, CodeJobApplication, r.job, nameWords, msgWords)
-	if links := countLinks(msgFolded); links > 0 {
-		s.add(CodeMessageHasLink, 1, 1, map[string]any{"links": links})
+	r.scoreDisposableShort(&s, msgWords)
+	r.scoreVendor(&s, name, nameWords, msgWords, emailDomain)
+	r.scoreIntent(&s, CodeJobApplication, r.job, r.jobSign, nameWords, msgWords, nil)
+	plain, links := stripLinks(msgFolded)
+	greyWords := msgWords
+	if links > 0 {
+		// A link is not words: "is this price valid? <link>" only asks
+		// for a price.
+		greyWords = tokens(plain, nil)
 	}
-	if !emailOK {
-		r.scoreGrey(&s, msgWords)
-	}
+	r.scoreLinks(&s, links, countWords(greyWords))
+	// The grey area, whatever else the lead typed: an e-mail address is
+	// not evidence of intent.
+	r.scoreGrey(&s, greyWords)
 	r.scoreText(&s, c.Text, lead)
 
 	return r.decide(s)
@@ -387,41 +426,46 @@ func (r *Rules) scoreToken(s *scoring, t TokenCheck) {
 	}
 }
 
-// scoreFill prefers the fill time measured on the server's clock: the
-// browser's figure is whatever the client says.
-func (r *Rules) scoreFill(s *scoring, lead *model.Lead, t TokenCheck) {
-	// The server's figure runs from the page's load, so it is an upper
-	// bound that a bot cannot shrink; the browser's runs from the first
-	// keystroke. Either one under the minimum is too fast: take the
-	// smaller.
-	var ms int64
-	source := ""
-	if t.ServerFillMS > 0 {
-		ms, source = t.ServerFillMS, "server"
-	}
-	if lead.FillMS != nil && (source == "" || *lead.FillMS < ms) {
-		ms, source = *lead.FillMS, "client"
-	}
-	if source == "" {
+// scoreFill judges the time from the first interaction with the form to
+// the submit. Under the minimum no person filled it: junk, a final reason,
+// when we measured the time ourselves (the form token on the server's
+// clock, or the tracker in the browser); when the site's backend posted the
+// figure it gives its points without being final, and says so. A missing
+// time is no evidence either way (FILL_TIME_MISSING, off unless a site
+// gives it a weight).
+func (r *Rules) scoreFill(s *scoring, lead *model.Lead, c Context) {
+	t := c.Token
+	if lead.FillMS == nil && t.ServerFillMS <= 0 {
 		s.add(CodeFillTimeMissing, 1, 1, map[string]any{})
 		return
 	}
-	if r.minFillMS == 0 || ms >= r.minFillMS {
+	if r.minFillMS == 0 {
+		return
+	}
+	// The token's figure runs from the page's load, so it is an upper
+	// bound that a client cannot shrink: under the minimum it settles the
+	// matter. The browser's runs from the first keystroke.
+	var ms int64
+	source := ""
+	switch {
+	case t.ServerFillMS > 0 && t.ServerFillMS < r.minFillMS:
+		ms, source = t.ServerFillMS, FillSourceToken
+	case lead.FillMS != nil && *lead.FillMS < r.minFillMS:
+		ms, source = *lead.FillMS, FillSourceTracker
+		if c.FillBy == FillByBackend {
+			source = FillSourceBackend
+		}
+	default:
 		return
 	}
 	ev := map[string]any{"fill_ms": ms, "min_ms": r.minFillMS, "source": source}
-	if ms < r.minFillMS/4 {
-		// No person focuses a form and submits it this fast: half as
-		// many points again.
-		s.add(CodeFillTooFast, 3, 2, ev)
-		return
-	}
-	s.add(CodeFillTooFast, 1, 1, ev)
+	s.give(CodeFillTooFast, 1, 1, source != FillSourceBackend, ev)
 }
 
 // scoreEmail judges the address and returns whether it can reach someone,
-// and its folded local part for the text rules.
-func (r *Rules) scoreEmail(s *scoring, email string) (ok bool, local string) {
+// its folded local part for the text rules, and its domain when it is a
+// business's (not a consumer provider's, disposable or reserved).
+func (r *Rules) scoreEmail(s *scoring, email string) (ok bool, local, business string) {
 	lower := strings.ToLower(email)
 	at := strings.LastIndexByte(lower, '@')
 	if at >= 0 {
@@ -431,21 +475,58 @@ func (r *Rules) scoreEmail(s *scoring, email string) (ok bool, local string) {
 		// a@b.c and friends are someone trying the form.
 		if at == 1 && strings.IndexByte(lower[at+1:], '.') == 1 {
 			s.add(CodeTestEntry, 1, 1, map[string]any{"fields": []string{"email"}, "words": []string{"single letters"}})
-			return false, ""
+			return false, "", ""
 		}
 		s.add(CodeEmailInvalid, 1, 1, map[string]any{"problem": p})
-		return false, local
+		return false, local, ""
 	}
 	domain := lower[at+1:]
 	if reservedDomain(domain) {
 		s.add(CodeEmailInvalid, 1, 1, map[string]any{"problem": "reserved example domain"})
-		return false, local
+		return false, local, ""
 	}
 	if d, hit := disposableMatch(r.disposable, domain); hit {
 		s.add(CodeEmailDisposable, 1, 1, map[string]any{"domain": d})
-		return false, local
+		return false, local, ""
 	}
-	return true, local
+	if freeMail(r.free, domain) {
+		return true, local, ""
+	}
+	return true, local, domain
+}
+
+// fewWords is the most words a message "of a few words" has.
+const fewWords = 6
+
+// countWords counts the words of two letters or more that are not numbers:
+// "I'd like info" has three.
+func countWords(words []string) int {
+	n := 0
+	for _, w := range words {
+		if len(w) >= 2 && !allDigits(w) {
+			n++
+		}
+	}
+	return n
+}
+
+// scoreDisposableShort makes a disposable address with a message of a few
+// words junk: half as many points again on EMAIL_DISPOSABLE. A throwaway
+// address next to a real description of a need stays a review.
+func (r *Rules) scoreDisposableShort(s *scoring, msg []string) {
+	n := countWords(msg)
+	if n > fewWords {
+		return
+	}
+	for i := range s.reasons {
+		x := &s.reasons[i]
+		if x.Code != CodeEmailDisposable {
+			continue
+		}
+		x.Points = min(r.Weight(CodeEmailDisposable)*3/2, 100)
+		x.Evidence["message_words"] = n
+		x.Message = Message(x.Code, "en", x.Evidence)
+	}
 }
 
 // wholeOf reports whether matcher m covers every word, and which phrases it
@@ -575,27 +656,92 @@ func (r *Rules) scoreGibberish(s *scoring, name, msg []string, emailLocal string
 	}
 }
 
-// scorePhrases gives code when m finds phrases in the name or the message:
-// the weight for the first phrase, half of it again for each further one.
-func (r *Rules) scorePhrases(s *scoring, code string, m *phraseMatcher, name, msg []string) {
-	var spanBuf [16]span
-	spans := m.find(name, spanBuf[:0])
-	spans = m.find(msg, spans)
-	if len(spans) == 0 {
-		return
+// scoreVendor judges the pitch: the strong and weaker phrases of the
+// message (scoreIntent), and, only once those hold the lead for review, what
+// the other fields say about who wrote: a company or a role in the name
+// field ("Burak - Nova Dijital", "Lead Solutions LLC", "Sales Manager") and
+// a business's e-mail domain ("" for a person's).
+func (r *Rules) scoreVendor(s *scoring, name string, nameWords, msg []string, domain string) {
+	var ctxBuf [4]string
+	context := ctxBuf[:0]
+	var spanBuf [8]span
+	if spans := r.company.find(nameWords, spanBuf[:0]); len(spans) > 0 {
+		context = append(context, "name: "+r.company.phrases[spans[0].phrase].text)
+	} else if len(nameWords) > 1 && (strings.ContainsAny(name, "|@/") || strings.Contains(name, " - ") || strings.Contains(name, " – ")) {
+		// "Sophie @ BrightFox", "Ece | Parlak Medya": a person and
+		// their company.
+		context = append(context, "name: person and company")
 	}
-	var found []string
-	for _, sp := range spans {
-		found = appendUnique(found, m.phrases[sp.phrase].text)
+	if domain != "" {
+		context = append(context, "business e-mail: "+domain)
 	}
-	n := min(len(found), 5)
-	s.add(code, n+1, 2, map[string]any{"phrases": found[:n]})
+	r.scoreIntent(s, CodeVendorPitch, r.vendor, r.vendorSign, nameWords, msg, context)
 }
 
-// scoreGrey holds a lead that left no usable e-mail and either says nothing
-// (only greetings and politeness) or only asks for a price (price words,
-// filler and at most one other word, the thing priced): it may be a real
-// person, but nothing yet shows it, so it waits for a reply or a call.
+// scoreIntent gives code when the words show an intent: each phrase of
+// strong (in the name or the message) counts two, each phrase of signs in
+// the message one. The weight goes with two, half of it with each further
+// one: one strong phrase or two signs are review, a strong phrase and a sign
+// or three signs are junk. A lone sign says nothing. Each of context counts
+// one more once the words alone reach two.
+func (r *Rules) scoreIntent(s *scoring, code string, strong, signs *phraseMatcher, name, msg []string, context []string) {
+	var spanBuf [24]span
+	spans := strong.find(name, spanBuf[:0])
+	nameStrong := len(spans)
+	spans = strong.find(msg, spans)
+	var found []string
+	for _, sp := range spans {
+		found = appendUnique(found, strong.phrases[sp.phrase].text)
+	}
+	nStrong := len(found)
+	strongSpans := spans[nameStrong:]
+	weak := 0
+	var signBuf [16]span
+	for _, sp := range signs.find(msg, signBuf[:0]) {
+		if overlaps(strongSpans, sp) {
+			// "free demo" is one strong phrase, not a sign "demo" too.
+			continue
+		}
+		if t := signs.phrases[sp.phrase].text; !slices.Contains(found, t) {
+			found = append(found, t)
+			weak++
+		}
+	}
+	units := 2*nStrong + weak
+	if units < 2 {
+		return
+	}
+	// Who wrote (a company name, a business's domain) never makes the
+	// reason; next to an offer it turns a review into junk.
+	for _, c := range context {
+		found = append(found, c)
+		weak++
+		units++
+	}
+	ev := map[string]any{"phrases": found[:min(len(found), 8)]}
+	if weak > 0 {
+		ev["signs"] = weak
+	}
+	s.add(code, min(units, 8), 2, ev)
+}
+
+// overlaps reports whether sp shares a word with any of spans.
+func overlaps(spans []span, sp span) bool {
+	for _, x := range spans {
+		if sp.start < x.end && x.start < sp.end {
+			return true
+		}
+	}
+	return false
+}
+
+// scoreGrey holds a lead that says nothing (only greetings and politeness)
+// or only asks for a price, whatever else it typed: it may be a real person,
+// but nothing yet shows it, so it waits for a reply or a call. A price
+// question has at most three words besides the price words and the
+// filler, for the thing priced: "fiyat?", "diş beyazlatma ücreti", "cost of
+// a loft conversion", "Preis für eine Wärmepumpe". Numbers and single
+// letters say nothing either way.
 func (r *Rules) scoreGrey(s *scoring, msg []string) {
 	if len(msg) == 0 {
 		s.add(CodeNoMessage, 1, 1, map[string]any{"empty": true})
@@ -620,29 +766,74 @@ func (r *Rules) scoreGrey(s *scoring, msg []string) {
 	}
 	other := 0
 	for i, w := range msg {
-		if !covered[i] && !allDigits(w) {
+		if !covered[i] && !allDigits(w) && len(w) >= 2 {
 			other++
 		}
 	}
 	switch {
-	case len(priceWords) > 0 && other <= 1:
-		// "fiyat?", and also "implant fiyatı ne kadar": the price of one
-		// named thing is still only a price question.
+	case len(priceWords) > 0 && other <= 3:
 		s.add(CodePriceOnly, 1, 1, map[string]any{"phrases": priceWords})
 	case other == 0:
 		s.add(CodeNoMessage, 1, 1, map[string]any{"empty": false})
 	}
 }
 
-// countLinks counts web links in folded text.
-func countLinks(folded string) int {
-	n := 0
-	for _, p := range [...]string{"http://", "https://", "www."} {
-		n += strings.Count(folded, p)
+// scoreLinks gives MESSAGE_HAS_LINK for a message with links, and
+// MOSTLY_LINKS instead when the links are most of it: no more than two
+// words of text a link ("see here: http://...").
+func (r *Rules) scoreLinks(s *scoring, links, words int) {
+	switch {
+	case links == 0:
+	case words <= 2*links:
+		s.add(CodeMostlyLinks, 1, 1, map[string]any{"links": links, "words": words})
+	default:
+		s.add(CodeMessageHasLink, 1, 1, map[string]any{"links": links})
 	}
-	// "https://www.x" is one link.
-	n -= strings.Count(folded, "://www.")
-	return n
+}
+
+// stripLinks returns folded text without its links, and how many there
+// were; text without links comes back as it is.
+func stripLinks(folded string) (string, int) {
+	if !strings.ContainsAny(folded, "/.") {
+		return folded, 0
+	}
+	links := 0
+	var b strings.Builder
+	for f := range strings.FieldsSeq(folded) {
+		if isLink(f) {
+			links++
+			continue
+		}
+		b.WriteString(f)
+		b.WriteByte(' ')
+	}
+	if links == 0 {
+		return folded, 0
+	}
+	return b.String(), links
+}
+
+// isLink reports whether a whitespace-separated piece of folded text is a
+// web link: http(s)://..., www...., or a domain with a path (bit.ly/x).
+func isLink(f string) bool {
+	if strings.Contains(f, "http://") || strings.Contains(f, "https://") || strings.Contains(f, "www.") {
+		return true
+	}
+	slash := strings.IndexByte(f, '/')
+	if slash <= 0 {
+		return false
+	}
+	host := f[:slash]
+	dot := strings.LastIndexByte(host, '.')
+	if dot <= 0 || dot == len(host)-1 {
+		return false
+	}
+	for i := dot + 1; i < len(host); i++ {
+		if host[i] < 'a' || host[i] > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 func allDigits(w string) bool {

@@ -163,26 +163,47 @@ func repeatedUnit(w string) bool {
 	return false
 }
 
-// keyAdjacent has bit b of entry a set when letters a and b sit next to
-// each other on a row of one of keyboardRows. It is built once and never
-// written afterwards.
-var keyAdjacent = func() (adj [26]uint32) {
-	for _, row := range keyboardRows {
+// rowAdjacent has, for each row of keyboardRows, bit b of entry a set when
+// letters a and b sit next to each other on that row; anyAdjacent is their
+// union. They are built once and never written afterwards.
+var rowAdjacent, anyAdjacent = func() (adj [len(keyboardRows)][26]uint32, union [26]uint32) {
+	for r, row := range keyboardRows {
 		for i := 1; i < len(row); i++ {
 			a, b := row[i-1]-'a', row[i]-'a'
-			adj[a] |= 1 << b
-			adj[b] |= 1 << a
+			adj[r][a] |= 1 << b
+			adj[r][b] |= 1 << a
+		}
+		for a := range union {
+			union[a] |= adj[r][a]
 		}
 	}
-	return adj
+	return adj, union
 }()
 
 // keyboardRun reports whether w (folded letters a-z) holds n or more
-// neighbouring keys in a row, either way: "asdfg", "poiuy".
+// neighbouring keys of one keyboard row in a row, either way: "asdfg",
+// "poiuy". Neighbours on different layouts do not chain: "guzer" uses
+// three layouts and is a name (Oğuz Erdem).
 func keyboardRun(w string, n int) bool {
+	// Most words have no such run on any layout: one pass over the union
+	// rules them out before the rows are tried one by one.
+	if !adjacentRun(&anyAdjacent, w, n) {
+		return false
+	}
+	for r := range rowAdjacent {
+		if adjacentRun(&rowAdjacent[r], w, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// adjacentRun reports whether w holds n or more letters in a row, each next
+// to the one before by adj.
+func adjacentRun(adj *[26]uint32, w string, n int) bool {
 	run := 1
 	for i := 1; i < len(w); i++ {
-		if keyAdjacent[w[i-1]-'a']&(1<<(w[i]-'a')) != 0 {
+		if adj[w[i-1]-'a']&(1<<(w[i]-'a')) != 0 {
 			run++
 			if run >= n {
 				return true

@@ -267,7 +267,7 @@ func (m *TextModel) Judge(message string, leaveOut *bool) TextJudgement {
 		c = 1
 	}
 	for _, x := range cs {
-		if len(out.Words) == 3 || (x.w > 0) != out.Junk || x.n[c] == 0 || overlaps(out.Words, x.f) {
+		if len(out.Words) == 3 || (x.w > 0) != out.Junk || x.n[c] == 0 || featureOverlaps(out.Words, x.f) {
 			continue
 		}
 		out.Words = append(out.Words, x.f)
@@ -276,9 +276,9 @@ func (m *TextModel) Judge(message string, leaveOut *bool) TextJudgement {
 	return out
 }
 
-// overlaps tells whether feature f shares a word with one of fs ("seo"
+// featureOverlaps tells whether feature f shares a word with one of fs ("seo"
 // and "seo teklif"): the evidence names different words.
-func overlaps(fs []string, f string) bool {
+func featureOverlaps(fs []string, f string) bool {
 	a1, a2, _ := strings.Cut(f, " ")
 	for _, g := range fs {
 		b1, b2, _ := strings.Cut(g, " ")
@@ -351,7 +351,7 @@ func (r *Rules) scoreText(s *scoring, t *Text, lead *model.Lead) {
 
 // textCodes are the reasons the rules give for the words of a lead, which
 // the text model may take back.
-var textCodes = map[string]bool{CodeVendorPitch: true, CodeJobApplication: true, CodeMessageHasLink: true,
+var textCodes = map[string]bool{CodeVendorPitch: true, CodeJobApplication: true, CodeMessageHasLink: true, CodeMostlyLinks: true,
 	CodeTestEntry: true, CodeGibberish: true}
 
 // RuleReason tells whether a reason code is one the rules give (the text

@@ -43,6 +43,9 @@ func (s *Server) leadCreate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	// A lead posted with the API key comes from the site's own server: its
+	// fill_ms is the backend's figure, which the rules weigh as such.
+	in.FromServer = keySite != nil
 	switch {
 	case keySite != nil && keySite.ID != site.ID:
 		s.fail(w, r, errStatus(http.StatusForbidden, "the API key belongs to another site"))
