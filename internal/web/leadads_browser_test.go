@@ -4,12 +4,15 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/browsertest"
 	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
 )
 
 // leadAdsLead stores a Lead Ads lead for site dent as the fetch does: the
@@ -91,4 +94,35 @@ func TestLeadAdsSourceInBrowser(t *testing.T) {
 		t.Errorf("the form's custom answer is not shown: %q", got)
 	}
 	browsertest.Screenshot(t, ctx, "lead-leadads")
+}
+
+// TestLeadAdsOnAdminPages: the sites page says why a site's Lead Ads
+// fetches are paused, and a Lead Ads lead's page shows its source, in
+// both languages.
+func TestLeadAdsOnAdminPages(t *testing.T) {
+	e := newAdminEnv(t)
+	leadAdsLead(t, e)
+	why := "the Lead Ads token lacks leads_retrieval: grant it to the app"
+	if err := e.db.DestinationPauseSet(context.Background(), model.Share{Site: "dent", Destination: model.DestinationMetaLeadgen},
+		why, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	c := e.login()
+	for lang, want := range map[string][]string{"en": {"Lead Ads fetches: " + why}, "tr": {"Lead Ads çekimleri: " + why}} {
+		c.hdr["Accept-Language"] = lang
+		if p := c.get("/admin/sites"); p.code != 200 || !strings.Contains(p.body, want[0]) {
+			t.Errorf("%s sites page: %d, lacks %q", lang, p.code, want[0])
+		}
+	}
+	l, err := e.db.LeadFind(context.Background(), "dent", store.LeadLookup{LeadAdsID: "9007199254740993"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.hdr["Accept-Language"] = "tr"
+	p := c.get("/admin/leads/" + string(l.ID))
+	for _, want := range []string{"Kaynak", "Lead Ads (Anında Form)", "Reklam seti", "İstanbul 25-55", "Instagram"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("Turkish lead page lacks %q", want)
+		}
+	}
 }
