@@ -114,6 +114,21 @@ func TestLeadAdsOnAdminPages(t *testing.T) {
 			t.Errorf("%s sites page: %d, lacks %q", lang, p.code, want[0])
 		}
 	}
+	// A fetch job Meta refused shows among the deliveries, as a dead
+	// letter that can be replayed.
+	now := time.Now()
+	if _, err := e.db.DeliveryInsert(context.Background(), &model.Delivery{ID: "dl_fetch1", SiteID: "dent",
+		Destination: model.DestinationMetaLeadgen, Kind: app.KindLeadgen, EventName: app.KindLeadgen, EventID: "1200000000000888",
+		Payload: []byte(`{"leadgen_id":"1200000000000888","page_id":"104857600123456","via":"webhook"}`),
+		State: model.DeliveryDead, LastError: "Meta refused to read the lead", NextAt: now, DeadlineAt: now.Add(90 * 24 * time.Hour),
+		CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	c.hdr["Accept-Language"] = "en"
+	if p := c.get("/admin/deliveries?state=dead"); p.code != 200 || !strings.Contains(p.body, "1200000000000888") ||
+		!strings.Contains(p.body, "Meta refused to read the lead") {
+		t.Errorf("deliveries page: %d\n%s", p.code, p.body)
+	}
 	l, err := e.db.LeadFind(context.Background(), "dent", store.LeadLookup{LeadAdsID: "9007199254740993"})
 	if err != nil {
 		t.Fatal(err)
