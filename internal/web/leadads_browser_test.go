@@ -120,7 +120,7 @@ func TestLeadAdsOnAdminPages(t *testing.T) {
 	if _, err := e.db.DeliveryInsert(context.Background(), &model.Delivery{ID: "dl_fetch1", SiteID: "dent",
 		Destination: model.DestinationMetaLeadgen, Kind: app.KindLeadgen, EventName: app.KindLeadgen, EventID: "1200000000000888",
 		Payload: []byte(`{"leadgen_id":"1200000000000888","page_id":"104857600123456","via":"webhook"}`),
-		State: model.DeliveryDead, LastError: "Meta refused to read the lead", NextAt: now, DeadlineAt: now.Add(90 * 24 * time.Hour),
+		State:   model.DeliveryDead, LastError: "Meta refused to read the lead", NextAt: now, DeadlineAt: now.Add(90 * 24 * time.Hour),
 		CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
