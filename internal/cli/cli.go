@@ -45,6 +45,7 @@ func commands() []command {
 		{"doctor", "check a running install from outside: config, database, certificate, tracker, Meta tokens", doctor},
 		{"version", "print the version, commit and Go version this binary was built from", version},
 		{"probe", "fetch a URL and succeed on a 2xx answer (the container's health check)", probe},
+		{"leadads", "check a site's Lead Ads token, Page subscription and permissions", leadAdsCmd},
 	}
 }
 

@@ -45,6 +45,9 @@ type Site struct {
 	PausedAt     time.Time
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	// LeadAds are the site's Lead Ads secrets, in clear text in memory
+	// only.
+	LeadAds LeadAdsSecrets
 }
 
 // SiteSettings are the editable settings of a site, stored as one document.
@@ -59,6 +62,9 @@ type SiteSettings struct {
 	// WhatsApp names the WhatsApp Business numbers whose inbound messages
 	// are evidence about the site's leads.
 	WhatsApp WhatsAppSettings `json:"whatsapp,omitempty" yaml:"whatsapp"`
+	// LeadAds names the site's Facebook Pages whose Instant Forms are a
+	// lead source.
+	LeadAds LeadAdsSettings `json:"lead_ads,omitempty" yaml:"lead_ads"`
 	// CallTokenHash is the SHA-256 (hex) of the site's call-webhook token,
 	// a narrower secret than the API key for call trackers; empty when the
 	// site has none.

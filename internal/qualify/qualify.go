@@ -313,7 +313,9 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 		}
 		s.add(CodeDuplicate, 1, 1, ev)
 	}
-	if !c.Conversation {
+	if lead.FormTimed() {
+		// An Instant Form or a chat has no form token or fill time to
+		// judge, and their absence is no evidence.
 		r.scoreToken(&s, c.Token)
 		r.scoreFill(&s, lead, c)
 	}

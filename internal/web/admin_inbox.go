@@ -36,6 +36,9 @@ type leadRow struct {
 	// Conflict is set when the CRM reached a stage with a lead the owner
 	// called junk.
 	Conflict string
+	// Source says where a lead from other than the site's forms came from
+	// (Lead Ads: the form and the ad); empty for a web form's.
+	Source string
 }
 
 // adminInbox lists the newest leads first, filtered by verdict and site and
@@ -105,6 +108,7 @@ func (s *Server) leadRow(lang string, l *model.Lead, now time.Time) leadRow {
 		row.TopReason, row.Points = reasonText(lang, top), top.Points
 	}
 	row.Window, row.Urgent = windowNote(lang, l, now)
+	row.Source = sourceSummary(lang, l)
 	return row
 }
 

@@ -117,6 +117,7 @@ type Server struct {
 	retryAfter  time.Duration
 	requests    int
 	events      []Received
+	leadgen     *leadgenState // the Lead Ads side (leadgen.go), made on first use
 	// datasets maps a WhatsApp Business Account's dataset id to the WABA.
 	datasets map[string]string
 }
@@ -270,6 +271,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	trace := "graphtest-" + strconv.Itoa(n)
 
 	if s.injure(w, r, fault, trace, retryAfter) {
+		return
+	}
+	if s.serveLeadgen(w, r, trace) {
 		return
 	}
 	if o := objectRE.FindStringSubmatch(r.URL.Path); o != nil && r.Method == http.MethodGet {
