@@ -126,19 +126,16 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	handler := web.New(wo).Handler()
 
-	ln, err := net.Listen("tcp", c.Listen)
+	fr, err := startFront(ctx, c, db, handler, log)
 	if err != nil {
 		return err
 	}
-	srv := newHTTPServer(c, handler, log)
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
 
 	var msrv *http.Server
 	if c.MetricsListen != "" {
 		mln, err := net.Listen("tcp", c.MetricsListen)
 		if err != nil {
-			srv.Close()
+			fr.Close()
 			return fmt.Errorf("metrics_listen: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -154,8 +151,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "metrics on http://%s/metrics\n", mln.Addr())
 	}
 
-	addr := "http://" + ln.Addr().String()
+	addr := fr.url
 	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s); admin UI at %s/admin/\n", addr, store.RedactDSN(c.Database), addr)
+	if fr.plain != "" {
+		fmt.Fprintf(e.stdout, "plain HTTP on %s redirects to https (but for /healthz, /readyz and ACME challenges)\n", fr.plain)
+	}
 	if *cfgPath == "" {
 		fmt.Fprintf(e.stdout, "No config file: running with the defaults and no sites.\n"+
 			"Next: write cleanads.yaml (see README.md, 'Configuration'), then run\n"+
@@ -164,7 +164,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 
 	select {
-	case err := <-serveErr:
+	case err := <-fr.errs:
+		fr.Close()
 		return fmt.Errorf("http: %w", err)
 	case <-ctx.Done():
 	}
@@ -175,12 +176,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		// Scrapes are short; they need no grace of their own.
 		msrv.Close()
 	}
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("http shutdown", "err", err)
-	}
-	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("http", "err", err)
-	}
+	fr.Shutdown(sctx, log)
 	if err := runner.Stop(sctx); err != nil {
 		log.Warn("delivery shutdown", "err", err)
 	}

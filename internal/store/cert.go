@@ -7,25 +7,16 @@ import (
 	"unicode/utf8"
 )
 
-// CertItem is one entry of the certificate storage: an ACME account, a
-// certificate, its key or its metadata, under a path-like key such as
+// CertGet returns what is stored under key and when it was, or
+// model.ErrNotFound. The certificate storage holds the ACME account, the
+// certificates, their keys and metadata under path-like keys such as
 // certificates/<ca>/t.example.com/t.example.com.crt.
-type CertItem struct {
-	Key      string
-	Value    []byte
-	Modified time.Time
-}
-
-// CertGet returns the item stored under key, or model.ErrNotFound.
-func (q Q) CertGet(ctx context.Context, key string) (CertItem, error) {
-	it := CertItem{Key: key}
+func (q Q) CertGet(ctx context.Context, key string) (value []byte, modified time.Time, err error) {
 	var at int64
-	err := q.queryRow(ctx, `/* Store.CertGet */ SELECT value, modified_at FROM cert_items WHERE key = ?`, key).Scan(&it.Value, &at)
-	if err != nil {
-		return CertItem{}, notFound(err, "certificate item "+key)
+	if err := q.queryRow(ctx, `/* Store.CertGet */ SELECT value, modified_at FROM cert_items WHERE key = ?`, key).Scan(&value, &at); err != nil {
+		return nil, time.Time{}, notFound(err, "certificate item "+key)
 	}
-	it.Modified = time.UnixMilli(at).UTC()
-	return it, nil
+	return value, time.UnixMilli(at).UTC(), nil
 }
 
 // CertPut stores value under key, replacing what was there.

@@ -20,7 +20,7 @@ func TestCertItems(t *testing.T) {
 	ctx := context.Background()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		now := time.UnixMilli(1_700_000_000_000).UTC()
-		if _, err := db.CertGet(ctx, "certificates/ca/a.example/a.example.crt"); !errors.Is(err, model.ErrNotFound) {
+		if _, _, err := db.CertGet(ctx, "certificates/ca/a.example/a.example.crt"); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("get of nothing: %v, want ErrNotFound", err)
 		}
 		put := map[string]string{
@@ -41,9 +41,9 @@ func TestCertItems(t *testing.T) {
 		if err := db.CertPut(ctx, "certificates/ca/a.example/a.example.crt", raw, now.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		it, err := db.CertGet(ctx, "certificates/ca/a.example/a.example.crt")
-		if err != nil || string(it.Value) != string(raw) || !it.Modified.Equal(now.Add(time.Second)) {
-			t.Fatalf("get after replace: %q %v %v", it.Value, it.Modified, err)
+		v, at, err := db.CertGet(ctx, "certificates/ca/a.example/a.example.crt")
+		if err != nil || string(v) != string(raw) || !at.Equal(now.Add(time.Second)) {
+			t.Fatalf("get after replace: %q %v %v", v, at, err)
 		}
 
 		keys, err := db.CertKeys(ctx, "certificates/ca/a.example")
@@ -68,7 +68,7 @@ func TestCertItems(t *testing.T) {
 		if err := db.CertDelete(ctx, "acme/ca/users/ops@example.com/ops.json"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.CertGet(ctx, "acme/ca/users/ops@example.com/ops.json"); !errors.Is(err, model.ErrNotFound) {
+		if _, _, err := db.CertGet(ctx, "acme/ca/users/ops@example.com/ops.json"); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("deleted key: %v", err)
 		}
 	})
