@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -126,40 +125,19 @@ func unavailable(t *testing.T, format string, args ...any) {
 	t.Skipf(format+" (skipped; under CI=true this fails)", args...)
 }
 
-var pebbleBuild struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// pebbleBinaries builds the Go tools pebble and pebble-challtestsrv (tool
-// lines in go.mod, so `go tool pebble` runs the same) once per test run.
+// pebbleBinaries builds the Go tools pebble and pebble-challtestsrv (the
+// tool lines of go.mod, so `go tool pebble` runs the same program) into
+// the test's folder; Go's build cache makes every build after the first
+// a link.
 func pebbleBinaries(t *testing.T) (pebble, challtestsrv string) {
 	t.Helper()
-	pebbleBuild.once.Do(func() {
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			pebbleBuild.err = err
-			return
+	dir := t.TempDir()
+	for _, pkg := range []string{"github.com/letsencrypt/pebble/v2/cmd/pebble", "github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv"} {
+		if out, err := exec.Command("go", "build", "-o", dir, pkg).CombinedOutput(); err != nil {
+			unavailable(t, "Pebble cannot be built: go build %s: %v\n%s", pkg, err, out)
 		}
-		dir, err := os.MkdirTemp("", "cleanads-pebble-")
-		if err != nil {
-			pebbleBuild.err = err
-			return
-		}
-		pebbleBuild.dir = dir
-		for _, pkg := range []string{"github.com/letsencrypt/pebble/v2/cmd/pebble", "github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv"} {
-			out, err := exec.Command(goBin, "build", "-o", dir, pkg).CombinedOutput()
-			if err != nil {
-				pebbleBuild.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-				return
-			}
-		}
-	})
-	if pebbleBuild.err != nil {
-		unavailable(t, "Pebble cannot be built: %v", pebbleBuild.err)
 	}
-	return filepath.Join(pebbleBuild.dir, "pebble"), filepath.Join(pebbleBuild.dir, "pebble-challtestsrv")
+	return filepath.Join(dir, "pebble"), filepath.Join(dir, "pebble-challtestsrv")
 }
 
 // pebble is a running Pebble (Let's Encrypt's test CA) with its challenge
