@@ -147,7 +147,7 @@ func (m *Manager) Stop(context.Context) error {
 }
 
 // TLSConfig is the HTTPS listener's: TLS 1.2 at least, Go's default
-// cipher suites (forward-secret AEADs only for 1.2), HTTP/2, and ACME's
+// cipher suites (forward-secret key exchange only), HTTP/2, and ACME's
 // TLS-ALPN-01 protocol when certificates come from ACME.
 func (m *Manager) TLSConfig() *tls.Config {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
