@@ -5,10 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/config"
@@ -74,6 +76,7 @@ func startFront(ctx context.Context, c *config.Config, db *store.DB, handler htt
 
 	srv := newHTTPServer(c, https.HSTS(handler), log)
 	srv.TLSConfig = f.certs.TLSConfig()
+	srv.ErrorLog = stdlog.New(handshakeLog{log}, "", 0)
 	f.serve(srv, tls.NewListener(ln, srv.TLSConfig))
 	if pln != nil {
 		f.serve(newHTTPServer(c, f.certs.PlainHandler(handler, httpsPort), log), pln)
@@ -132,6 +135,22 @@ func (f *front) Shutdown(ctx context.Context, log *slog.Logger) {
 	if f.certs != nil {
 		f.certs.Stop(ctx)
 	}
+}
+
+// handshakeLog is the HTTPS server's error log: failed handshakes
+// (scanners, clients naming another host, a certificate not there yet,
+// which the certificate's own log lines explain) are at debug; the rest
+// warn as on plain HTTP.
+type handshakeLog struct{ log *slog.Logger }
+
+func (h handshakeLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	level := slog.LevelWarn
+	if strings.HasPrefix(msg, "http: TLS handshake error") {
+		level = slog.LevelDebug
+	}
+	h.log.Log(context.Background(), level, msg)
+	return len(p), nil
 }
 
 func closeAll(err error, lns ...net.Listener) error {

@@ -166,6 +166,9 @@ func TestServeACME(t *testing.T) {
 	if !slices.Contains(p.issued(), renewed) || p.orders() < 2 {
 		t.Fatalf("renewed serial %s, Pebble issued %v in %d orders", renewed, p.issued(), p.orders())
 	}
+	eventually(t, "the renewal in the log", func() bool {
+		return strings.Contains(logs(), `msg="certificate obtained"`) && strings.Contains(logs(), `msg="certificate renewed"`)
+	}, logs)
 	if code := stop(); code != 0 {
 		t.Fatalf("serve exited %d:\n%s", code, logs())
 	}
@@ -180,7 +183,8 @@ func TestServeACMETwoNodes(t *testing.T) {
 	p := startPebble(t, ports[1], ports[0], 0) // 0: Pebble's default, 90 days
 	roots := p.root(t)
 
-	_, out1, err1, _ := startServe(t, t.TempDir(), tlsServeConfig(dsn, acmeBlock(p, ports[0], 0, "10m")), nil)
+	// At debug, the log names the challenge used.
+	_, out1, err1, _ := startServe(t, t.TempDir(), tlsServeConfig(dsn, acmeBlock(p, ports[0], 0, "10m"))+"log: {level: debug}\n", nil)
 	logs := func() string { return out1.String() + err1.String() + "\n--- pebble\n" + p.log.String() }
 	first := waitServed(t, fmt.Sprintf("127.0.0.1:%d", ports[0]), roots, logs)
 	if n := p.orders(); n != 1 || !strings.Contains(out1.String()+err1.String(), "challenge_type=tls-alpn-01") {
@@ -195,6 +199,10 @@ func TestServeACMETwoNodes(t *testing.T) {
 	}
 	if n := p.orders(); n != 1 {
 		t.Errorf("the second node ordered: %d orders\n%s", n, logs2())
+	}
+	if !strings.Contains(out2.String()+err2.String(), "certificate in service") ||
+		strings.Contains(out2.String()+err2.String(), "certificate obtained") {
+		t.Errorf("the second node's log should say it serves a certificate it did not obtain:\n%s", logs2())
 	}
 	if code := stop2(); code != 0 {
 		t.Fatalf("second node exited %d:\n%s", code, logs2())

@@ -101,6 +101,7 @@ func New(o Options) (*Manager, error) {
 		// A client that sends no name (an address typed in) still gets
 		// the first domain's certificate.
 		DefaultServerName: o.Domains[0],
+		OnEvent:           m.event,
 	})
 	m.acme = certmagic.NewACMEIssuer(m.cfg, certmagic.ACMEIssuer{
 		CA:           o.Directory,
@@ -117,6 +118,24 @@ func New(o Options) (*Manager, error) {
 	})
 	m.cfg.Issuers = []certmagic.Issuer{m.acme}
 	return m, nil
+}
+
+// event logs at info what an operator wants to know of certmagic's work: a
+// certificate obtained or renewed, and one put in service (from the CA or
+// from the database); the rest of its talk is at debug, its failures at
+// warn and error.
+func (m *Manager) event(_ context.Context, name string, data map[string]any) error {
+	switch name {
+	case "cert_obtained":
+		msg := "certificate obtained"
+		if renewal, _ := data["renewal"].(bool); renewal {
+			msg = "certificate renewed"
+		}
+		m.o.Logger.Info(msg, "domain", fmt.Sprint(data["identifier"]), "issuer", fmt.Sprint(data["issuer"]))
+	case "cached_managed_cert":
+		m.o.Logger.Info("certificate in service", "domains", fmt.Sprint(data["sans"]))
+	}
+	return nil
 }
 
 // Start begins getting the certificates (from storage when another node

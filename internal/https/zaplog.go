@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -22,12 +23,13 @@ type slogCore struct {
 	fields []zapcore.Field
 }
 
+// level maps zap's levels to slog's, one lower for info: certmagic tells
+// each step of its work at info, and Manager.event says the few that
+// matter.
 func level(l zapcore.Level) slog.Level {
 	switch {
-	case l < zapcore.InfoLevel:
+	case l <= zapcore.InfoLevel:
 		return slog.LevelDebug
-	case l == zapcore.InfoLevel:
-		return slog.LevelInfo
 	case l == zapcore.WarnLevel:
 		return slog.LevelWarn
 	default:
@@ -60,7 +62,7 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	}
 	attrs := make([]any, 0, 2*len(enc.Fields)+2)
 	if e.LoggerName != "" {
-		attrs = append(attrs, slog.String("component", "tls."+e.LoggerName))
+		attrs = append(attrs, slog.String("component", "tls."+strings.TrimLeft(e.LoggerName, ".")))
 	}
 	for _, k := range slices.Sorted(maps.Keys(enc.Fields)) {
 		attrs = append(attrs, slog.Any(k, enc.Fields[k]))
