@@ -209,6 +209,30 @@ func TestServeACMETwoNodes(t *testing.T) {
 	}
 }
 
+// A restart serves the certificate kept in the database and orders none.
+func TestServeACMERestart(t *testing.T) {
+	ports := freePorts(t, 2)
+	p := startPebble(t, ports[1], ports[0], 0)
+	roots := p.root(t)
+	dir, dsn := t.TempDir(), storetest.DSN(t)
+	cfg := tlsServeConfig(dsn, acmeBlock(p, ports[0], ports[1], "10m"))
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+
+	_, out, errOut, stop := startServe(t, dir, cfg, nil)
+	logs := func() string { return out.String() + errOut.String() + "\n--- pebble\n" + p.log.String() }
+	first := waitServed(t, addr, roots, logs)
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, logs())
+	}
+	_, out, errOut, _ = startServe(t, dir, cfg, nil)
+	if again := waitServed(t, addr, roots, logs); again != first {
+		t.Errorf("after a restart: serial %s, before %s", again, first)
+	}
+	if n := p.orders(); n != 1 {
+		t.Errorf("%d orders across a restart, want 1:\n%s", n, logs())
+	}
+}
+
 // cert_file and key_file: the certificate is served, and a new pair
 // written over the files is served without a restart; a half-written pair
 // (the key not yet matching) keeps the old one in service meanwhile.
