@@ -15,7 +15,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/certmagic"
@@ -197,13 +199,16 @@ func (m *Manager) PlainHandler(app http.Handler, httpsPort int) http.Handler {
 		if h, _, err := net.SplitHostPort(r.Host); err == nil {
 			host = h
 		}
-		if host == "" {
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		ip := net.ParseIP(host)
+		// The redirect goes to the host asked for, so it must be a host.
+		if ip == nil && !hostPattern.MatchString(host) {
 			http.Error(w, "https only", http.StatusBadRequest)
 			return
 		}
 		if httpsPort != 443 {
 			host = net.JoinHostPort(host, strconv.Itoa(httpsPort))
-		} else if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		} else if ip != nil && ip.To4() == nil {
 			host = "[" + host + "]"
 		}
 		code := http.StatusPermanentRedirect
@@ -213,6 +218,9 @@ func (m *Manager) PlainHandler(app http.Handler, httpsPort int) http.Handler {
 		http.Redirect(w, r, "https://"+host+r.URL.RequestURI(), code)
 	})
 }
+
+// hostPattern is a host name as a Host header may carry one.
+var hostPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
 
 // HSTS tells browsers to use https for this host from now on (a year);
 // only the HTTPS listener sets it, never a plain or proxied one. No

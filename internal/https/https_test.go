@@ -158,7 +158,10 @@ func TestPlainHandler(t *testing.T) {
 		{"GET", "/", "[::1]:80", 443, 301, "https://[::1]/"},
 		{"GET", "/healthz", "t.example.com", 443, 200, ""},
 		{"GET", "/readyz", "t.example.com", 443, 200, ""},
+		{"GET", "/", "[::1]", 8443, 301, "https://[::1]:8443/"},
 		{"GET", "/", "", 443, 400, ""},
+		{"GET", "/", "evil.example/x?", 443, 400, ""},
+		{"GET", "/", "a@evil.example", 443, 400, ""},
 	} {
 		r := httptest.NewRequest(tc.method, tc.target, nil)
 		r.Host = tc.host
