@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cleanads/cleanads/internal/secret"
 )
 
 // CertGet returns what is stored under key and when it was, or
@@ -16,11 +19,35 @@ func (q Q) CertGet(ctx context.Context, key string) (value []byte, modified time
 	if err := q.queryRow(ctx, `/* Store.CertGet */ SELECT value, modified_at FROM cert_items WHERE key = ?`, key).Scan(&value, &at); err != nil {
 		return nil, time.Time{}, notFound(err, "certificate item "+key)
 	}
+	if secret.IsSealed(string(value)) {
+		if q.box == nil {
+			return nil, time.Time{}, fmt.Errorf("store: certificate item %s is encrypted and no secret_key is set", key)
+		}
+		plain, err := q.box.Open(certContext(key), string(value))
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("store: certificate item %s: %w", key, err)
+		}
+		value = []byte(plain)
+	}
 	return value, time.UnixMilli(at).UTC(), nil
 }
 
-// CertPut stores value under key, replacing what was there.
+// certContext binds a sealed private key to its key: a value copied under
+// another key does not open.
+func certContext(key string) string { return "certificate item:" + key }
+
+// CertPut stores value under key, replacing what was there. Private keys
+// (the account's and the certificates', keys ending .key) are encrypted
+// with the server's secret key when there is one, as Meta tokens are: a
+// copy of the database alone does not let anyone serve the domain.
 func (q Q) CertPut(ctx context.Context, key string, value []byte, now time.Time) error {
+	if q.box != nil && strings.HasSuffix(key, ".key") && len(value) > 0 {
+		value = []byte(q.box.Seal(certContext(key), string(value)))
+	}
+	return q.certPut(ctx, key, value, now)
+}
+
+func (q Q) certPut(ctx context.Context, key string, value []byte, now time.Time) error {
 	if value == nil {
 		value = []byte{}
 	}

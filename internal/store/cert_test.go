@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/secret"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 )
@@ -70,6 +72,37 @@ func TestCertItems(t *testing.T) {
 		}
 		if _, _, err := db.CertGet(ctx, "acme/ca/users/ops@example.com/ops.json"); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("deleted key: %v", err)
+		}
+	})
+}
+
+// Private keys are sealed with the server's key at rest, and open on the
+// way out; certificates (public) stay as they are.
+func TestCertKeysSealed(t *testing.T) {
+	ctx := context.Background()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const pemKey = "-----BEGIN EC PRIVATE KEY-----\nMHc...\n-----END EC PRIVATE KEY-----\n"
+		now := time.Now()
+		for _, k := range []string{"certificates/ca/t.example.com/t.example.com.key", "certificates/ca/t.example.com/t.example.com.crt"} {
+			if err := db.CertPut(ctx, k, []byte(pemKey), now); err != nil {
+				t.Fatal(err)
+			}
+			v, _, err := db.CertGet(ctx, k)
+			if err != nil || string(v) != pemKey {
+				t.Fatalf("%s: %q %v", k, v, err)
+			}
+			raw, err := db.TestQueryString(ctx, `SELECT value FROM cert_items WHERE key = ?`, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sealed := secret.IsSealed(raw) && !strings.Contains(raw, "PRIVATE KEY"); sealed != strings.HasSuffix(k, ".key") {
+				t.Errorf("%s stored as %q", k, raw)
+			}
+		}
+		// Copied under another key, a sealed value does not open.
+		db.TestExec(ctx, `UPDATE cert_items SET key = 'acme/ca/users/x/x.key' WHERE key = 'certificates/ca/t.example.com/t.example.com.key'`)
+		if _, _, err := db.CertGet(ctx, "acme/ca/users/x/x.key"); err == nil {
+			t.Error("a sealed key opened under another name")
 		}
 	})
 }
