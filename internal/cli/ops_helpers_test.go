@@ -28,7 +28,7 @@ func startServe(t *testing.T, dir, cfgText string, env map[string]string) (base 
 		done <- cli.Run(ctx, []string{"cleanads", "serve", "--config", cfg}, func(k string) string { return env[k] },
 			strings.NewReader(""), stdout, stderr)
 	}()
-	re := regexp.MustCompile(`listening on (http://\S+)`)
+	re := regexp.MustCompile(`listening on (https?://\S+)`)
 	// A guard against a server that never starts, not a measure of speed.
 	deadline := time.Now().Add(30 * time.Second)
 	for {

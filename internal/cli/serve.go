@@ -149,19 +149,16 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	handler := web.New(wo).Handler()
 
-	ln, err := net.Listen("tcp", c.Listen)
+	fr, err := startFront(ctx, c, db, handler, log)
 	if err != nil {
 		return err
 	}
-	srv := newHTTPServer(c, handler, log)
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
 
 	var msrv *http.Server
 	if c.MetricsListen != "" {
 		mln, err := net.Listen("tcp", c.MetricsListen)
 		if err != nil {
-			srv.Close()
+			fr.Close()
 			return fmt.Errorf("metrics_listen: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -177,8 +174,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "metrics on http://%s/metrics\n", mln.Addr())
 	}
 
-	addr := "http://" + ln.Addr().String()
+	addr := fr.url
 	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s); admin UI at %s/admin/\n", addr, store.RedactDSN(c.Database), addr)
+	if fr.plain != "" {
+		fmt.Fprintf(e.stdout, "plain HTTP on %s redirects to https (but for /healthz, /readyz and ACME challenges)\n", fr.plain)
+	}
 	if *cfgPath == "" {
 		fmt.Fprintf(e.stdout, "No config file: running with the defaults and no sites.\n"+
 			"Next: run cleanads init, which asks what it needs and writes cleanads.yaml\n"+
@@ -188,7 +188,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 
 	select {
-	case err := <-serveErr:
+	case err := <-fr.errs:
+		fr.Close()
 		return fmt.Errorf("http: %w", err)
 	case <-ctx.Done():
 	}
@@ -199,12 +200,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		// Scrapes are short; they need no grace of their own.
 		msrv.Close()
 	}
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("http shutdown", "err", err)
-	}
-	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("http", "err", err)
-	}
+	fr.Shutdown(sctx, log)
 	if err := runner.Stop(sctx); err != nil {
 		log.Warn("delivery shutdown", "err", err)
 	}

@@ -60,7 +60,10 @@ type Config struct {
 	MetricsTokenFile string `yaml:"metrics_token_file"`
 	// Retention says how long personal data is kept.
 	Retention Retention `yaml:"retention"`
-	Sites     []Site    `yaml:"sites"`
+	// TLS makes the server speak HTTPS itself; without it the server speaks
+	// plain HTTP on listen, behind a proxy that terminates TLS.
+	TLS   TLS    `yaml:"tls"`
+	Sites []Site `yaml:"sites"`
 
 	// Proxies is TrustedProxies parsed by Validate.
 	Proxies []netip.Prefix `yaml:"-"`
@@ -214,6 +217,8 @@ func Default() *Config {
 		// carrier's NAT, and a campaign arrives in bursts.
 		Limits:    Limits{PublicPerIP: model.Rate{N: 300, Per: time.Minute}, APIPerKey: model.Rate{N: 6000, Per: time.Minute}},
 		Retention: Retention{LeadDays: 365, VisitDays: 90},
+		TLS: TLS{ListenHTTPS: ":443", ListenHTTP: ":80",
+			ACME: ACME{Directory: LetsEncrypt, RenewCheck: model.Duration(10 * time.Minute)}},
 	}
 }
 

@@ -94,6 +94,7 @@ func (c *Config) validate(errs *Problems) {
 	}
 	c.Delivery.validate(errs)
 	c.HTTP.validate(errs)
+	c.validateTLS(errs)
 	if c.SecretKey != "" && len(c.SecretKey) < secret.MinKeyLength {
 		errs.add("secret_key", "too short: use at least %d random characters (e.g. openssl rand -hex 32)", secret.MinKeyLength)
 	}
