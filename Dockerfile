@@ -35,8 +35,9 @@ VOLUME /data
 ENV CLEANADS_CONFIG=/data/cleanads.yaml \
     CLEANADS_LISTEN=0.0.0.0:8080
 EXPOSE 8080
-# No curl in the image: the binary probes its own /readyz.
+# No curl in the image: the binary probes its own /readyz, where the config
+# says it listens (8080, or port 80's plain side once tls: is set).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
-  CMD ["/usr/local/bin/cleanads", "probe", "http://127.0.0.1:8080/readyz"]
+  CMD ["/usr/local/bin/cleanads", "probe"]
 ENTRYPOINT ["/usr/local/bin/cleanads"]
 CMD ["serve"]

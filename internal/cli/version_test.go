@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -95,4 +96,51 @@ func TestServeRefusesANewerSchema(t *testing.T) {
 	if strings.Contains(out.String(), "listening") {
 		t.Errorf("serve started on a newer schema: %s", out.String())
 	}
+}
+
+// probe without a URL asks the server its config describes for /readyz:
+// on listen behind a proxy, on the plain-HTTP side with HTTPS by itself,
+// over TLS when it serves no plain HTTP; and fails when nothing answers.
+func TestProbeByConfig(t *testing.T) {
+	ca := newTestCA(t)
+	certPEM, keyPEM := ca.leaf(t, 0x70, acmeName)
+	cases := []struct {
+		name  string
+		block func(dir string, ports []int) string
+	}{
+		{"behind a proxy", func(dir string, ports []int) string {
+			return fmt.Sprintf("listen: \"0.0.0.0:%d\"\ndatabase: \"sqlite:%s/cleanads.db\"\n", ports[0], dir)
+		}},
+		{"https with plain http", func(dir string, ports []int) string {
+			return tlsFilesConfig(t, dir, certPEM, keyPEM, fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf(`"127.0.0.1:%d"`, ports[1]))
+		}},
+		{"https alone", func(dir string, ports []int) string {
+			return tlsFilesConfig(t, dir, certPEM, keyPEM, fmt.Sprintf("127.0.0.1:%d", ports[0]), `""`)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfgText := c.block(dir, freePorts(t, 2))
+			_, _, _, stop := startServe(t, dir, cfgText, nil)
+			cfg := filepath.Join(dir, "cleanads.yaml")
+			if code, out, errOut := runCLI("", "probe", "--config", cfg); code != 0 || !strings.Contains(out, "200") {
+				t.Errorf("probe of a running server: %d %q %q", code, out, errOut)
+			}
+			stop()
+			if code, _, _ := runCLI("", "probe", "--timeout", "2s", "--config", cfg); code == 0 {
+				t.Error("probe succeeded with the server stopped")
+			}
+		})
+	}
+}
+
+// tlsFilesConfig is a config serving HTTPS with a certificate file on
+// https, plain HTTP on plain ("" for none).
+func tlsFilesConfig(t *testing.T, dir string, certPEM, keyPEM []byte, https, plain string) string {
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	writeTestFile(t, certFile, certPEM)
+	writeTestFile(t, keyFile, keyPEM)
+	return tlsServeConfig("sqlite:"+dir+"/cleanads.db",
+		fmt.Sprintf("  cert_file: %s\n  key_file: %s\n  listen_https: %q\n  listen_http: %s\n", certFile, keyFile, https, plain))
 }
