@@ -60,7 +60,9 @@ type Config struct {
 	MetricsTokenFile string `yaml:"metrics_token_file"`
 	// Retention says how long personal data is kept.
 	Retention Retention `yaml:"retention"`
-	Sites     []Site    `yaml:"sites"`
+	// Google is the Data Manager API shared by the sites' google blocks.
+	Google Google `yaml:"google"`
+	Sites  []Site `yaml:"sites"`
 
 	// Proxies is TrustedProxies parsed by Validate.
 	Proxies []netip.Prefix `yaml:"-"`
@@ -172,6 +174,8 @@ type Site struct {
 	// WhatsApp names the site's WhatsApp Business numbers.
 	WhatsApp model.WhatsAppSettings `yaml:"whatsapp"`
 	Limits   SiteLimits             `yaml:"limits"`
+	// Google sends the site's qualified leads and stages to Google Ads.
+	Google SiteGoogle `yaml:"google"`
 }
 
 // SiteMeta is a site's meta: block: the model's settings plus the token.
@@ -218,7 +222,9 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	applyEnv(c, getenv, &errs)
 	expandAll(c, getenv, &errs)
 	readSecretFiles(c, &errs)
+	readGoogleSecrets(c, &errs)
 	c.validate(&errs)
+	c.validateGoogle(&errs)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -306,6 +312,7 @@ func (s *Site) SiteModel() *model.Site {
 			Meta:         s.Meta.MetaSettings,
 			Qualify:      s.Qualify,
 			WhatsApp:     s.WhatsApp,
+			Google:       s.googleModel(),
 		},
 		AccessToken: s.Meta.AccessToken,
 	}

@@ -59,6 +59,9 @@ type SiteSettings struct {
 	// WhatsApp names the WhatsApp Business numbers whose inbound messages
 	// are evidence about the site's leads.
 	WhatsApp WhatsAppSettings `json:"whatsapp,omitempty" yaml:"whatsapp"`
+	// Google is where qualified leads and stages go in Google Ads; nil
+	// sends nothing to Google.
+	Google *GoogleSettings `json:"google,omitempty" yaml:"-"`
 	// CallTokenHash is the SHA-256 (hex) of the site's call-webhook token,
 	// a narrower secret than the API key for call trackers; empty when the
 	// site has none.
