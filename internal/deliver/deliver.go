@@ -1,9 +1,12 @@
-// Package deliver owns the outbox runner: it claims due events under a
-// lease, expires and pre-checks them, sends them to Meta per site and pixel
-// in requests of at most 1000 events, and records Meta's answer per event,
-// retrying, splitting, dead-lettering or pausing the site as the error class
-// says. It reaches the database and Meta only through the Store and Sender
-// interfaces it declares here.
+// Package deliver owns the outbox runner: it claims due rows under a lease
+// and hands each share (one site's rows of one destination) to that
+// destination's handler, a Destination. The meta handler expires and
+// pre-checks events, sends them to Meta per site and pixel in requests of
+// at most 1000 events, and records Meta's answer per event, retrying,
+// splitting, dead-lettering or pausing the site as the error class says;
+// other destinations (the Lead Ads fetch, Google) bring their own handler.
+// It reaches the database and Meta only through the Store, Sender and
+// Destination interfaces it declares here.
 package deliver
 
 import (
@@ -14,6 +17,7 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,7 +27,7 @@ import (
 
 // Store is the outbox and the sites, as the runner needs them.
 type Store interface {
-	DeliveryClaim(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, skip []model.SiteID) ([]*model.Delivery, error)
+	DeliveryClaimFor(ctx context.Context, p model.ClaimParams) ([]*model.Delivery, error)
 	DeliveryRecord(ctx context.Context, owner string, ds []*model.Delivery, now time.Time) (lost int, err error)
 	DeliverySweep(ctx context.Context, now time.Time) (expired, resumed int, err error)
 	DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error)
@@ -35,6 +39,49 @@ type Store interface {
 type Sender interface {
 	Send(ctx context.Context, req capi.SendRequest) (*capi.Response, error)
 }
+
+// Destination is where one destination's rows go. The runner claims them
+// and hands each share (a site's claimed rows of the destination) to
+// Deliver, at most one share of a site and destination at a time. Deliver
+// settles every row it is handed and records it with Share.Record (as it
+// goes: a crash then loses little): sent, retry at NextAt, dead, expired,
+// paused, or back unchanged. It returns what it did and, when the share
+// must wait (a backoff after a failure that would meet every row alike),
+// until when: the runner claims none of the share's rows before then, so
+// one destination's outage never holds another's. Batching, error classes,
+// backoff and pause (on a refused token) are the destination's own; a
+// pause of a destination other than Meta's is kept in the store as the
+// share's, and its rows are parked with state paused until it is lifted.
+type Destination interface {
+	Deliver(ctx context.Context, sh *Share) (Stats, time.Time)
+}
+
+// Share is one site's claimed rows of one destination, with what a
+// Destination needs of the runner.
+type Share struct {
+	Site        model.SiteID
+	Destination string
+	Rows        []*model.Delivery
+	// LeaseEnd is when the claim runs out: rows not settled well before
+	// it should be recorded back unchanged.
+	LeaseEnd time.Time
+	r        *Runner
+}
+
+// Now is the runner's clock.
+func (sh *Share) Now() time.Time { return sh.r.o.Now() }
+
+// Record writes the rows' outcomes, even when ctx was cancelled.
+func (sh *Share) Record(ctx context.Context, ds []*model.Delivery) { sh.r.record(ctx, ds) }
+
+// Backoff is the runner's retry delay for a row's attempt-th failure,
+// never sooner than retryAfter.
+func (sh *Share) Backoff(attempt int, retryAfter time.Duration) time.Duration {
+	return sh.r.backoff(attempt, retryAfter)
+}
+
+// Logger is the runner's logger.
+func (sh *Share) Logger() *slog.Logger { return sh.r.log }
 
 // Defaults of Options.
 const (
@@ -83,6 +130,10 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the retry delay, which doubles with
 	// each attempt.
 	MinBackoff, MaxBackoff time.Duration
+	// Destinations are the handlers of destinations other than Meta's
+	// (model.DestinationMeta is always the runner's own, with Sender),
+	// by name.
+	Destinations map[string]Destination
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 }
@@ -117,9 +168,11 @@ type Runner struct {
 	stop      chan struct{} // closed by Stop: no new rounds
 	done      chan struct{} // closed when the loop has returned
 	cancel    context.CancelFunc
-	busy      map[model.SiteID]bool      // sites with a send in flight
-	hold      map[model.SiteID]time.Time // sites backing off after a retryable failure, until
+	busy      map[model.Share]bool      // shares with a send in flight
+	hold      map[model.Share]time.Time // shares backing off after a retryable failure, until
 	lastSweep time.Time
+	dests     map[string]Destination
+	destNames []string
 
 	sem      chan struct{}
 	inflight sync.WaitGroup
@@ -163,16 +216,36 @@ func New(o Options) *Runner {
 	if o.Jitter == nil {
 		o.Jitter = mrand.Float64
 	}
-	return &Runner{
-		o:    o,
-		log:  o.Logger.With("component", "deliver"),
-		wake: make(chan struct{}, 1),
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
-		busy: map[model.SiteID]bool{},
-		hold: map[model.SiteID]time.Time{},
-		sem:  make(chan struct{}, o.Workers),
+	r := &Runner{
+		o:     o,
+		log:   o.Logger.With("component", "deliver"),
+		wake:  make(chan struct{}, 1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+		busy:  map[model.Share]bool{},
+		hold:  map[model.Share]time.Time{},
+		sem:   make(chan struct{}, o.Workers),
+		dests: map[string]Destination{},
 	}
+	r.dests[model.DestinationMeta] = metaDestination{r}
+	for name, d := range o.Destinations {
+		if name != model.DestinationMeta && d != nil {
+			r.dests[name] = d
+		}
+	}
+	// Claimed in model's order, so a round's shares are handed out alike
+	// on every node.
+	for _, name := range model.Destinations() {
+		if r.dests[name] != nil {
+			r.destNames = append(r.destNames, name)
+		}
+	}
+	for name := range r.dests {
+		if !slices.Contains(r.destNames, name) {
+			r.destNames = append(r.destNames, name)
+		}
+	}
+	return r
 }
 
 func nodeName() string {
@@ -326,10 +399,12 @@ func (r *Runner) RunOnce(ctx context.Context) (Stats, error) {
 	return r.round(ctx, true)
 }
 
-// round claims due events and hands each site's share to a worker. With
-// wait it returns when every share is recorded; without, it returns once
-// every share has a worker, and the loop claims again meanwhile (leaving
-// out the busy sites), so a slow site never holds the others back.
+// round claims due events and hands each share (a site's rows of one
+// destination) to a worker, which gives it to the destination's handler.
+// With wait it returns when every share is recorded; without, it returns
+// once every share has a worker, and the loop claims again meanwhile
+// (leaving out the busy shares), so a slow site or destination never holds
+// the others back.
 func (r *Runner) round(ctx context.Context, wait bool) (Stats, error) {
 	var total Stats
 	now := r.o.Now()
@@ -339,24 +414,26 @@ func (r *Runner) round(ctx context.Context, wait bool) (Stats, error) {
 	}
 	total.Expired, total.Resumed = expired, resumed
 	r.mu.Lock()
-	skip := make([]model.SiteID, 0, len(r.busy)+len(r.hold))
-	for s := range r.busy {
-		skip = append(skip, s)
+	skip := make([]model.Share, 0, len(r.busy)+len(r.hold))
+	for sh := range r.busy {
+		skip = append(skip, sh)
 	}
-	// A site Meta failed for waits out its backoff as one: events that came
-	// meanwhile wait with it, so an outage costs one request per backoff
-	// step, not one per new event, and the site's events go out together,
-	// oldest first, when it is tried again.
-	for s, until := range r.hold {
+	// A share Meta (or another destination) failed for waits out its
+	// backoff as one: events that came meanwhile wait with it, so an outage
+	// costs one request per backoff step, not one per new event, and the
+	// share's events go out together, oldest first, when it is tried
+	// again. The site's other destinations go on meanwhile.
+	for sh, until := range r.hold {
 		switch {
 		case !now.Before(until):
-			delete(r.hold, s)
-		case !r.busy[s]:
-			skip = append(skip, s)
+			delete(r.hold, sh)
+		case !r.busy[sh]:
+			skip = append(skip, sh)
 		}
 	}
 	r.mu.Unlock()
-	claimed, err := r.o.Store.DeliveryClaim(ctx, r.o.Node, now, now.Add(r.o.Lease), r.o.Claim, skip)
+	claimed, err := r.o.Store.DeliveryClaimFor(ctx, model.ClaimParams{Owner: r.o.Node, Now: now,
+		LeaseUntil: now.Add(r.o.Lease), Limit: r.o.Claim, Destinations: r.destNames, Skip: skip})
 	if err != nil {
 		return total, err
 	}
@@ -364,49 +441,59 @@ func (r *Runner) round(ctx context.Context, wait bool) (Stats, error) {
 	if len(claimed) == 0 {
 		return total, nil
 	}
-	var order []model.SiteID
-	bySite := map[model.SiteID][]*model.Delivery{}
+	var order []model.Share
+	byShare := map[model.Share][]*model.Delivery{}
 	for _, d := range claimed {
-		if _, ok := bySite[d.SiteID]; !ok {
-			order = append(order, d.SiteID)
+		sh := model.Share{Site: d.SiteID, Destination: d.Destination}
+		if sh.Destination == "" {
+			sh.Destination = model.DestinationMeta
 		}
-		bySite[d.SiteID] = append(bySite[d.SiteID], d)
+		if _, ok := byShare[sh]; !ok {
+			order = append(order, sh)
+		}
+		byShare[sh] = append(byShare[sh], d)
 	}
 	var (
 		mu sync.Mutex
 		wg sync.WaitGroup
 	)
-	for i, site := range order {
+	for i, sh := range order {
 		select {
 		case r.sem <- struct{}{}:
 		case <-ctx.Done():
-			r.release(ctx, order[i:], bySite)
+			r.release(ctx, order[i:], byShare)
 			return total, ctx.Err()
 		case <-r.stop:
-			r.release(ctx, order[i:], bySite)
+			r.release(ctx, order[i:], byShare)
 			return total, nil
 		}
 		r.mu.Lock()
-		r.busy[site] = true
+		r.busy[sh] = true
 		r.mu.Unlock()
 		wg.Add(1)
 		r.inflight.Add(1)
-		go func(site model.SiteID, ds []*model.Delivery) {
+		go func(sh model.Share, ds []*model.Delivery) {
 			defer func() {
 				r.mu.Lock()
-				delete(r.busy, site)
+				delete(r.busy, sh)
 				r.mu.Unlock()
 				<-r.sem
 				wg.Done()
 				r.inflight.Done()
-				// Events of this site that came meanwhile were skipped.
+				// Events of this share that came meanwhile were skipped.
 				r.Wake()
 			}()
-			st := r.deliverSite(ctx, site, ds, now.Add(r.o.Lease))
+			st, until := r.dests[sh.Destination].Deliver(ctx, &Share{Site: sh.Site, Destination: sh.Destination,
+				Rows: ds, LeaseEnd: now.Add(r.o.Lease), r: r})
+			if !until.IsZero() {
+				r.mu.Lock()
+				r.hold[sh] = until
+				r.mu.Unlock()
+			}
 			mu.Lock()
 			total.add(st)
 			mu.Unlock()
-		}(site, bySite[site])
+		}(sh, byShare[sh])
 	}
 	if wait {
 		wg.Wait()
@@ -443,10 +530,10 @@ func (r *Runner) sweep(ctx context.Context, now time.Time, always bool) (expired
 
 // release gives claimed events back unchanged, so they need not wait for
 // the lease to run out.
-func (r *Runner) release(ctx context.Context, sites []model.SiteID, bySite map[model.SiteID][]*model.Delivery) {
+func (r *Runner) release(ctx context.Context, shares []model.Share, byShare map[model.Share][]*model.Delivery) {
 	var ds []*model.Delivery
-	for _, s := range sites {
-		ds = append(ds, bySite[s]...)
+	for _, sh := range shares {
+		ds = append(ds, byShare[sh]...)
 	}
 	r.record(ctx, ds)
 }

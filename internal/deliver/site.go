@@ -18,16 +18,25 @@ type item struct {
 	done  bool // its outcome is written in d
 }
 
-// deliverSite handles one site's claimed events: expire, pre-check, then
-// send per pixel in batches, recording after each batch so a crash loses
-// little. leaseEnd is when the claim runs out.
-func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*model.Delivery, leaseEnd time.Time) Stats {
+// metaDestination is Meta's Conversions API as a Destination: what the
+// runner did for every row before there were destinations.
+type metaDestination struct{ r *Runner }
+
+func (m metaDestination) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
+	return m.r.deliverSite(ctx, sh.Site, sh.Rows, sh.LeaseEnd)
+}
+
+// deliverSite handles one site's claimed Meta events: expire, pre-check,
+// then send per pixel in batches, recording after each batch so a crash
+// loses little. leaseEnd is when the claim runs out. It returns until when
+// the site's Meta events must wait (zero: no wait).
+func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*model.Delivery, leaseEnd time.Time) (Stats, time.Time) {
 	st := Stats{}
 	site, err := r.o.Store.SiteByID(ctx, siteID)
 	if err != nil {
 		r.log.Error("delivery: load site", "site", string(siteID), "err", err)
 		r.record(ctx, ds) // back unchanged; tried again next round
-		return st
+		return st, time.Time{}
 	}
 	now := r.o.Now()
 	mode := site.Settings.Meta.Mode
@@ -84,7 +93,7 @@ func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*mod
 	}
 	r.record(ctx, settled)
 	if len(ready) == 0 {
-		return st
+		return st, time.Time{}
 	}
 
 	// A paused site keeps its events until the token changes. The other
@@ -106,7 +115,7 @@ func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*mod
 			r.log.Warn("delivery held for site", "site", string(site.ID), "reason", reason)
 		}
 		st.add(r.settlePaused(ctx, ready, reason, nil))
-		return st
+		return st, time.Time{}
 	}
 
 	// Per pixel (a pixel change leaves queued events with the pixel they
@@ -141,7 +150,7 @@ func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*mod
 		// Stop before the lease runs out: another node may claim these.
 		if r.o.Now().After(leaseEnd.Add(-r.o.Lease / 2)) {
 			r.record(ctx, deliveries(rest))
-			return st
+			return st, time.Time{}
 		}
 		req.PixelID = pixelOf[i]
 		stopErr := r.post(ctx, req, batch, &st)
@@ -164,7 +173,7 @@ func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*mod
 				}
 				r.record(ctx, deliveries(rest))
 				r.Wake()
-				return st
+				return st, time.Time{}
 			}
 			reason := "Meta refused the access token: " + stopErr.Error()
 			r.pause(ctx, site, reason)
@@ -172,15 +181,11 @@ func (r *Runner) deliverSite(ctx context.Context, siteID model.SiteID, ds []*mod
 		default:
 			rst, until := r.settleRetry(ctx, rest, stopErr)
 			st.add(rst)
-			if !until.IsZero() {
-				r.mu.Lock()
-				r.hold[site.ID] = until
-				r.mu.Unlock()
-			}
+			return st, until
 		}
-		return st
+		return st, time.Time{}
 	}
-	return st
+	return st, time.Time{}
 }
 
 // post sends a batch. A rejected request is split in halves until each

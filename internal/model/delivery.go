@@ -28,6 +28,36 @@ const (
 	KindTest      = "test"
 )
 
+// Destinations: where an outbox row goes. A new one is a name here, in
+// Destinations, and a deliver.Destination registered with the runner.
+const (
+	DestinationMeta        = "meta"         // Meta's Conversions API (every row before destinations)
+	DestinationMetaLeadgen = "meta_leadgen" // a Lead Ads lead to fetch from the Graph API
+)
+
+// Destinations lists every destination.
+func Destinations() []string { return []string{DestinationMeta, DestinationMetaLeadgen} }
+
+// Share names one site's rows of one destination: the unit the runner
+// claims, holds back and pauses.
+type Share struct {
+	Site        SiteID
+	Destination string // empty: every destination of the site
+}
+
+// ClaimParams say what a claim of the outbox takes.
+type ClaimParams struct {
+	Owner           string
+	Now, LeaseUntil time.Time
+	Limit           int
+	// Destinations are the destinations claimed (those the runner has a
+	// handler for).
+	Destinations []string
+	// Skip leaves out shares the caller is still sending for or holds
+	// back; a share with no destination leaves out the whole site.
+	Skip []Share
+}
+
 // PageViewEvent is the event name of a KindPageView delivery.
 const PageViewEvent = "PageView"
 
@@ -37,13 +67,15 @@ const MaxEventAge = 7 * 24 * time.Hour
 
 // Delivery is one event in the outbox and what became of it.
 type Delivery struct {
-	ID        string
-	SiteID    SiteID
-	LeadID    LeadID // empty for page views
-	Kind      string
-	EventName string
-	EventID   string
-	PixelID   string
+	ID     string
+	SiteID SiteID
+	LeadID LeadID // empty for page views
+	// Destination is where the row goes (DestinationMeta when empty).
+	Destination string
+	Kind        string
+	EventName   string
+	EventID     string
+	PixelID     string
 	// Payload is the server event exactly as it is sent (hashed values).
 	Payload    json.RawMessage
 	State      DeliveryState

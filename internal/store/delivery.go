@@ -14,18 +14,26 @@ import (
 )
 
 const deliveryColumns = `id, site_id, lead_id, kind, event_name, event_id, pixel_id, payload, state, attempts,
-	next_at, deadline_at, last_error, response, mode, created_at, updated_at, sent_at`
+	next_at, deadline_at, last_error, response, mode, created_at, updated_at, sent_at, destination`
+
+// destinationOf is a row's destination, Meta's when it names none.
+func destinationOf(d *model.Delivery) string {
+	if d.Destination == "" {
+		return model.DestinationMeta
+	}
+	return d.Destination
+}
 
 // DeliveryInsert puts an event in the outbox. An event already there (same
 // site, name and id) is left as it is and inserted reports false: a replay
 // never queues it twice.
 func (q Q) DeliveryInsert(ctx context.Context, d *model.Delivery) (inserted bool, err error) {
 	res, err := q.exec(ctx, `/* Store.DeliveryInsert */ INSERT INTO deliveries (`+deliveryColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (site_id, event_name, event_id) DO NOTHING`,
 		d.ID, string(d.SiteID), string(d.LeadID), d.Kind, d.EventName, d.EventID, d.PixelID, string(d.Payload),
 		string(d.State), d.Attempts, d.NextAt.UnixMilli(), d.DeadlineAt.UnixMilli(), d.LastError,
-		string(d.Response), d.Mode, d.CreatedAt.UnixMilli(), d.UpdatedAt.UnixMilli(), nil)
+		string(d.Response), d.Mode, d.CreatedAt.UnixMilli(), d.UpdatedAt.UnixMilli(), nil, destinationOf(d))
 	if err != nil {
 		return false, fmt.Errorf("store: insert delivery: %w", err)
 	}
@@ -52,7 +60,7 @@ func scanDelivery(r scanner) (*model.Delivery, error) {
 		sent                       sql.NullInt64
 	)
 	if err := r.Scan(&d.ID, &site, &lead, &d.Kind, &d.EventName, &d.EventID, &d.PixelID, &payload, &state,
-		&d.Attempts, &next, &deadline, &d.LastError, &response, &d.Mode, &created, &updated, &sent); err != nil {
+		&d.Attempts, &next, &deadline, &d.LastError, &response, &d.Mode, &created, &updated, &sent, &d.Destination); err != nil {
 		return nil, err
 	}
 	d.SiteID, d.LeadID, d.State = model.SiteID(site), model.LeadID(lead), model.DeliveryState(state)
@@ -131,34 +139,46 @@ func (db *DB) inSlices(ctx context.Context, n int, step func(tx *Tx, i int) erro
 	return done, nil
 }
 
-// DeliveryClaim leases up to limit due events (state pending or retry,
-// next_at reached, no lease) to owner until leaseUntil, leaving out the
-// sites in skip (those the caller is still sending for); when the outbox
-// has fewer, queued PageViews fill the claim (see pageview.go). It claims
-// site by site, each site's oldest event (earliest deadline) first and the
-// site whose oldest due event is oldest first, so a site left out or with
+// DeliveryClaim leases up to limit due events of Meta's destination (see
+// DeliveryClaimFor), leaving out the sites in skip.
+func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, skip []model.SiteID) ([]*model.Delivery, error) {
+	shares := make([]model.Share, len(skip))
+	for i, s := range skip {
+		shares[i] = model.Share{Site: s}
+	}
+	return db.DeliveryClaimFor(ctx, model.ClaimParams{Owner: owner, Now: now, LeaseUntil: leaseUntil, Limit: limit,
+		Destinations: []string{model.DestinationMeta}, Skip: shares})
+}
+
+// DeliveryClaimFor leases up to p.Limit due events (state pending or
+// retry, next_at reached, no lease) of p.Destinations to p.Owner until
+// p.LeaseUntil, leaving out the shares in p.Skip; when the outbox has
+// fewer and Meta's destination is claimed, queued PageViews fill the claim
+// (see pageview.go). It claims share by share (a site's rows of one
+// destination), each share's oldest event (earliest deadline) first and the
+// share whose oldest due event is oldest first, so a share left out or with
 // nothing due costs one index seek, not a walk past its backlog. A node
-// that dies holding a lease loses it at leaseUntil: a claim gives expired
-// leases back first, and their events are claimed again. Each site is
+// that dies holding a lease loses it at LeaseUntil: a claim gives expired
+// leases back first, and their events are claimed again. Each share is
 // claimed in slices, each past the last event of the one before; a failure
 // after the first slice ends the claim with the events it holds (the next
 // claim meets the failure again). On PostgreSQL concurrent claimers skip
 // each other's rows.
-func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil time.Time, limit int, skip []model.SiteID) ([]*model.Delivery, error) {
-	if err := db.releaseExpiredLeases(ctx, now); err != nil {
+func (db *DB) DeliveryClaimFor(ctx context.Context, p model.ClaimParams) ([]*model.Delivery, error) {
+	if err := db.releaseExpiredLeases(ctx, p.Now); err != nil {
 		return nil, err
 	}
-	sites, err := db.claimableSites(ctx, now, skip)
+	shares, err := db.claimableShares(ctx, p.Now, p.Destinations, p.Skip)
 	if err != nil {
 		return nil, err
 	}
 	var list []*model.Delivery
-	for _, site := range sites {
-		if len(list) >= limit {
+	for _, sh := range shares {
+		if len(list) >= p.Limit {
 			break
 		}
-		got, err := db.claimSite(ctx, limit-len(list), nil, func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error) {
-			return tx.claimSlice(ctx, owner, now, leaseUntil, n, site, after)
+		got, err := db.claimSite(ctx, p.Limit-len(list), nil, func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error) {
+			return tx.claimSlice(ctx, p.Owner, p.Now, p.LeaseUntil, n, sh, after)
 		})
 		list = append(list, got...)
 		if err != nil {
@@ -168,8 +188,14 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 			return nil, err
 		}
 	}
-	if len(list) < limit {
-		pvs, err := db.claimPageViews(ctx, owner, now, leaseUntil, limit-len(list), skip)
+	if len(list) < p.Limit && slices.Contains(p.Destinations, model.DestinationMeta) {
+		var skip []model.SiteID
+		for _, sh := range p.Skip {
+			if sh.Destination == "" || sh.Destination == model.DestinationMeta {
+				skip = append(skip, sh.Site)
+			}
+		}
+		pvs, err := db.claimPageViews(ctx, p.Owner, p.Now, p.LeaseUntil, p.Limit-len(list), skip)
 		if err != nil && len(list) == 0 {
 			return nil, err
 		}
@@ -227,52 +253,75 @@ func (db *DB) claimSite(ctx context.Context, limit int, finish func(tx *Tx, last
 	return list, nil
 }
 
-// claimableSites returns the sites with due unleased events, leaving out
-// skip, the one whose oldest due event is oldest first. Each site costs a
-// seek into deliveries_claimable (and a walk past its events not due yet,
-// retries waiting for their time).
-func (db *DB) claimableSites(ctx context.Context, now time.Time, skip []model.SiteID) ([]model.SiteID, error) {
+// claimableShares returns the shares of dests with due unleased events,
+// leaving out skip, the one whose oldest due event is oldest first. Each
+// share costs a seek into deliveries_claimable (and a walk past its events
+// not due yet, retries waiting for their time).
+func (db *DB) claimableShares(ctx context.Context, now time.Time, dests []string, skip []model.Share) ([]model.Share, error) {
 	type due struct {
-		site   model.SiteID
+		share  model.Share
 		oldest int64
 	}
 	var list []due
-	query, args := db.claimableSitesQuery(now, skip)
+	if len(dests) == 0 {
+		return nil, nil
+	}
+	query, args := db.claimableSitesQuery(now, dests, skip)
 	err := db.eachRow(ctx, func(r *sql.Rows) error {
-		var id string
+		var id, dest string
 		var oldest sql.NullInt64
-		if err := r.Scan(&id, &oldest); err != nil {
+		if err := r.Scan(&id, &dest, &oldest); err != nil {
 			return err
 		}
 		if oldest.Valid {
-			list = append(list, due{model.SiteID(id), oldest.Int64})
+			list = append(list, due{model.Share{Site: model.SiteID(id), Destination: dest}, oldest.Int64})
 		}
 		return nil
 	}, query, args...)
 	slices.SortStableFunc(list, func(a, b due) int { return cmp.Compare(a.oldest, b.oldest) })
-	sites := make([]model.SiteID, len(list))
+	shares := make([]model.Share, len(list))
 	for i, d := range list {
-		sites[i] = d.site
+		shares[i] = d.share
 	}
-	return sites, err
+	return shares, err
 }
 
-// claimableSitesQuery reads each site's oldest due event's deadline (NULL
-// when none is due), sites in id order.
-func (q Q) claimableSitesQuery(now time.Time, skip []model.SiteID) (string, []any) {
+// claimableSitesQuery reads the oldest due event's deadline of each share
+// of dests (NULL when none is due), sites in id order, leaving out skip.
+func (q Q) claimableSitesQuery(now time.Time, dests []string, skip []model.Share) (string, []any) {
 	args := []any{now.UnixMilli()}
-	query := `/* Store.DeliveryClaim */ SELECT s.id,
-			(SELECT d.deadline_at FROM deliveries d` + q.claimIndex() + ` WHERE d.site_id = s.id
+	query := `/* Store.DeliveryClaim */ SELECT s.id, x.name,
+			(SELECT d.deadline_at FROM deliveries d` + q.claimIndex() + ` WHERE d.site_id = s.id AND d.destination = x.name
 				AND d.state IN ('pending', 'retry') AND d.lease_owner = '' AND d.next_at <= ?
 				ORDER BY d.deadline_at, d.id LIMIT 1)
-		FROM sites s`
-	if len(skip) > 0 {
-		query += ` WHERE s.id NOT IN (?` + strings.Repeat(", ?", len(skip)-1) + `)`
-		for _, s := range skip {
-			args = append(args, string(s))
+		FROM sites s, (SELECT ? AS name` + strings.Repeat(` UNION ALL SELECT ?`, len(dests)-1) + `) x`
+	for _, d := range dests {
+		args = append(args, d)
+	}
+	var sites, pairs []string
+	for _, sh := range skip {
+		if sh.Destination == "" {
+			sites = append(sites, "?")
+			args = append(args, string(sh.Site))
 		}
 	}
-	return query + ` ORDER BY s.id`, args
+	for _, sh := range skip {
+		if sh.Destination != "" {
+			pairs = append(pairs, "(s.id = ? AND x.name = ?)")
+			args = append(args, string(sh.Site), sh.Destination)
+		}
+	}
+	var where []string
+	if len(sites) > 0 {
+		where = append(where, `s.id NOT IN (`+strings.Join(sites, ", ")+`)`)
+	}
+	if len(pairs) > 0 {
+		where = append(where, `NOT (`+strings.Join(pairs, " OR ")+`)`)
+	}
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	return query + ` ORDER BY s.id, x.name`, args
 }
 
 // releaseExpiredLeases gives back the events whose lease ran out before
@@ -293,10 +342,10 @@ func (db *DB) releaseExpiredLeases(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// claimSlice leases up to n due events of a site past after (nil: from the
-// oldest).
-func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Time, n int, site model.SiteID, after *model.Delivery) ([]*model.Delivery, error) {
-	args := []any{string(site), now.UnixMilli()}
+// claimSlice leases up to n due events of a share past after (nil: from
+// the oldest).
+func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Time, n int, sh model.Share, after *model.Delivery) ([]*model.Delivery, error) {
+	args := []any{string(sh.Site), sh.Destination, now.UnixMilli()}
 	if after != nil {
 		args = append(args, after.DeadlineAt.UnixMilli(), after.ID)
 	}
@@ -317,17 +366,17 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 	return list, nil
 }
 
-// claimQuery is DeliveryClaim's look-up of one site's events, with cursor
+// claimQuery is DeliveryClaim's look-up of one share's events, with cursor
 // past a given (deadline_at, id). Oldest event first (the nearest
 // deadline): after an outage a site's backlog reaches Meta in order of age,
 // and what has least time left goes before what can wait.
-// deliveries_claimable is by site in that order and holds no leased event,
+// deliveries_claimable is by share in that order and holds no leased event,
 // so the claim reads index entries until it has its limit, with no sort and
 // none of the events being sent, and a cursor starts it where the slice
 // before stopped.
 func (q Q) claimQuery(cursor bool) string {
 	query := `/* Store.DeliveryClaim */ SELECT ` + deliveryColumns + ` FROM deliveries` + q.claimIndex() + `
-			WHERE site_id = ? AND state IN ('pending', 'retry') AND lease_owner = '' AND next_at <= ?`
+			WHERE site_id = ? AND destination = ? AND state IN ('pending', 'retry') AND lease_owner = '' AND next_at <= ?`
 	if cursor {
 		query += ` AND (deadline_at, id) > (?, ?)`
 	}
@@ -441,14 +490,25 @@ func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resume
 			n, _ := res.RowsAffected()
 			expired += int(n)
 		}
+		// Meta's pause is the site's; every other destination's is in
+		// destination_pauses.
 		res, err := tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE deliveries SET state = 'pending', next_at = ?, updated_at = ?
-			WHERE state = 'paused' AND site_id IN (SELECT id FROM sites WHERE paused_reason = '')`,
+			WHERE state = 'paused' AND destination = 'meta' AND site_id IN (SELECT id FROM sites WHERE paused_reason = '')`,
 			now.UnixMilli(), now.UnixMilli())
 		if err != nil {
 			return fmt.Errorf("store: resume deliveries: %w", err)
 		}
 		n, _ := res.RowsAffected()
 		resumed = int(n)
+		res, err = tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE deliveries SET state = 'pending', next_at = ?, updated_at = ?
+			WHERE state = 'paused' AND destination <> 'meta' AND NOT EXISTS (SELECT 1 FROM destination_pauses p
+				WHERE p.site_id = deliveries.site_id AND p.destination = deliveries.destination)`,
+			now.UnixMilli(), now.UnixMilli())
+		if err != nil {
+			return fmt.Errorf("store: resume deliveries: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		resumed += int(n)
 		return nil
 	})
 	return expired, resumed, err
@@ -461,15 +521,21 @@ type sweep struct {
 }
 
 // sweepQueries expire unleased pending and retry events (through the
-// claim's index, per site), paused ones, and those whose lease ran out
+// claim's index, per share), paused ones, and those whose lease ran out
 // (through deliveries_leased).
 func (q Q) sweepQueries(now time.Time) []sweep {
 	const set = `/* Store.DeliverySweep */ UPDATE deliveries%s SET state = 'expired',
 		last_error = CASE WHEN last_error = '' THEN 'deadline passed before it could be sent' ELSE last_error END,
 		updated_at = ? WHERE deadline_at <= ? AND `
 	ms := now.UnixMilli()
+	dests := model.Destinations()
+	perShare := []any{ms, ms}
+	for _, d := range dests {
+		perShare = append(perShare, d)
+	}
 	return []sweep{
-		{fmt.Sprintf(set, q.indexedBy("deliveries_claimable")) + `site_id IN (SELECT id FROM sites) AND state IN ('pending', 'retry') AND lease_owner = ''`, []any{ms, ms}},
+		{fmt.Sprintf(set, q.indexedBy("deliveries_claimable")) + `site_id IN (SELECT id FROM sites) AND destination IN (?` +
+			strings.Repeat(", ?", len(dests)-1) + `) AND state IN ('pending', 'retry') AND lease_owner = ''`, perShare},
 		{fmt.Sprintf(set, "") + `state = 'paused'`, []any{ms, ms}},
 		{fmt.Sprintf(set, q.indexedBy("deliveries_leased")) + `state IN ('pending', 'retry') AND lease_owner <> '' AND lease_until <= ?`, []any{ms, ms, ms}},
 	}

@@ -257,7 +257,7 @@ func TestDeliverySweep(t *testing.T) {
 		if db.Dialect() != store.SQLite {
 			return
 		}
-		if plans, err := db.TestSweepPlans(ctx); err != nil || !strings.Contains(plans[0], "deliveries_claimable (site_id=? AND deadline_at<?)") ||
+		if plans, err := db.TestSweepPlans(ctx); err != nil || !strings.Contains(plans[0], "deliveries_claimable (site_id=? AND destination=? AND deadline_at<?)") ||
 			!strings.Contains(plans[2], "deliveries_leased") {
 			t.Errorf("sweep plans: %q %v", plans, err)
 		}

@@ -64,7 +64,7 @@ func (db *DB) TestLogFrames() (int, error) { return checkpoint(db.group.ckpt.db)
 // site's events (with cursor, of a slice after the first), one line per
 // step.
 func (db *DB) TestClaimPlan(ctx context.Context, cursor bool) (string, error) {
-	args := []any{"site", int64(0)}
+	args := []any{"site", model.DestinationMeta, int64(0)}
 	if cursor {
 		args = append(args, int64(0), "")
 	}
@@ -74,7 +74,8 @@ func (db *DB) TestClaimPlan(ctx context.Context, cursor bool) (string, error) {
 // TestClaimSitesPlan returns SQLite's plan for DeliveryClaim's look-up of
 // the sites with due events, skipping two.
 func (db *DB) TestClaimSitesPlan(ctx context.Context) (string, error) {
-	query, args := db.claimableSitesQuery(time.Now(), []model.SiteID{"x", "y"})
+	query, args := db.claimableSitesQuery(time.Now(), model.Destinations(),
+		[]model.Share{{Site: "x"}, {Site: "y", Destination: model.DestinationMeta}})
 	return db.plan(ctx, query, args...)
 }
 

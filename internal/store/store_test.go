@@ -164,8 +164,8 @@ func TestLeadRoundTrip(t *testing.T) {
 // sort reads every due event to return the first thousand, on the writer,
 // which a backlog of a million events turns into seconds of intake held up
 // per claim. A slice after the first starts in the index where the one
-// before stopped. The sites with due events: one seek per site into the
-// same index, not a scan of it.
+// before stopped. The shares with due events: one seek per site and
+// destination into the same index, not a scan of it.
 func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 	db := storetest.SQLite(t)
 	for _, cursor := range []bool{false, true} {
@@ -173,7 +173,7 @@ func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(plan, "deliveries_claimable (site_id=?") || strings.Contains(plan, "TEMP B-TREE") {
+		if !strings.Contains(plan, "deliveries_claimable (site_id=? AND destination=?") || strings.Contains(plan, "TEMP B-TREE") {
 			t.Errorf("claim plan (cursor %v):\n%s\nwant a walk of deliveries_claimable from the site with no sort", cursor, plan)
 		}
 		if cursor && !strings.Contains(plan, "(deadline_at,id)>") {
@@ -184,8 +184,8 @@ func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(plan, "deliveries_claimable (site_id=?)") {
-		t.Errorf("claimable sites plan:\n%s\nwant a seek per site into deliveries_claimable", plan)
+	if !strings.Contains(plan, "deliveries_claimable (site_id=? AND destination=?)") {
+		t.Errorf("claimable sites plan:\n%s\nwant a seek per site and destination into deliveries_claimable", plan)
 	}
 }
 

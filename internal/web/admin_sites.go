@@ -23,6 +23,18 @@ type sitesData struct {
 type siteRow struct {
 	ID, Name, Mode, PixelID, Paused string
 	Pinned                          bool
+	// Holds are the pauses of the site's other destinations (the Lead Ads
+	// fetch, ...), each its label and reason.
+	Holds []string
+}
+
+// destinationLabel is how the sites page names a destination's pause.
+func destinationLabel(lang, dest string) string {
+	switch dest {
+	case model.DestinationMetaLeadgen:
+		return tr(lang, "Lead Ads fetches")
+	}
+	return dest
 }
 
 // siteData is one site's page: the install snippet and its settings.
@@ -58,10 +70,19 @@ func (s *Server) renderSites(w http.ResponseWriter, r *http.Request, p *page, st
 		s.adminFail(w, r, err)
 		return
 	}
+	pauses, err := s.db.DestinationPauses(r.Context(), "")
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	holds := map[model.SiteID][]string{}
+	for _, h := range pauses {
+		holds[h.Share.Site] = append(holds[h.Share.Site], destinationLabel(p.Lang, h.Share.Destination)+": "+h.Reason)
+	}
 	d := sitesData{New: form}
 	for _, site := range sites {
 		d.Sites = append(d.Sites, siteRow{ID: string(site.ID), Name: site.Name, Mode: site.Settings.Meta.Mode,
-			PixelID: site.Settings.Meta.PixelID, Paused: site.PausedReason, Pinned: site.Pinned})
+			PixelID: site.Settings.Meta.PixelID, Paused: site.PausedReason, Pinned: site.Pinned, Holds: holds[site.ID]})
 	}
 	p.D = d
 	s.render(w, r, status, "sites", p)

@@ -26,6 +26,9 @@ var turkish = map[string]string{
 	"This form has expired. Go back, reload the page and try again.":   "Bu formun süresi doldu. Geri dönün, sayfayı yenileyip tekrar deneyin.",
 	"Back to the inbox": "Gelen kutusuna dön",
 
+	// Lead Ads.
+	"Lead Ads fetches": "Lead Ads çekimleri",
+
 	// Login.
 	"E-mail":                    "E-posta",
 	"Password":                  "Parola",
