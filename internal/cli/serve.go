@@ -88,8 +88,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 		m = metrics.New(metrics.Options{Source: db, Logger: log, Writer: db.WriterStats})
 		sender = m.Sender(graph)
 	}
+	dests, err := googleDestinations(ctx, c, db, log)
+	if err != nil {
+		return err
+	}
 	runner := deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
-		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll)})
+		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll),
+		Destinations: dests})
 	if err := runner.Start(ctx); err != nil {
 		return err
 	}

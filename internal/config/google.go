@@ -14,6 +14,9 @@ import (
 type Google struct {
 	// APIURL is the Data Manager API's base URL.
 	APIURL string `yaml:"api_url"`
+	// TokenURL replaces Google's OAuth token endpoint for OAuth clients
+	// (a stand-in's); a service account key names its own.
+	TokenURL string `yaml:"token_url"`
 }
 
 // SiteGoogle is a site's google: block: the model's settings plus the

@@ -1,0 +1,60 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/google"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// queueGoogle puts the Google twin of a lead event just queued for Meta in
+// the outbox, in the same transaction, when the site sends to Google and
+// the kind has a conversion action (the qualified event and the mapped
+// stages; the raw lead event and PageViews are Meta's alone). Its row has
+// its own state, attempts and deadline: Google takes click conversions
+// for 90 days, not Meta's 7. An event Google could not match (no click id,
+// no usable contact) is not queued.
+func (s *Service) queueGoogle(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec,
+	eventName string, at time.Time, now time.Time) error {
+	g := site.Settings.Google
+	if g.ConversionAction(spec.Kind) == "" {
+		return nil
+	}
+	p := google.Params{Settings: g, Country: site.Settings.Country, Lead: lead, Kind: spec.Kind, At: at,
+		Clicks: model.ClickIDs{GClid: lead.GClid}}
+	if v, ok := spec.CustomData["value"].(float64); ok {
+		p.Value = v
+	}
+	if c, ok := spec.CustomData["currency"].(string); ok {
+		p.Currency = c
+	}
+	ev, err := google.BuildEvent(p)
+	if errors.Is(err, google.ErrNotSent) {
+		slog.Debug("google: event not queued", "lead", string(lead.ID), "kind", spec.Kind, "why", err.Error())
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("app: build google %s event: %w", spec.Kind, err)
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("app: encode google %s event: %w", spec.Kind, err)
+	}
+	submitted := lead.SubmittedAt
+	if submitted.IsZero() {
+		submitted = at
+	}
+	_, err = tx.DeliveryInsert(ctx, &model.Delivery{
+		ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Destination: model.DestinationGoogle, Kind: spec.Kind,
+		EventName: eventName, EventID: ev.TransactionID, PixelID: g.OperatingAccountID, Payload: payload,
+		State: model.DeliveryPending, NextAt: now, DeadlineAt: submitted.Add(model.GoogleMaxEventAge),
+		CreatedAt: now, UpdatedAt: now,
+	})
+	return err
+}

@@ -1,0 +1,150 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cleanads/cleanads/internal/capi/graphtest"
+	"github.com/cleanads/cleanads/internal/cli"
+	"github.com/cleanads/cleanads/internal/google"
+	"github.com/cleanads/cleanads/internal/google/googletest"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store/storetest"
+)
+
+const googleConfig = metaConfigNoSites + `
+google: {api_url: "%s", token_url: "%s"}
+sites:
+  - id: dent
+    api_key: "dent-key-0123456789abcdef"
+    origins: ["https://www.istanbuldis.example"]
+    country: TR
+    meta:
+      pixel_id: "111"
+      access_token: "%s"
+      stages:
+        won: {event: Purchase}
+    google:
+      operating_account_id: 123-456-7890
+      qualified_conversion_action: "555"
+      stages: {won: "666"}
+      currency: EUR
+      consent: {ad_user_data: granted, ad_personalization: granted}
+      client_id: "%s"
+      client_secret: "%s"
+      refresh_token: "%s"
+`
+
+const metaConfigNoSites = `
+listen: "127.0.0.1:0"
+database: "%s"
+meta: {graph_url: "%s", api_version: "v25.0"}
+delivery: {poll: 1h}
+secret_key: "cli-test-secret-key-0123456789abcdef"`
+
+// TestServeDeliversToMetaAndGoogle: a website lead with a gclid judged
+// clean reaches the Graph stand-in and the Google stand-in; its won stage
+// of 6,000 EUR reaches both; a grey lead reaches neither until a call
+// makes it clean.
+func TestServeDeliversToMetaAndGoogle(t *testing.T) {
+	g := graphtest.New(t)
+	gg := googletest.New(t)
+	gg.SetConversionActions("555", "666")
+	dir, dsn := t.TempDir(), storetest.DSN(t)
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(googleConfig, dsn, g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
+		googletest.ClientID, googletest.ClientSecret, googletest.RefreshToken)), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Run(ctx, []string{"cleanads", "serve", "--config", cfg}, func(string) string { return "" }, nil, out, errOut)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d: %s", code, errOut.String())
+		}
+	}()
+	var base string
+	waitUntil(t, func() bool {
+		if i := strings.Index(out.String(), "listening on "); i >= 0 {
+			base = strings.Fields(out.String()[i+len("listening on "):])[0]
+			return true
+		}
+		return false
+	})
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer dent-key-0123456789abcdef")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		return m
+	}
+	lead := post("/v1/leads", `{"site":"dent","email":"Ayse.Yilmaz+dis@gmail.com","phone":"05324128719","name":"Ayşe Yılmaz","fill_ms":8400,`+
+		`"message":"Implant tedavisi için randevu almak istiyorum, hafta içi akşam uygunum.","gclid":"Cj0KCQiA-gclid",`+
+		`"page_url":"https://www.istanbuldis.example/x","user_agent":"Mozilla/5.0","client_ip":"203.0.113.1"}`)
+	id, _ := lead["id"].(string)
+	if id == "" {
+		t.Fatalf("lead answer %v", lead)
+	}
+	waitUntil(t, func() bool { return len(g.Events()) == 2 && len(gg.Events()) == 1 })
+	ev := gg.Events()[0]
+	if ev.Destinations[0] != "555" {
+		t.Errorf("qualified went to %v", ev.Destinations)
+	}
+	var e google.Event
+	json.Unmarshal(ev.JSON, &e)
+	if e.AdIdentifiers == nil || e.AdIdentifiers.GClid != "Cj0KCQiA-gclid" || e.TransactionID != google.TransactionID(model.LeadID(id), "qualified") ||
+		e.UserData.UserIdentifiers[0].EmailAddress != google.Hash("ayseyilmaz@gmail.com") ||
+		e.UserData.UserIdentifiers[1].PhoneNumber != google.Hash("+905324128719") || e.Consent.AdUserData != google.ConsentGranted {
+		t.Errorf("google qualified event: %s", ev.JSON)
+	}
+	if !strings.Contains(string(gg.LastRequest()), `"encoding":"HEX"`) || !strings.Contains(string(gg.LastRequest()), `"accountId":"1234567890"`) {
+		t.Errorf("request: %s", gg.LastRequest())
+	}
+
+	post("/v1/leads/"+id+"/events", `{"type":"stage","stage":"won","value":6000,"currency":"EUR"}`)
+	waitUntil(t, func() bool { return len(g.Events()) == 3 && len(gg.Events()) == 2 })
+	json.Unmarshal(gg.Events()[1].JSON, &e)
+	if gg.Events()[1].Destinations[0] != "666" || e.ConversionValue != 6000 || e.Currency != "EUR" {
+		t.Errorf("won at Google: %s", gg.Events()[1].JSON)
+	}
+	if m := g.Events()[2]; m.EventName != "Purchase" || !strings.Contains(string(m.JSON), `"value":6000`) {
+		t.Errorf("won at Meta: %s", m.JSON)
+	}
+
+	grey := post("/v1/leads", `{"site":"dent","phone":"0533 218 44 90","name":"Mehmet Demir","message":"fiyat?","fill_ms":9000,`+
+		`"gclid":"grey-gclid","page_url":"https://www.istanbuldis.example/x","user_agent":"Mozilla/5.0","client_ip":"203.0.113.2"}`)
+	gid, _ := grey["id"].(string)
+	// The grey lead's raw Lead goes to Meta as every lead's does; nothing
+	// qualified goes anywhere until evidence comes.
+	waitUntil(t, func() bool { return len(g.Events()) == 4 })
+	if len(gg.Events()) != 2 {
+		t.Fatalf("a grey lead reached Google: %d events", len(gg.Events()))
+	}
+	post("/v1/leads/"+gid+"/events", `{"type":"call","duration_s":95}`)
+	waitUntil(t, func() bool { return len(g.Events()) == 5 && len(gg.Events()) == 3 })
+	json.Unmarshal(gg.Events()[2].JSON, &e)
+	if e.AdIdentifiers.GClid != "grey-gclid" {
+		t.Errorf("grey lead at Google: %s", gg.Events()[2].JSON)
+	}
+}
