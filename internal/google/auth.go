@@ -91,21 +91,45 @@ func (t *Tokens) Source(c Credentials) (oauth2.TokenSource, error) {
 	if t.http != nil {
 		ctx = context.WithValue(ctx, oauth2.HTTPClient, t.http)
 	}
-	var ts oauth2.TokenSource
+	var fresh func() oauth2.TokenSource
 	if c.ServiceAccountKey != "" {
 		conf, err := gauth.JWTConfigFromJSON([]byte(c.ServiceAccountKey), Scope)
 		if err != nil {
 			return nil, &AuthError{Err: fmt.Errorf("service account key: %v", err)}
 		}
-		ts = conf.TokenSource(ctx)
+		fresh = func() oauth2.TokenSource { return conf.TokenSource(ctx) }
 	} else {
 		ep := gauth.Endpoint
 		if c.TokenURL != "" {
 			ep.TokenURL = c.TokenURL
 		}
 		conf := &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Endpoint: ep, Scopes: []string{Scope}}
-		ts = conf.TokenSource(ctx, &oauth2.Token{RefreshToken: c.RefreshToken})
+		fresh = func() oauth2.TokenSource { return conf.TokenSource(ctx, &oauth2.Token{RefreshToken: c.RefreshToken}) }
 	}
+	ts := &resettable{fresh: fresh, ts: fresh()}
 	t.m[key] = ts
 	return ts, nil
+}
+
+// resettable is a cached token source that can drop its token: an access
+// token Google answers UNAUTHENTICATED to (revoked before it expired) is
+// not used again; the next call fetches a new one.
+type resettable struct {
+	fresh func() oauth2.TokenSource
+	mu    sync.Mutex
+	ts    oauth2.TokenSource
+}
+
+func (r *resettable) Token() (*oauth2.Token, error) {
+	r.mu.Lock()
+	ts := r.ts
+	r.mu.Unlock()
+	return ts.Token()
+}
+
+// Reset drops the cached token.
+func (r *resettable) Reset() {
+	r.mu.Lock()
+	r.ts = r.fresh()
+	r.mu.Unlock()
 }

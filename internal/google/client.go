@@ -209,6 +209,9 @@ func (c *Client) do(ctx context.Context, ts oauth2.TokenSource, method, endpoint
 		return nil, fmt.Errorf("google %s: %w", endpoint, err)
 	}
 	if resp.StatusCode/100 != 2 {
+		if r, ok := ts.(interface{ Reset() }); ok && resp.StatusCode == http.StatusUnauthorized {
+			r.Reset()
+		}
 		return nil, c.apiError(resp, raw)
 	}
 	return raw, nil

@@ -1,0 +1,110 @@
+package deliver_test
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/oauth2"
+
+	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/deliver"
+	"github.com/cleanads/cleanads/internal/google"
+	"github.com/cleanads/cleanads/internal/google/googletest"
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// googleFixture is the fixture with the site sending to Google too and a
+// runner that has the google destination.
+func googleFixture(t *testing.T) (*fixture, *googletest.Server) {
+	f := newFixture(t, model.ModeLive)
+	gg := googletest.New(t)
+	f.site.Settings.Google = &model.GoogleSettings{OperatingAccountID: "1234567890", QualifiedConversionAction: "555", Currency: "EUR"}
+	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	tokens := google.NewTokens(nil)
+	creds := google.Credentials{ClientID: googletest.ClientID, ClientSecret: googletest.ClientSecret,
+		RefreshToken: googletest.RefreshToken, TokenURL: gg.TokenURL()}
+	h := deliver.NewGoogle(deliver.GoogleOptions{Store: f.db, Sender: google.NewClient(google.ClientOptions{BaseURL: gg.URL}),
+		Tokens: func(model.SiteID) (oauth2.TokenSource, error) { return tokens.Source(creds) }, PollWait: -1})
+	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
+	f.runner = deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a",
+		Jitter: func() float64 { return 0.5 }, Destinations: map[string]deliver.Destination{model.DestinationGoogle: h}})
+	return f, gg
+}
+
+func (f *fixture) googleRows(t *testing.T, leads []model.LeadID) map[model.DeliveryState]int {
+	t.Helper()
+	out := map[model.DeliveryState]int{}
+	for _, id := range leads {
+		ds, err := f.db.DeliveriesByLead(f.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Destination == model.DestinationGoogle {
+				out[d.State]++
+			}
+		}
+	}
+	return out
+}
+
+// TestGoogleOutageAndRevokedGrantLeaveMetaAlone: Google down retries its
+// rows and holds only its own share; a revoked grant pauses them with the
+// owner's next step; Meta's rows of the same leads go meanwhile, and
+// nothing is lost once Google is back.
+func TestGoogleOutageAndRevokedGrantLeaveMetaAlone(t *testing.T) {
+	f, gg := googleFixture(t)
+	var ids []model.LeadID
+	submit := func(n int) {
+		in := lead(n)
+		in.GClid = "gclid-" + string(rune('a'+n))
+		l, _, err := f.svc.Submit(f.ctx, f.site, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.ID)
+	}
+	gg.SetDown(googletest.FaultUnavailable)
+	for i := 0; i < 3; i++ {
+		submit(i)
+	}
+	f.run(t)
+	if n := len(f.g.Events()); n != 6 {
+		t.Fatalf("Meta got %d events during Google's outage, want 6", n)
+	}
+	if c := f.googleRows(t, ids); c[model.DeliveryRetry] != 3 || len(gg.Events()) != 0 {
+		t.Fatalf("google rows %v", c)
+	}
+	gg.SetDown(googletest.FaultNone)
+	f.clk.Add(deliver.DefaultMinBackoff * 2)
+	f.run(t)
+	if c := f.googleRows(t, ids); c[model.DeliverySent] != 3 || len(gg.Events()) != 3 {
+		t.Fatalf("after the outage: %v, %d at Google", c, len(gg.Events()))
+	}
+
+	gg.RevokeGrant()
+	submit(3)
+	f.run(t)
+	if n := len(f.g.Events()); n != 8 {
+		t.Fatalf("Meta got %d events with Google's grant revoked, want 8", n)
+	}
+	if c := f.googleRows(t, ids); c[model.DeliveryPaused] != 1 {
+		t.Fatalf("google rows with the grant revoked: %v", c)
+	}
+	reason, err := f.db.DestinationPauseReason(f.ctx, model.Share{Site: "dent", Destination: model.DestinationGoogle})
+	if err != nil || !strings.Contains(strings.ToLower(reason), "authorise cleanads again") {
+		t.Fatalf("pause reason %q %v", reason, err)
+	}
+	gg.RestoreGrant()
+	if err := f.db.DestinationResume(f.ctx, model.Share{Site: "dent", Destination: model.DestinationGoogle}); err != nil {
+		t.Fatal(err)
+	}
+	f.clk.Add(deliver.DefaultPoll * 2)
+	f.run(t)
+	f.run(t)
+	if c := f.googleRows(t, ids); c[model.DeliverySent] != 4 || len(gg.Events()) != 4 || len(f.g.Events()) != 8 {
+		t.Fatalf("after the grant came back: %v, %d at Google, %d at Meta", c, len(gg.Events()), len(f.g.Events()))
+	}
+}
