@@ -19,11 +19,17 @@ import (
 // stages; the raw lead event and PageViews are Meta's alone). Its row has
 // its own state, attempts and deadline: Google takes click conversions
 // for 90 days, not Meta's 7. An event Google could not match (no click id,
-// no usable contact) is not queued.
+// no usable contact), and one of a lead that came from a Meta ad without a
+// Google click id, is not queued.
 func (s *Service) queueGoogle(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec,
 	eventName string, at time.Time, now time.Time) error {
 	g := site.Settings.Google
 	if g.ConversionAction(spec.Kind) == "" {
+		return nil
+	}
+	// A lead from a Meta Instant Form or a WhatsApp ad came from no Google
+	// ad: Google could attribute it to nothing.
+	if lead.Source != "" && lead.Source != model.SourceWeb && lead.GClid == "" {
 		return nil
 	}
 	p := google.Params{Settings: g, Country: site.Settings.Country, Lead: lead, Kind: spec.Kind, At: at,

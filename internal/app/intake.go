@@ -60,10 +60,19 @@ const (
 // again: the first one is returned with created false, so a retried post is
 // harmless.
 func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (lead *model.Lead, created bool, err error) {
+	return s.submit(ctx, site, in, nil)
+}
+
+// submit is Submit; source, when not nil, says where the lead came from
+// (its Source and SourceDetail) before it is judged.
+func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, source func(*model.Lead)) (lead *model.Lead, created bool, err error) {
 	now := s.now().UTC()
 	lead, err = s.leadFromInput(site, in, now)
 	if err != nil {
 		return nil, false, err
+	}
+	if source != nil {
+		source(lead)
 	}
 	var key []byte
 	if in.FormToken != "" {

@@ -33,6 +33,9 @@ func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site
 	if !site.ConsentAllows(lead.Consent) {
 		return false, nil
 	}
+	if lead.Source == model.SourceLeadAds {
+		spec = conversionLeads(site, spec, now)
+	}
 	if spec.Kind == model.KindQualified {
 		// Meta reads the lead's status from custom_data; ours says who
 		// qualified it.

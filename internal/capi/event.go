@@ -104,6 +104,10 @@ type BuildParams struct {
 // six SHA-256: the events of one lead share one Contact.
 type Contact struct {
 	Email, Phone, FirstName, LastName, ExternalID, Country []string
+	// City, State and Zip are hashed from the lead's answers of those
+	// names (model.AnswerCity, ...), when it has them: a Lead Ads form
+	// asks for them.
+	City, State, Zip []string
 }
 
 // HashContact hashes a lead's e-mail, phone (with the site's country),
@@ -114,13 +118,29 @@ func HashContact(l *model.Lead, country string) *Contact {
 	if first == "" && last == "" {
 		first, last = SplitName(l.Name)
 	}
-	return &Contact{
+	c := &Contact{
 		Email:      hashedList(FieldEmail, l.Email, country),
 		Phone:      hashedList(FieldPhone, l.Phone, country),
 		FirstName:  hashedList(FieldFirstName, first, country),
 		LastName:   hashedList(FieldLastName, last, country),
 		ExternalID: hashedList(FieldExternalID, l.ExternalID, country),
 		Country:    hashedList(FieldCountry, country, country),
+	}
+	addressKeys(c, l, country)
+	return c
+}
+
+// addressKeys hashes the lead's city, state, zip and country answers into
+// c; the lead's own country wins over the site's when it is a valid one.
+func addressKeys(c *Contact, l *model.Lead, country string) {
+	if len(l.Fields) == 0 {
+		return
+	}
+	c.City = hashedList(FieldCity, l.Fields[model.AnswerCity], country)
+	c.State = hashedList(FieldState, l.Fields[model.AnswerState], country)
+	c.Zip = hashedList(FieldZip, l.Fields[model.AnswerZip], country)
+	if own := hashedList(FieldCountry, l.Fields[model.AnswerCountry], country); own != nil {
+		c.Country = own
 	}
 }
 
@@ -185,6 +205,7 @@ func BuildLeadEvent(p BuildParams) (Event, error) {
 	u := &e.UserData
 	u.Email, u.Phone, u.FirstName, u.LastName = c.Email, c.Phone, c.FirstName, c.LastName
 	u.ExternalID, u.Country = c.ExternalID, c.Country
+	u.City, u.State, u.Zip = c.City, c.State, c.Zip
 	u.ClientIPAddress = l.ClientIP
 	u.ClientUserAgent = l.UserAgent
 	u.FBC = l.FBC

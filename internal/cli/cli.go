@@ -40,6 +40,7 @@ func commands() []command {
 		{"user", "add admin users, set a password, list them", user},
 		{"backup", "write a consistent copy of the SQLite database while the server runs", backup},
 		{"forget", "erase one person (--email or --phone) and print what was removed", forget},
+		{"leadads", "check a site's Lead Ads token, Page subscription and permissions", leadAdsCmd},
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/jobs"
+	"github.com/cleanads/cleanads/internal/leadads"
 	"github.com/cleanads/cleanads/internal/metrics"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
@@ -88,21 +89,30 @@ func serve(ctx context.Context, e *env, args []string) error {
 		m = metrics.New(metrics.Options{Source: db, Logger: log, Writer: db.WriterStats})
 		sender = m.Sender(graph)
 	}
+	// The use cases first: the Lead Ads fetch, a destination of the
+	// runner, stores leads through them; they wake the runner once built.
+	wake := &notifyLater{}
+	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
+		Graph: graph, Notifier: wake})
+	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: svc, Logger: log, Now: time.Now})
 	dests, err := googleDestinations(ctx, c, db, log)
 	if err != nil {
 		return err
 	}
+	if dests == nil {
+		dests = map[string]deliver.Destination{}
+	}
+	dests[model.DestinationMetaLeadgen] = leadAds
 	runner := deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
 		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll),
 		Destinations: dests})
+	wake.wake = runner.Wake
 	if err := runner.Start(ctx); err != nil {
 		return err
 	}
 	// Stops the runner on an early return too; a second Stop does nothing.
 	defer runner.Stop(context.WithoutCancel(ctx))
 
-	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
-		Graph: graph, Notifier: runner})
 	// Each job runs under a lock named after it: with several nodes on one
 	// PostgreSQL exactly one runs it at a time.
 	periodic := jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: []jobs.Job{
@@ -115,6 +125,13 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}},
 		{Name: "retention", Every: time.Hour, Run: retentionJob(svc,
 			app.RetentionPolicy{LeadDays: c.Retention.LeadDays, VisitDays: c.Retention.VisitDays}, log)},
+		{Name: "leadads-backfill", Every: leadads.BackfillEvery, Run: func(ctx context.Context) error {
+			st, err := leadAds.Backfill(ctx)
+			if st.Created > 0 {
+				log.Info("lead ads leads found by the backfill", "count", st.Created, "forms", st.Forms)
+			}
+			return err
+		}},
 	}})
 	if err := periodic.Start(ctx); err != nil {
 		return err

@@ -174,8 +174,25 @@ type Site struct {
 	// WhatsApp names the site's WhatsApp Business numbers.
 	WhatsApp model.WhatsAppSettings `yaml:"whatsapp"`
 	Limits   SiteLimits             `yaml:"limits"`
+	// LeadAds connects the site's Facebook Pages' Instant Forms.
+	LeadAds SiteLeadAds `yaml:"lead_ads"`
 	// Google sends the site's qualified leads and stages to Google Ads.
 	Google SiteGoogle `yaml:"google"`
+}
+
+// SiteLeadAds is a site's lead_ads: block: the model's settings plus the
+// Meta app's and the Page's secrets.
+type SiteLeadAds struct {
+	model.LeadAdsSettings `yaml:",inline"`
+	// AccessToken is the Page (or system-user) token that reads the leads.
+	AccessToken     string `yaml:"access_token" secret:"true"`
+	AccessTokenFile string `yaml:"access_token_file"`
+	// AppSecret signs the leadgen webhooks and each call's appsecret_proof.
+	AppSecret     string `yaml:"app_secret" secret:"true"`
+	AppSecretFile string `yaml:"app_secret_file"`
+	// VerifyToken is typed into the app's webhook settings.
+	VerifyToken     string `yaml:"verify_token" secret:"true"`
+	VerifyTokenFile string `yaml:"verify_token_file"`
 }
 
 // SiteMeta is a site's meta: block: the model's settings plus the token.
@@ -293,6 +310,9 @@ func readSecretFiles(c *Config, errs *Problems) {
 		read(fmt.Sprintf("sites[%d].api_key", i), &s.APIKey, s.APIKeyFile)
 		read(fmt.Sprintf("sites[%d].meta.access_token", i), &s.Meta.AccessToken, s.Meta.AccessTokenFile)
 		read(fmt.Sprintf("sites[%d].call_token", i), &s.CallToken, s.CallTokenFile)
+		read(fmt.Sprintf("sites[%d].lead_ads.access_token", i), &s.LeadAds.AccessToken, s.LeadAds.AccessTokenFile)
+		read(fmt.Sprintf("sites[%d].lead_ads.app_secret", i), &s.LeadAds.AppSecret, s.LeadAds.AppSecretFile)
+		read(fmt.Sprintf("sites[%d].lead_ads.verify_token", i), &s.LeadAds.VerifyToken, s.LeadAds.VerifyTokenFile)
 	}
 }
 
@@ -312,8 +332,11 @@ func (s *Site) SiteModel() *model.Site {
 			Meta:         s.Meta.MetaSettings,
 			Qualify:      s.Qualify,
 			WhatsApp:     s.WhatsApp,
+			LeadAds:      s.LeadAds.LeadAdsSettings,
 			Google:       s.googleModel(),
 		},
 		AccessToken: s.Meta.AccessToken,
+		LeadAds: model.LeadAdsSecrets{AccessToken: s.LeadAds.AccessToken, AppSecret: s.LeadAds.AppSecret,
+			VerifyToken: s.LeadAds.VerifyToken},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -197,6 +198,7 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 				"want the Cloud API phone number id (digits, from WhatsApp Manager), got %q", id)
 		}
 	}
+	s.LeadAds.validate(key+".lead_ads", errs)
 	for j, o := range s.Origins {
 		norm, err := parseOrigin(o)
 		if err != nil {
@@ -372,4 +374,45 @@ func CheckSite(s *Site) Problems {
 		errs[i].Key = strings.TrimPrefix(errs[i].Key, "site.")
 	}
 	return errs
+}
+
+// validate checks a site's lead_ads: block: Page ids in digits, the three
+// secrets together, and mappings to lead fields that exist.
+func (l *SiteLeadAds) validate(key string, errs *Problems) {
+	for j, id := range l.PageIDs {
+		l.PageIDs[j] = strings.TrimSpace(id)
+		if !isDigits(l.PageIDs[j]) {
+			errs.add(fmt.Sprintf("%s.page_ids[%d]", key, j), "want the Facebook Page id (digits, from the Page's About), got %q", id)
+		}
+	}
+	set := 0
+	for _, v := range []string{l.AccessToken, l.AppSecret, l.VerifyToken} {
+		if v != "" {
+			set++
+		}
+	}
+	switch {
+	case len(l.PageIDs) > 0 && set < 3:
+		errs.add(key, "page_ids need access_token, app_secret and verify_token (or their _file twins)")
+	case len(l.PageIDs) == 0 && set > 0:
+		errs.add(key+".page_ids", "name the Facebook Pages whose Instant Forms are the site's leads")
+	}
+	if l.VerifyToken != "" && len(l.VerifyToken) < MinAPIKeyLength {
+		errs.add(key+".verify_token", "too short: use at least %d random characters", MinAPIKeyLength)
+	}
+	targets := model.LeadAdsTargets()
+	check := func(k string, m map[string]string) {
+		for q, t := range m {
+			if t != "-" && !slices.Contains(targets, t) {
+				errs.add(k+"."+q, "want one of %s or - (drop), got %q", strings.Join(targets, ", "), t)
+			}
+		}
+	}
+	check(key+".fields", l.Fields)
+	for id, f := range l.Forms {
+		if !isDigits(id) {
+			errs.add(key+".forms."+id, "want a form id (digits), got %q", id)
+		}
+		check(key+".forms."+id+".fields", f.Fields)
+	}
 }

@@ -62,9 +62,10 @@ type Share struct {
 	Site        model.SiteID
 	Destination string
 	Rows        []*model.Delivery
-	// LeaseEnd is when the claim runs out: rows not settled well before
-	// it should be recorded back unchanged.
+	// LeaseEnd is when the claim runs out, Lease after it was made: rows
+	// not settled by half of it should be recorded back unchanged.
 	LeaseEnd time.Time
+	Lease    time.Duration
 	r        *Runner
 }
 
@@ -484,7 +485,7 @@ func (r *Runner) round(ctx context.Context, wait bool) (Stats, error) {
 				r.Wake()
 			}()
 			st, until := r.dests[sh.Destination].Deliver(ctx, &Share{Site: sh.Site, Destination: sh.Destination,
-				Rows: ds, LeaseEnd: now.Add(r.o.Lease), r: r})
+				Rows: ds, LeaseEnd: now.Add(r.o.Lease), Lease: r.o.Lease, r: r})
 			if !until.IsZero() {
 				r.mu.Lock()
 				r.hold[sh] = until

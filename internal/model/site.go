@@ -45,6 +45,9 @@ type Site struct {
 	PausedAt     time.Time
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	// LeadAds are the site's Lead Ads secrets, in clear text in memory
+	// only.
+	LeadAds LeadAdsSecrets
 }
 
 // SiteSettings are the editable settings of a site, stored as one document.
@@ -62,6 +65,9 @@ type SiteSettings struct {
 	// Google is where qualified leads and stages go in Google Ads; nil
 	// sends nothing to Google.
 	Google *GoogleSettings `json:"google,omitempty" yaml:"-"`
+	// LeadAds names the site's Facebook Pages whose Instant Forms are a
+	// lead source.
+	LeadAds LeadAdsSettings `json:"lead_ads,omitempty" yaml:"lead_ads"`
 	// CallTokenHash is the SHA-256 (hex) of the site's call-webhook token,
 	// a narrower secret than the API key for call trackers; empty when the
 	// site has none.

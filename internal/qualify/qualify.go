@@ -274,7 +274,10 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 		s.add(CodeDuplicate, 1, 1, ev)
 	}
 	r.scoreToken(&s, c.Token)
-	r.scoreFill(&s, lead, c.Token)
+	if lead.FormTimed() {
+		// An Instant Form or a chat has no fill time to judge.
+		r.scoreFill(&s, lead, c.Token)
+	}
 
 	// Contact: phone, e-mail, and whether anything can reach the person.
 	phone := strings.TrimSpace(lead.Phone)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/cleanads/cleanads/internal/secret"
 )
 
-const siteColumns = `id, name, api_key_hash, pinned, settings, access_token, paused_reason, paused_at, created_at, updated_at`
+const siteColumns = `id, name, api_key_hash, pinned, settings, access_token, paused_reason, paused_at, created_at, updated_at, lead_ads_secret`
 
 // SiteUpsert creates or replaces a site. A change of access token lifts a
 // pause: the new token gets its chance. The token is stored encrypted.
@@ -24,16 +25,23 @@ func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	leadAds, err := q.sealLeadAds(s.ID, s.LeadAds)
+	if err != nil {
+		return err
+	}
+	if err := q.resumeLeadAdsOnNewToken(ctx, s); err != nil {
+		return err
+	}
 	_, err = q.exec(ctx, `/* Store.SiteUpsert */
-		INSERT INTO sites (`+siteColumns+`) VALUES (?, ?, ?, ?, ?, ?, '', NULL, ?, ?)
+		INSERT INTO sites (`+siteColumns+`) VALUES (?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
 			name = excluded.name, api_key_hash = excluded.api_key_hash, pinned = excluded.pinned,
-			settings = excluded.settings, access_token = excluded.access_token,
+			settings = excluded.settings, access_token = excluded.access_token, lead_ads_secret = excluded.lead_ads_secret,
 			paused_reason = CASE WHEN sites.access_token = excluded.access_token THEN sites.paused_reason ELSE '' END,
 			paused_at = CASE WHEN sites.access_token = excluded.access_token THEN sites.paused_at ELSE NULL END,
 			updated_at = excluded.updated_at`,
 		string(s.ID), s.Name, s.APIKeyHash, boolInt(s.Pinned), string(settings), token,
-		now.UnixMilli(), now.UnixMilli())
+		now.UnixMilli(), now.UnixMilli(), leadAds)
 	if err != nil {
 		return fmt.Errorf("store: site %s: %w", s.ID, err)
 	}
@@ -86,12 +94,13 @@ func (q Q) scanSite(r scanner) (*model.Site, error) {
 	var (
 		s                    model.Site
 		id, settings         string
+		leadAds              string
 		pinned               int
 		pausedAt             sql.NullInt64
 		createdAt, updatedAt int64
 	)
 	if err := r.Scan(&id, &s.Name, &s.APIKeyHash, &pinned, &settings, &s.AccessToken, &s.PausedReason,
-		&pausedAt, &createdAt, &updatedAt); err != nil {
+		&pausedAt, &createdAt, &updatedAt, &leadAds); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(settings), &s.Settings); err != nil {
@@ -103,6 +112,9 @@ func (q Q) scanSite(r scanner) (*model.Site, error) {
 		return nil, err
 	}
 	s.AccessToken = token
+	if s.LeadAds, err = q.openLeadAds(s.ID, leadAds); err != nil {
+		return nil, err
+	}
 	s.Pinned = pinned != 0
 	s.PausedAt = fromMS(pausedAt)
 	s.CreatedAt = time.UnixMilli(createdAt).UTC()
@@ -207,4 +219,62 @@ func (db *DB) SiteSealTokens(ctx context.Context) (int, error) {
 		return nil
 	})
 	return sealed, err
+}
+
+// leadAdsContext binds sealed Lead Ads secrets to their site.
+func leadAdsContext(id model.SiteID) string { return "site lead_ads:" + string(id) }
+
+// sealLeadAds encrypts a site's Lead Ads secrets, as one value, for
+// storage; none is "".
+func (q Q) sealLeadAds(id model.SiteID, l model.LeadAdsSecrets) (string, error) {
+	if l == (model.LeadAdsSecrets{}) {
+		return "", nil
+	}
+	if q.box == nil {
+		return "", fmt.Errorf("store: site %s: no key to encrypt its Lead Ads secrets: set secret_key (or, on SQLite, let cleanads keep a key file)", id)
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return "", fmt.Errorf("store: site %s lead ads: %w", id, err)
+	}
+	return q.box.Seal(leadAdsContext(id), string(b)), nil
+}
+
+// openLeadAds decrypts a site's stored Lead Ads secrets.
+func (q Q) openLeadAds(id model.SiteID, stored string) (model.LeadAdsSecrets, error) {
+	var l model.LeadAdsSecrets
+	if stored == "" {
+		return l, nil
+	}
+	if q.box == nil {
+		return l, fmt.Errorf("site %s: its Lead Ads secrets are encrypted and no secret_key is set", id)
+	}
+	clear, err := q.box.Open(leadAdsContext(id), stored)
+	if err != nil {
+		return l, fmt.Errorf("site %s lead ads: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(clear), &l); err != nil {
+		return l, fmt.Errorf("site %s lead ads: %w", id, err)
+	}
+	return l, nil
+}
+
+// resumeLeadAdsOnNewToken lifts the pause of the site's Lead Ads fetches
+// when its token changes: the new token gets its chance, as a new Meta
+// token does.
+func (q Q) resumeLeadAdsOnNewToken(ctx context.Context, s *model.Site) error {
+	var stored string
+	err := q.queryRow(ctx, `/* Store.SiteUpsert */ SELECT lead_ads_secret FROM sites WHERE id = ?`, string(s.ID)).Scan(&stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: site %s: %w", s.ID, err)
+	}
+	// A value that no longer opens is replaced below; its pause goes with
+	// it.
+	if old, err := q.openLeadAds(s.ID, stored); err == nil && old.AccessToken == s.LeadAds.AccessToken {
+		return nil
+	}
+	return q.DestinationResume(ctx, model.Share{Site: s.ID, Destination: model.DestinationMetaLeadgen})
 }

@@ -250,6 +250,8 @@ func (f *siteForm) config(old *model.Site) (*config.Site, map[string]string) {
 		cs.Qualify = old.Settings.Qualify
 		cs.Meta.MetaSettings = old.Settings.Meta
 		cs.Meta.AccessToken = old.AccessToken
+		cs.LeadAds = config.SiteLeadAds{LeadAdsSettings: old.Settings.LeadAds, AccessToken: old.LeadAds.AccessToken,
+			AppSecret: old.LeadAds.AppSecret, VerifyToken: old.LeadAds.VerifyToken}
 	}
 	for _, line := range strings.Split(f.Origins, "\n") {
 		if o := strings.TrimSpace(line); o != "" {

@@ -34,6 +34,10 @@ func (s *Server) routes() http.Handler {
 	// trackers (call token or API key).
 	mux.HandleFunc("GET /v1/webhooks/whatsapp", s.whatsAppVerify)
 	mux.HandleFunc("POST /v1/webhooks/whatsapp", s.whatsAppReceive)
+	// A site's Page leadgen webhook (its Meta app's handshake and
+	// signature).
+	mux.HandleFunc("GET /v1/webhooks/leadgen/{site}", s.leadgenVerify)
+	mux.HandleFunc("POST /v1/webhooks/leadgen/{site}", s.leadgenReceive)
 	mux.Handle("POST /v1/calls", limitBody(s.requireCallAuth(s.limitAPI(http.HandlerFunc(s.callCreate)))))
 
 	// Admin web UI (login session; an API key opens nothing here). Every

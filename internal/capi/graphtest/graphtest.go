@@ -94,6 +94,7 @@ type Server struct {
 	retryAfter  time.Duration
 	requests    int
 	events      []Received
+	leadgen     *leadgenState // the Lead Ads side (leadgen.go), made on first use
 }
 
 // New starts a Server accepting Token, closed when the test ends.
@@ -228,6 +229,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	trace := "graphtest-" + strconv.Itoa(n)
 
 	if s.injure(w, r, fault, trace, retryAfter) {
+		return
+	}
+	if s.serveLeadgen(w, r, trace) {
 		return
 	}
 	m := pathRE.FindStringSubmatch(r.URL.Path)
