@@ -674,7 +674,7 @@ func (q Q) DeliveryPayloads(ctx context.Context, site model.SiteID, states []mod
 	}
 	args = append(args, limit)
 	rows, err := q.query(ctx, `/* Store.DeliveryPayloads */ SELECT payload FROM deliveries
-		WHERE site_id = ? AND created_at >= ? AND state IN (`+strings.Join(marks, ", ")+`)
+		WHERE site_id = ? AND created_at >= ? AND state IN (`+strings.Join(marks, ", ")+`) AND destination = 'meta'
 		ORDER BY created_at DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: delivery payloads: %w", err)

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
 )
@@ -18,4 +21,29 @@ func (q Q) DestinationPauseReason(ctx context.Context, sh model.Share) (string, 
 		return "", err
 	}
 	return p.Reason, nil
+}
+
+// DeliveryStatsByDestination counts a site's rows of one kind (every kind
+// when empty) created since a time, by destination and state: the
+// dashboard shows Meta's and Google's apart, never one event twice.
+func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, kind string, since time.Time) (map[string]map[model.DeliveryState]int, error) {
+	out := map[string]map[model.DeliveryState]int{}
+	err := q.eachRow(ctx, func(r *sql.Rows) error {
+		var dest, state string
+		var n int
+		if err := r.Scan(&dest, &state, &n); err != nil {
+			return err
+		}
+		if out[dest] == nil {
+			out[dest] = map[model.DeliveryState]int{}
+		}
+		out[dest][model.DeliveryState(state)] = n
+		return nil
+	}, `/* Store.DeliveryStatsByDestination */ SELECT destination, state, COUNT(*) FROM deliveries
+		WHERE site_id = ? AND created_at >= ? AND (kind = ? OR ? = '') GROUP BY destination, state`,
+		string(site), since.UnixMilli(), kind, kind)
+	if err != nil {
+		return nil, fmt.Errorf("store: delivery counts by destination: %w", err)
+	}
+	return out, nil
 }

@@ -271,4 +271,14 @@ var turkish = map[string]string{
 	"Site settings":               "Site ayarları",
 	"The stage was added.":        "Aşama eklendi.",
 	"The stage was not added: %s": "Aşama eklenmedi: %s",
+
+	// Google Ads.
+	"Google's message":                    "Google'ın iletisi",
+	"Google's answer":                     "Google'ın yanıtı",
+	"to Google Ads":                       "Google Ads'e",
+	"Google Ads deliveries":               "Google Ads gönderimleri",
+	"qualified events sent to Google Ads": "Google Ads'e gönderilen nitelikli olay",
+	"%d refused":                          "%d reddedildi",
+	"Too old to replay: Google takes click conversions for 90 days.":                                               "Yeniden göndermek için çok eski: Google tıklama dönüşümlerini 90 gün alır.",
+	"Events for Google Ads are listed too, with Google's answer; their transaction id stays the same on a replay.": "Google Ads olayları da Google'ın yanıtıyla listelenir; yeniden gönderimde işlem kimlikleri aynı kalır.",
 }
