@@ -12,16 +12,18 @@ import (
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/google"
+	"github.com/cleanads/cleanads/internal/metrics"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
 // googleDestinations returns the google destination's handler when a site
-// sends to Google, with one token source per credential for every worker.
+// sends to Google, with one token source per credential for every worker,
+// its requests counted when metrics are on.
 // A start lifts the sites' Google pauses: the owner fixes the credentials
 // or the account and restarts, and the parked rows get their chance (a
 // pause that still stands comes back after one request).
-func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger) (map[string]deliver.Destination, error) {
+func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, m *metrics.Metrics) (map[string]deliver.Destination, error) {
 	creds := map[model.SiteID]google.Credentials{}
 	for _, s := range c.Sites {
 		if !s.Google.Enabled() {
@@ -48,7 +50,11 @@ func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log
 	hc := &http.Client{Timeout: time.Duration(c.Delivery.Timeout)}
 	tokens := google.NewTokens(hc)
 	client := google.NewClient(google.ClientOptions{BaseURL: c.Google.APIURL, HTTP: hc, Timeout: time.Duration(c.Delivery.Timeout)})
-	h := deliver.NewGoogle(deliver.GoogleOptions{Store: db, Sender: client,
+	var sender deliver.GoogleSender = client
+	if m != nil {
+		sender = m.GoogleSender(client)
+	}
+	h := deliver.NewGoogle(deliver.GoogleOptions{Store: db, Sender: sender,
 		Tokens: func(site model.SiteID) (oauth2.TokenSource, error) {
 			cr, ok := creds[site]
 			if !ok {

@@ -95,7 +95,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
 		Graph: graph, Notifier: wake})
 	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: svc, Logger: log, Now: time.Now})
-	dests, err := googleDestinations(ctx, c, db, log)
+	dests, err := googleDestinations(ctx, c, db, log, m)
 	if err != nil {
 		return err
 	}
