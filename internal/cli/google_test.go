@@ -148,3 +148,31 @@ func TestServeDeliversToMetaAndGoogle(t *testing.T) {
 		t.Errorf("grey lead at Google: %s", gg.Events()[2].JSON)
 	}
 }
+
+// TestSendTestGoogle: send-test --google checks a sample event with
+// validateOnly (Google records nothing) and says what Google refused.
+func TestSendTestGoogle(t *testing.T) {
+	g := graphtest.New(t)
+	gg := googletest.New(t)
+	gg.SetConversionActions("555", "666")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(googleConfig, "sqlite:"+filepath.Join(dir, "db"), g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
+		googletest.ClientID, googletest.ClientSecret, googletest.RefreshToken)), 0o600)
+	code, out, errOut := runCLI("", "send-test", "--google", "--site", "dent", "--config", cfg)
+	if code != 0 || !strings.Contains(out, `"validateOnly": true`) || !strings.Contains(out, "Google validated the test event") ||
+		!strings.Contains(out, `"productDestinationId": "555"`) {
+		t.Fatalf("send-test --google: %d\n%s\n%s", code, out, errOut)
+	}
+	if gg.Validations() != 1 || len(gg.Events()) != 0 {
+		t.Errorf("%d validations, %d events recorded", gg.Validations(), len(gg.Events()))
+	}
+	gg.RevokeGrant()
+	code, _, errOut = runCLI("", "send-test", "--google", "--site", "dent", "--config", cfg)
+	if code == 0 || !strings.Contains(errOut, "Authorise CleanAds again") || strings.Contains(errOut, googletest.ClientSecret) {
+		t.Errorf("revoked grant: %d %s", code, errOut)
+	}
+	if code, _, errOut := runCLI("", "send-test", "--google", "--site", "nope", "--config", cfg); code == 0 || !strings.Contains(errOut, "nope") {
+		t.Errorf("unknown site: %d %s", code, errOut)
+	}
+}
