@@ -27,13 +27,16 @@ func (s *Service) queueGoogle(ctx context.Context, tx *store.Tx, site *model.Sit
 	if g.ConversionAction(spec.Kind) == "" {
 		return nil
 	}
+	clicks, err := googleClicks(ctx, tx, site.ID, lead)
+	if err != nil {
+		return err
+	}
 	// A lead from a Meta Instant Form or a WhatsApp ad came from no Google
 	// ad: Google could attribute it to nothing.
-	if lead.Source != "" && lead.Source != model.SourceWeb && lead.GClid == "" {
+	if lead.Source != "" && lead.Source != model.SourceWeb && clicks == (model.ClickIDs{}) {
 		return nil
 	}
-	p := google.Params{Settings: g, Country: site.Settings.Country, Lead: lead, Kind: spec.Kind, At: at,
-		Clicks: model.ClickIDs{GClid: lead.GClid}}
+	p := google.Params{Settings: g, Country: site.Settings.Country, Lead: lead, Kind: spec.Kind, At: at, Clicks: clicks}
 	if v, ok := spec.CustomData["value"].(float64); ok {
 		p.Value = v
 	}
@@ -63,4 +66,24 @@ func (s *Service) queueGoogle(ctx context.Context, tx *store.Tx, site *model.Sit
 		CreatedAt: now, UpdatedAt: now,
 	})
 	return err
+}
+
+// googleClicks is the lead's Google click: its own gclid, else the click
+// ids of the latest of its visitor's visits that came from a Google ad
+// (the landing URL's gclid, gbraid or wbraid, which the tracker keeps).
+func googleClicks(ctx context.Context, tx *store.Tx, site model.SiteID, lead *model.Lead) (model.ClickIDs, error) {
+	if lead.GClid != "" || lead.VisitorID == "" {
+		return model.ClickIDs{GClid: lead.GClid}, nil
+	}
+	visits, err := tx.VisitsByVisitor(ctx, site, lead.VisitorID)
+	if err != nil {
+		return model.ClickIDs{}, err
+	}
+	for i := len(visits) - 1; i >= 0; i-- {
+		c := visits[i].ClickIDs
+		if c.GClid != "" || c.GBraid != "" || c.WBraid != "" {
+			return model.ClickIDs{GClid: c.GClid, GBraid: c.GBraid, WBraid: c.WBraid}, nil
+		}
+	}
+	return model.ClickIDs{}, nil
 }

@@ -147,6 +147,32 @@ func TestServeDeliversToMetaAndGoogle(t *testing.T) {
 	if e.AdIdentifiers.GClid != "grey-gclid" {
 		t.Errorf("grey lead at Google: %s", gg.Events()[2].JSON)
 	}
+
+	// A visit from a Google app campaign (gbraid on the landing URL): the
+	// lead that follows it carries the visit's click id to Google.
+	req, _ := http.NewRequest("POST", base+"/v1/collect?site=dent", strings.NewReader(
+		`{"url":"https://www.istanbuldis.example/implant?gbraid=0AAAAA-gbraid","consent":true}`))
+	req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
+	req.Header.Set("Origin", "https://www.istanbuldis.example")
+	req.Header.Set("User-Agent", "Mozilla/5.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var visit struct {
+		EventID string `json:"event_id"`
+	}
+	json.NewDecoder(resp.Body).Decode(&visit)
+	resp.Body.Close()
+	post("/v1/leads", `{"site":"dent","email":"zeynep.kaya@gmail.com","phone":"05357771122","name":"Zeynep Kaya","fill_ms":12000,`+
+		`"message":"Diş beyazlatma için randevu almak istiyorum, cumartesi uygunum.","event_id":"`+visit.EventID+`",`+
+		`"page_url":"https://www.istanbuldis.example/implant","user_agent":"Mozilla/5.0","client_ip":"203.0.113.3"}`)
+	waitUntil(t, func() bool { return len(gg.Events()) == 4 })
+	e = google.Event{}
+	json.Unmarshal(gg.Events()[3].JSON, &e)
+	if e.AdIdentifiers == nil || e.AdIdentifiers.GBraid != "0AAAAA-gbraid" || e.AdIdentifiers.GClid != "" {
+		t.Errorf("the visit's gbraid at Google: %s", gg.Events()[3].JSON)
+	}
 }
 
 // TestSendTestGoogle: send-test --google checks a sample event with
