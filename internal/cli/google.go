@@ -14,6 +14,7 @@ import (
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/google"
+	"github.com/cleanads/cleanads/internal/jobs"
 	"github.com/cleanads/cleanads/internal/metrics"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
@@ -25,7 +26,7 @@ import (
 // A start lifts the sites' Google pauses: the owner fixes the credentials
 // or the account and restarts, and the parked rows get their chance (a
 // pause that still stands comes back after one request).
-func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, m *metrics.Metrics) (map[string]deliver.Destination, error) {
+func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, m *metrics.Metrics) (map[string]deliver.Destination, *deliver.Google, error) {
 	creds := map[model.SiteID]google.Credentials{}
 	for _, s := range c.Sites {
 		if !s.Google.Enabled() {
@@ -34,16 +35,16 @@ func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log
 		creds[model.SiteID(s.ID)] = googleCredentials(c, &s)
 		sh := model.Share{Site: model.SiteID(s.ID), Destination: model.DestinationGoogle}
 		if reason, err := db.DestinationPauseReason(ctx, sh); err != nil {
-			return nil, err
+			return nil, nil, err
 		} else if reason != "" {
 			if err := db.DestinationResume(ctx, sh); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			log.Info("google deliveries resumed at start", "site", s.ID, "paused_for", reason)
 		}
 	}
 	if len(creds) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	client, tokens := googleClient(c)
 	var sender deliver.GoogleSender = client
@@ -57,8 +58,8 @@ func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log
 				return nil, &google.AuthError{Err: fmt.Errorf("site %s has no Google credentials in the config", site)}
 			}
 			return tokens.Source(cr)
-		}})
-	return map[string]deliver.Destination{model.DestinationGoogle: h}, nil
+		}, Logger: log, Now: time.Now})
+	return map[string]deliver.Destination{model.DestinationGoogle: h}, h, nil
 }
 
 // googleCredentials are a configured site's Google credentials, with the
@@ -141,4 +142,19 @@ func sendTestGoogle(ctx context.Context, e *env, cfgPath, siteID string) error {
 	fmt.Fprintf(e.stdout, "Google validated the test event (validateOnly: nothing was recorded) for account %s, conversion action %s.\n",
 		settings.OperatingAccountID, settings.ConversionAction(kind))
 	return nil
+}
+
+// googleJobs is the follow-up of the requests Google was still processing,
+// when a site sends to Google.
+func googleJobs(h *deliver.Google, log *slog.Logger) []jobs.Job {
+	if h == nil {
+		return nil
+	}
+	return []jobs.Job{{Name: "google-request-status", Every: time.Minute, Run: func(ctx context.Context) error {
+		n, err := h.Follow(ctx)
+		if n > 0 {
+			log.Info("google request results recorded", "deliveries", n)
+		}
+		return err
+	}}}
 }

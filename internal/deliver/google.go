@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -25,6 +26,8 @@ type GoogleStore interface {
 	SiteByID(ctx context.Context, id model.SiteID) (*model.Site, error)
 	DestinationPauseSet(ctx context.Context, sh model.Share, reason string, now time.Time) error
 	DestinationPauseReason(ctx context.Context, sh model.Share) (string, error)
+	DeliveriesAwaitingGoogle(ctx context.Context, since time.Time, limit int) ([]*model.Delivery, error)
+	DeliveryAnswer(ctx context.Context, d *model.Delivery, now time.Time) error
 }
 
 // GoogleOptions configure the google destination.
@@ -33,12 +36,16 @@ type GoogleOptions struct {
 	Sender GoogleSender
 	// Tokens are the token sources of the sites, one per credential.
 	Tokens func(site model.SiteID) (oauth2.TokenSource, error)
-	// Polls is how many times requestStatus:retrieve is asked after an
-	// accepted request while Google still processes it; default 3.
-	Polls int
-	// PollWait is the wait between polls; default 2s.
-	PollWait time.Duration
+	Logger *slog.Logger
+	Now    func() time.Time
 }
+
+// followWindow is how long after sending Follow asks about a request
+// Google has not finished; followBatch how many rows one run reads.
+const (
+	followWindow = 24 * time.Hour
+	followBatch  = 1000
+)
 
 // Google is the handler of the google destination: a share's rows go to
 // the site's Google Ads account through the Data Manager API, in requests
@@ -47,17 +54,18 @@ type GoogleOptions struct {
 // failure retries every unsent row with the runner's backoff and jitter
 // and holds the share until then; a refused credential or account setup
 // pauses the share with Google's reason in plain words, keeping its rows.
-// After an accepted request it asks requestStatus:retrieve and records
-// each destination's result on the rows.
+// After an accepted request it asks requestStatus:retrieve once and
+// records each destination's result on the rows; Follow asks again about
+// the requests Google was still processing.
 type Google struct{ o GoogleOptions }
 
 // NewGoogle returns the google destination's handler.
 func NewGoogle(o GoogleOptions) *Google {
-	if o.Polls <= 0 {
-		o.Polls = 3
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.PollWait == 0 {
-		o.PollWait = 2 * time.Second
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return &Google{o: o}
 }
@@ -139,7 +147,7 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 			d.Attempts++
 			sent := now
 			d.SentAt, d.UpdatedAt = &sent, now
-			d.Response, _ = json.Marshal(map[string]any{"requestId": o.RequestID, "validateOnly": t.ValidateOnly})
+			d.Response, _ = json.Marshal(answer{RequestID: o.RequestID, ValidateOnly: t.ValidateOnly, Awaiting: o.RequestID != ""})
 			accepted = append(accepted, d)
 			if o.RequestID != "" {
 				byRequest[o.RequestID] = append(byRequest[o.RequestID], d)
@@ -154,8 +162,14 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 			rest = append(rest, d)
 		}
 	}
+	// Google usually answers within seconds: one question now, and
+	// Follow asks again about what is still processing.
 	for id, rows := range byRequest {
-		g.poll(ctx, ts, id, rows, &st)
+		if res, err := g.o.Sender.Status(ctx, ts, id); err == nil {
+			failed := applyStatus(id, res, rows)
+			st.Sent -= failed
+			st.Dead += failed
+		}
 	}
 	if len(accepted) > 0 {
 		settle(accepted)
@@ -208,49 +222,99 @@ func (g *Google) fail(ctx context.Context, sh *Share, share model.Share, rows []
 	return *st, next
 }
 
-// poll asks how Google processed an accepted request and records each
-// destination's result on its rows: a destination Google failed
-// dead-letters its rows with Google's reasons; still processing after
-// the polls is recorded as such (Google accepted the rows, they stay sent).
-func (g *Google) poll(ctx context.Context, ts oauth2.TokenSource, requestID string, rows []*model.Delivery, st *Stats) {
-	var res *google.StatusResponse
-	for i := 0; i < g.o.Polls; i++ {
-		r, err := g.o.Sender.Status(ctx, ts, requestID)
-		if err == nil {
-			res = r
-			if r.Done() {
-				break
-			}
-		}
-		if i+1 < g.o.Polls && g.o.PollWait > 0 {
-			select {
-			case <-ctx.Done():
-				i = g.o.Polls
-			case <-time.After(g.o.PollWait):
-			}
-		}
-	}
-	if res == nil {
-		return
-	}
+// answer is what a Google row's response holds: the request that carried
+// it, and Google's per-destination result once it has one.
+type answer struct {
+	RequestID    string                    `json:"requestId,omitempty"`
+	ValidateOnly bool                      `json:"validateOnly,omitempty"`
+	Awaiting     bool                      `json:"awaiting,omitempty"`
+	Status       *google.DestinationStatus `json:"status,omitempty"`
+}
+
+// applyStatus records Google's per-destination result of a request on its
+// rows (each row's destination is its conversion action): a destination
+// Google failed dead-letters its rows with Google's reasons; one still
+// processing leaves them awaiting. It returns how many rows it failed.
+func applyStatus(requestID string, res *google.StatusResponse, rows []*model.Delivery) int {
+	failed := 0
 	for _, d := range rows {
 		var e google.Event
 		if json.Unmarshal(d.Payload, &e) != nil || len(e.DestinationReferences) == 0 {
 			continue
 		}
-		for _, ds := range res.PerDestination {
-			if ds.Destination.ProductDestinationID != e.DestinationReferences[0] && ds.Destination.Reference != e.DestinationReferences[0] {
+		ref := e.DestinationReferences[0]
+		for i := range res.PerDestination {
+			ds := &res.PerDestination[i]
+			if ds.Destination.ProductDestinationID != ref && ds.Destination.Reference != ref {
 				continue
 			}
-			d.Response, _ = json.Marshal(map[string]any{"requestId": requestID, "status": ds})
-			if ds.RequestStatus == google.StatusFailed {
+			a := answer{RequestID: requestID, Status: ds}
+			switch ds.RequestStatus {
+			case google.StatusProcessing, google.StatusUnknown, "":
+				a.Awaiting = true
+			case google.StatusFailed:
 				d.State, d.SentAt = model.DeliveryDead, nil
-				d.LastError = "Google failed the request for conversion action " + e.DestinationReferences[0] + reasons(ds)
-				st.Sent--
-				st.Dead++
+				d.LastError = "Google failed the request for conversion action " + ref + reasons(*ds)
+				failed++
 			}
+			d.Response, _ = json.Marshal(a)
 		}
 	}
+	return failed
+}
+
+// Follow asks requestStatus:retrieve about the requests Google had not
+// finished processing, sent within the last day, and records each
+// destination's result on their rows. A periodic job runs it; it returns
+// how many rows got their answer.
+func (g *Google) Follow(ctx context.Context) (int, error) {
+	now := g.o.Now()
+	rows, err := g.o.Store.DeliveriesAwaitingGoogle(ctx, now.Add(-followWindow), followBatch)
+	if err != nil {
+		return 0, err
+	}
+	type key struct {
+		site model.SiteID
+		id   string
+	}
+	byRequest := map[key][]*model.Delivery{}
+	var order []key
+	for _, d := range rows {
+		var a answer
+		if json.Unmarshal(d.Response, &a) != nil || a.RequestID == "" {
+			continue
+		}
+		k := key{d.SiteID, a.RequestID}
+		if byRequest[k] == nil {
+			order = append(order, k)
+		}
+		byRequest[k] = append(byRequest[k], d)
+	}
+	done := 0
+	for _, k := range order {
+		ts, err := g.o.Tokens(k.site)
+		if err != nil {
+			continue
+		}
+		res, err := g.o.Sender.Status(ctx, ts, k.id)
+		if err != nil {
+			g.o.Logger.Warn("google: request status", "site", string(k.site), "request", k.id, "err", err)
+			continue
+		}
+		group := byRequest[k]
+		applyStatus(k.id, res, group)
+		for _, d := range group {
+			var a answer
+			if json.Unmarshal(d.Response, &a) == nil && a.Awaiting {
+				continue
+			}
+			if err := g.o.Store.DeliveryAnswer(ctx, d, now); err != nil {
+				return done, err
+			}
+			done++
+		}
+	}
+	return done, nil
 }
 
 func reasons(ds google.DestinationStatus) string {

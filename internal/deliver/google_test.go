@@ -15,7 +15,12 @@ import (
 
 // googleFixture is the fixture with the site sending to Google too and a
 // runner that has the google destination.
-func googleFixture(t *testing.T) (*fixture, *googletest.Server) {
+type googleFix struct {
+	*fixture
+	googleHandler *deliver.Google
+}
+
+func googleFixture(t *testing.T) (*googleFix, *googletest.Server) {
 	f := newFixture(t, model.ModeLive)
 	gg := googletest.New(t)
 	f.site.Settings.Google = &model.GoogleSettings{OperatingAccountID: "1234567890", QualifiedConversionAction: "555", Currency: "EUR"}
@@ -26,11 +31,11 @@ func googleFixture(t *testing.T) (*fixture, *googletest.Server) {
 	creds := google.Credentials{ClientID: googletest.ClientID, ClientSecret: googletest.ClientSecret,
 		RefreshToken: googletest.RefreshToken, TokenURL: gg.TokenURL()}
 	h := deliver.NewGoogle(deliver.GoogleOptions{Store: f.db, Sender: google.NewClient(google.ClientOptions{BaseURL: gg.URL}),
-		Tokens: func(model.SiteID) (oauth2.TokenSource, error) { return tokens.Source(creds) }, PollWait: -1})
+		Tokens: func(model.SiteID) (oauth2.TokenSource, error) { return tokens.Source(creds) }})
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
 	f.runner = deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a",
 		Jitter: func() float64 { return 0.5 }, Destinations: map[string]deliver.Destination{model.DestinationGoogle: h}})
-	return f, gg
+	return &googleFix{f, h}, gg
 }
 
 func (f *fixture) googleRows(t *testing.T, leads []model.LeadID) map[model.DeliveryState]int {
@@ -106,5 +111,58 @@ func TestGoogleOutageAndRevokedGrantLeaveMetaAlone(t *testing.T) {
 	f.run(t)
 	if c := f.googleRows(t, ids); c[model.DeliverySent] != 4 || len(gg.Events()) != 4 || len(f.g.Events()) != 8 {
 		t.Fatalf("after the grant came back: %v, %d at Google, %d at Meta", c, len(gg.Events()), len(f.g.Events()))
+	}
+}
+
+// TestGoogleRequestStatus: a request Google is still processing is
+// followed up and its per-destination result recorded on the rows; a
+// request Google fails when processing dead-letters its rows with
+// Google's reason.
+func TestGoogleRequestStatus(t *testing.T) {
+	f, gg := googleFixture(t)
+	h := f.googleHandler
+	in := lead(0)
+	in.GClid = "gclid-0"
+	l, _, err := f.svc.Submit(f.ctx, f.site, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gg.SetProcessing(1)
+	f.run(t)
+	row := func() *model.Delivery {
+		ds, _ := f.db.DeliveriesByLead(f.ctx, l.ID)
+		for _, d := range ds {
+			if d.Destination == model.DestinationGoogle {
+				return d
+			}
+		}
+		t.Fatal("no google row")
+		return nil
+	}
+	if d := row(); d.State != model.DeliverySent || !strings.Contains(string(d.Response), `"awaiting":true`) ||
+		!strings.Contains(string(d.Response), "PROCESSING") {
+		t.Fatalf("after the send: %s %s", d.State, d.Response)
+	}
+	if n, err := h.Follow(f.ctx); err != nil || n != 1 {
+		t.Fatalf("follow: %d %v", n, err)
+	}
+	if d := row(); d.State != model.DeliverySent || strings.Contains(string(d.Response), "awaiting") ||
+		!strings.Contains(string(d.Response), `"requestStatus":"SUCCESS"`) {
+		t.Fatalf("after the follow-up: %s %s", d.State, d.Response)
+	}
+	if n, _ := h.Follow(f.ctx); n != 0 {
+		t.Errorf("a second follow-up found %d", n)
+	}
+
+	gg.SetProcessingFailure("INVALID_EVENT")
+	in = lead(1)
+	in.GClid = "gclid-1"
+	l, _, err = f.svc.Submit(f.ctx, f.site, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.run(t)
+	if d := row(); d.State != model.DeliveryDead || !strings.Contains(d.LastError, "INVALID_EVENT") || d.SentAt != nil {
+		t.Fatalf("failed when processed: %s %q %v", d.State, d.LastError, d.SentAt)
 	}
 }

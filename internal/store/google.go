@@ -47,3 +47,30 @@ func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, ki
 	}
 	return out, nil
 }
+
+// DeliveriesAwaitingGoogle returns Google rows sent since a time whose
+// request Google had not finished processing when it was last asked
+// (their response says "awaiting": true), oldest first.
+func (q Q) DeliveriesAwaitingGoogle(ctx context.Context, since time.Time, limit int) ([]*model.Delivery, error) {
+	rows, err := q.query(ctx, `/* Store.DeliveriesAwaitingGoogle */ SELECT `+deliveryColumns+` FROM deliveries
+		WHERE destination = 'google' AND state = 'sent' AND sent_at >= ? AND response LIKE '%"awaiting":true%'
+		ORDER BY sent_at, id LIMIT ?`, since.UnixMilli(), limit)
+	return scanAll(rows, err, "deliveries awaiting Google", scanDelivery)
+}
+
+// DeliveryAnswer records what Google said later about a sent row: its
+// response, and dead with the reason when Google failed the request. Only
+// a row still sent changes.
+func (q Q) DeliveryAnswer(ctx context.Context, d *model.Delivery, now time.Time) error {
+	var sent any
+	if d.State == model.DeliverySent && d.SentAt != nil {
+		sent = d.SentAt.UnixMilli()
+	}
+	_, err := q.exec(ctx, `/* Store.DeliveryAnswer */ UPDATE deliveries SET state = ?, response = ?, last_error = ?,
+		updated_at = ?, sent_at = ? WHERE id = ? AND state = 'sent'`,
+		string(d.State), string(d.Response), d.LastError, now.UnixMilli(), sent, d.ID)
+	if err != nil {
+		return fmt.Errorf("store: answer of delivery %s: %w", d.ID, err)
+	}
+	return nil
+}

@@ -92,6 +92,7 @@ type Server struct {
 	down        Fault
 	actions     map[string]bool
 	processing  int
+	failAs      string
 	requests    int
 	validations int
 	events      []Received
@@ -177,6 +178,11 @@ func (s *Server) SetDown(f Fault) { s.mu.Lock(); s.down = f; s.mu.Unlock() }
 
 // SetProcessing makes the next n status calls answer PROCESSING.
 func (s *Server) SetProcessing(n int) { s.mu.Lock(); s.processing = n; s.mu.Unlock() }
+
+// SetProcessingFailure makes Google fail the requests accepted from now on
+// when it processes them (requestStatus FAILED, with reason in
+// errorInfo), as it does with events it cannot use; "" undoes it.
+func (s *Server) SetProcessingFailure(reason string) { s.mu.Lock(); s.failAs = reason; s.mu.Unlock() }
 
 // Grants is how many tokens the token endpoint issued.
 func (s *Server) Grants() int { s.mu.Lock(); defer s.mu.Unlock(); return s.grants }
@@ -483,11 +489,17 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 	}
 	var st []map[string]any
 	for _, d := range b.Destinations {
-		st = append(st, map[string]any{
+		r := map[string]any{
 			"destination":           map[string]any{"reference": d.Reference, "productDestinationId": d.ProductDestinationID, "operatingAccount": d.OperatingAccount},
 			"requestStatus":         "SUCCESS",
 			"eventsIngestionStatus": map[string]any{"recordCount": strconv.Itoa(perDest[d.ProductDestinationID])},
-		})
+		}
+		if s.failAs != "" {
+			r["requestStatus"] = "FAILED"
+			r["errorInfo"] = map[string]any{"errorCounts": []map[string]any{{"recordCount": strconv.Itoa(perDest[d.ProductDestinationID]), "reason": s.failAs}}}
+			r["eventsIngestionStatus"] = map[string]any{"recordCount": "0"}
+		}
+		st = append(st, r)
 	}
 	s.statusOf[reqID] = st
 	s.mu.Unlock()
