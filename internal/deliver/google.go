@@ -138,7 +138,11 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 	st.Requests += n
 	now = sh.Now()
 	var accepted, rest []*model.Delivery
-	byRequest := map[string][]*model.Delivery{}
+	type sentRows struct {
+		rows []*model.Delivery
+		refs []string
+	}
+	byRequest := map[string]*sentRows{}
 	for i, d := range live {
 		o := out[i]
 		switch {
@@ -150,7 +154,12 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 			d.Response, _ = json.Marshal(answer{RequestID: o.RequestID, ValidateOnly: t.ValidateOnly, Awaiting: o.RequestID != ""})
 			accepted = append(accepted, d)
 			if o.RequestID != "" {
-				byRequest[o.RequestID] = append(byRequest[o.RequestID], d)
+				sr := byRequest[o.RequestID]
+				if sr == nil {
+					sr = &sentRows{}
+					byRequest[o.RequestID] = sr
+				}
+				sr.rows, sr.refs = append(sr.rows, d), append(sr.refs, events[i].DestinationReferences[0])
 			}
 			st.Sent++
 		case o.Err != nil:
@@ -164,9 +173,9 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 	}
 	// Google usually answers within seconds: one question now, and
 	// Follow asks again about what is still processing.
-	for id, rows := range byRequest {
+	for id, sr := range byRequest {
 		if res, err := g.o.Sender.Status(ctx, ts, id); err == nil {
-			failed := applyStatus(id, res, rows)
+			failed := applyStatus(id, res, sr.rows, sr.refs)
 			st.Sent -= failed
 			st.Dead += failed
 		}
@@ -235,14 +244,10 @@ type answer struct {
 // rows (each row's destination is its conversion action): a destination
 // Google failed dead-letters its rows with Google's reasons; one still
 // processing leaves them awaiting. It returns how many rows it failed.
-func applyStatus(requestID string, res *google.StatusResponse, rows []*model.Delivery) int {
+func applyStatus(requestID string, res *google.StatusResponse, rows []*model.Delivery, refs []string) int {
 	failed := 0
-	for _, d := range rows {
-		var e google.Event
-		if json.Unmarshal(d.Payload, &e) != nil || len(e.DestinationReferences) == 0 {
-			continue
-		}
-		ref := e.DestinationReferences[0]
+	for k, d := range rows {
+		ref := refs[k]
 		for i := range res.PerDestination {
 			ds := &res.PerDestination[i]
 			if ds.Destination.ProductDestinationID != ref && ds.Destination.Reference != ref {
@@ -302,7 +307,14 @@ func (g *Google) Follow(ctx context.Context) (int, error) {
 			continue
 		}
 		group := byRequest[k]
-		applyStatus(k.id, res, group)
+		refs := make([]string, len(group))
+		for i, d := range group {
+			var e google.Event
+			if json.Unmarshal(d.Payload, &e) == nil && len(e.DestinationReferences) > 0 {
+				refs[i] = e.DestinationReferences[0]
+			}
+		}
+		applyStatus(k.id, res, group, refs)
 		for _, d := range group {
 			var a answer
 			if json.Unmarshal(d.Response, &a) == nil && a.Awaiting {
