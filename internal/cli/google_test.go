@@ -122,7 +122,15 @@ func TestServeDeliversToMetaAndGoogle(t *testing.T) {
 		t.Errorf("request: %s", gg.LastRequest())
 	}
 
-	post("/v1/leads/"+id+"/events", `{"type":"stage","stage":"won","value":6000,"currency":"EUR"}`)
+	won := post("/v1/leads/"+id+"/events", `{"type":"stage","stage":"won","value":6000,"currency":"EUR"}`)
+	var dests []string
+	for _, d := range won["deliveries"].([]any) {
+		dests = append(dests, d.(map[string]any)["destination"].(string)+"/"+d.(map[string]any)["kind"].(string))
+	}
+	if got := strings.Join(dests, " "); !strings.Contains(got, "google/qualified") || !strings.Contains(got, "meta/qualified") ||
+		!strings.Contains(got, "google/stage:won") || !strings.Contains(got, "meta/lead") {
+		t.Errorf("the lead's deliveries: %s", got)
+	}
 	waitUntil(t, func() bool { return len(g.Events()) == 3 && len(gg.Events()) == 2 })
 	json.Unmarshal(gg.Events()[1].JSON, &e)
 	if gg.Events()[1].Destinations[0] != "666" || e.ConversionValue != 6000 || e.Currency != "EUR" {
