@@ -87,3 +87,31 @@ func googleClicks(ctx context.Context, tx *store.Tx, site model.SiteID, lead *mo
 	}
 	return model.ClickIDs{}, nil
 }
+
+// redactGooglePayload removes what a Google event carries in clear: its
+// click ids and the postal code and region of an address (the name's
+// hashes go with them: Google takes an address only whole). The hashed
+// e-mail and phone stay, as Meta's hashed keys do.
+func redactGooglePayload(ev map[string]json.RawMessage) json.RawMessage {
+	delete(ev, "adIdentifiers")
+	if raw, ok := ev["userData"]; ok {
+		var ud google.UserData
+		if json.Unmarshal(raw, &ud) != nil {
+			delete(ev, "userData")
+		} else {
+			kept := ud.UserIdentifiers[:0]
+			for _, u := range ud.UserIdentifiers {
+				if u.Address == nil {
+					kept = append(kept, u)
+				}
+			}
+			ud.UserIdentifiers = kept
+			ev["userData"], _ = json.Marshal(ud)
+		}
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
