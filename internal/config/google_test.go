@@ -90,3 +90,28 @@ sites:
 		}
 	}
 }
+
+// The google block's secrets come from CLEANADS_SITES_<ID>_GOOGLE_* too.
+func TestGoogleSettingsFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	os.WriteFile(path, []byte(`
+sites:
+  - id: dent
+    country: TR
+    api_key: "0123456789abcdef-api"
+    google:
+      operating_account_id: "1234567890"
+      qualified_conversion_action: "111"
+      client_id: cid
+`), 0o600)
+	c, err := Load(path, envOf(map[string]string{"CLEANADS_SITES_DENT_GOOGLE_CLIENT_SECRET": "env-secret",
+		"CLEANADS_SITES_DENT_GOOGLE_REFRESH_TOKEN": "env-refresh", "CLEANADS_SITES_DENT_GOOGLE_MODE": "validate"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := c.Sites[0].Google
+	if g.Credentials.ClientSecret != "env-secret" || g.Credentials.RefreshToken != "env-refresh" || g.Mode != "validate" {
+		t.Errorf("from env: %+v", g)
+	}
+}
