@@ -1,8 +1,11 @@
 package deliver_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/cleanads/cleanads/internal/google"
 	"github.com/cleanads/cleanads/internal/google/googletest"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
 )
 
 // googleFixture is the fixture with the site sending to Google too and a
@@ -164,5 +168,63 @@ func TestGoogleRequestStatus(t *testing.T) {
 	f.run(t)
 	if d := row(); d.State != model.DeliveryDead || !strings.Contains(d.LastError, "INVALID_EVENT") || d.SentAt != nil {
 		t.Fatalf("failed when processed: %s %q %v", d.State, d.LastError, d.SentAt)
+	}
+}
+
+// TestGoogleRefusedEventIsDeadLettered: Google refuses the whole batch for
+// one event its local checks could not see (older than Google's window);
+// that event is dead-lettered with Google's reason and the others are
+// sent in the next request.
+func TestGoogleRefusedEventIsDeadLettered(t *testing.T) {
+	f, gg := googleFixture(t)
+	now := f.clk.Now()
+	var ids []string
+	err := f.db.InTx(f.ctx, func(tx *store.Tx) error {
+		for i := 0; i < 5; i++ {
+			at := now.Add(-time.Hour)
+			if i == 2 {
+				at = now.Add(-100 * 24 * time.Hour)
+			}
+			l := &model.Lead{ID: model.LeadID(fmt.Sprintf("ld_g%d", i)), Email: fmt.Sprintf("p%d@gmail.com", i), SubmittedAt: at}
+			e, err := google.BuildEvent(google.Params{Settings: f.site.Settings.Google, Country: "TR", Lead: l, Kind: model.KindQualified})
+			if err != nil {
+				return err
+			}
+			p, _ := json.Marshal(e)
+			d := &model.Delivery{ID: fmt.Sprintf("dg_%d", i), SiteID: "dent", LeadID: l.ID, Destination: model.DestinationGoogle,
+				Kind: model.KindQualified, EventName: "QualifiedLead", EventID: e.TransactionID, Payload: p,
+				State: model.DeliveryPending, NextAt: now, DeadlineAt: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now}
+			ids = append(ids, d.ID)
+			if _, err := tx.DeliveryInsert(f.ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := f.run(t)
+	if st.Sent != 4 || st.Dead != 1 || st.Requests != 2 {
+		t.Fatalf("round %+v", st)
+	}
+	for i, id := range ids {
+		d, err := f.db.DeliveryByID(f.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 {
+			if d.State != model.DeliveryDead || !strings.Contains(d.LastError, "events[2].event_timestamp") ||
+				!strings.Contains(d.LastError, "INVALID_EVENT") {
+				t.Errorf("the refused event: %s %q", d.State, d.LastError)
+			}
+			continue
+		}
+		if d.State != model.DeliverySent {
+			t.Errorf("event %d: %s %q", i, d.State, d.LastError)
+		}
+	}
+	if len(gg.Events()) != 4 {
+		t.Errorf("%d at Google", len(gg.Events()))
 	}
 }
