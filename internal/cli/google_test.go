@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
-	"github.com/cleanads/cleanads/internal/cli"
 	"github.com/cleanads/cleanads/internal/google"
 	"github.com/cleanads/cleanads/internal/google/googletest"
 	"github.com/cleanads/cleanads/internal/model"
@@ -57,30 +55,13 @@ func TestServeDeliversToMetaAndGoogle(t *testing.T) {
 	g := graphtest.New(t)
 	gg := googletest.New(t)
 	gg.SetConversionActions("555", "666")
-	dir, dsn := t.TempDir(), storetest.DSN(t)
-	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(googleConfig, dsn, g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
-		googletest.ClientID, googletest.ClientSecret, googletest.RefreshToken)), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	out, errOut := &syncBuffer{}, &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- cli.Run(ctx, []string{"cleanads", "serve", "--config", cfg}, func(string) string { return "" }, nil, out, errOut)
-	}()
+	base, stop, errOut := serveConfig(t, fmt.Sprintf(googleConfig, storetest.DSN(t), g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
+		googletest.ClientID, googletest.ClientSecret, googletest.RefreshToken))
 	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
+		if code := stop(); code != 0 {
 			t.Errorf("serve exited %d: %s", code, errOut.String())
 		}
 	}()
-	var base string
-	waitUntil(t, func() bool {
-		if i := strings.Index(out.String(), "listening on "); i >= 0 {
-			base = strings.Fields(out.String()[i+len("listening on "):])[0]
-			return true
-		}
-		return false
-	})
 	post := func(path, body string) map[string]any {
 		t.Helper()
 		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))

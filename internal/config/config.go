@@ -285,21 +285,7 @@ func (p Problems) Error() string {
 
 // readSecretFiles fills a secret from its *_file twin.
 func readSecretFiles(c *Config, errs *Problems) {
-	read := func(key string, dst *string, file string) {
-		if file == "" {
-			return
-		}
-		if *dst != "" {
-			errs.add(key, "set both the value and %s_file; keep one", key)
-			return
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			errs.add(key+"_file", "%v", err)
-			return
-		}
-		*dst = strings.TrimRight(string(b), "\r\n")
-	}
+	read := func(key string, dst *string, file string) { readSecret(key, dst, file, errs) }
 	read("secret_key", &c.SecretKey, c.SecretKeyFile)
 	read("metrics_token", &c.MetricsToken, c.MetricsTokenFile)
 	read("admin.password", &c.Admin.Password, c.Admin.PasswordFile)

@@ -59,6 +59,8 @@ func readGoogleSecrets(c *Config, errs *Problems) {
 	}
 }
 
+// readSecret fills a secret from its *_file twin: the file's content
+// without its trailing newline; setting both is a problem.
 func readSecret(key string, dst *string, file string, errs *Problems) {
 	if file == "" {
 		return

@@ -92,11 +92,10 @@ func (c *Client) Ingest(ctx context.Context, ts oauth2.TokenSource, req *Request
 	if err != nil {
 		return nil, err
 	}
-	var r IngestResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, &APIError{HTTPStatus: http.StatusOK, Status: "UNAVAILABLE", Message: "unreadable answer: " + snippet(raw)}
+	r := IngestResponse{Raw: raw}
+	if err := decode(raw, &r); err != nil {
+		return nil, err
 	}
-	r.Raw = raw
 	return &r, nil
 }
 
@@ -161,11 +160,10 @@ func (c *Client) Status(ctx context.Context, ts oauth2.TokenSource, requestID st
 	if err != nil {
 		return nil, err
 	}
-	var r StatusResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, &APIError{HTTPStatus: http.StatusOK, Status: "UNAVAILABLE", Message: "unreadable answer: " + snippet(raw)}
+	r := StatusResponse{Raw: raw}
+	if err := decode(raw, &r); err != nil {
+		return nil, err
 	}
-	r.Raw = raw
 	return &r, nil
 }
 
@@ -267,6 +265,15 @@ func (c *Client) apiError(resp *http.Response, raw []byte) *APIError {
 		}
 	}
 	return e
+}
+
+// decode reads a 2xx answer; one that is not Google's (a proxy's page) is
+// an UNAVAILABLE error: try again later.
+func decode(raw []byte, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return &APIError{HTTPStatus: http.StatusOK, Status: "UNAVAILABLE", Message: "unreadable answer: " + snippet(raw)}
+	}
+	return nil
 }
 
 func snippet(b []byte) string {
