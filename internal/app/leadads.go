@@ -14,12 +14,12 @@ import (
 	"github.com/cleanads/cleanads/internal/store"
 )
 
-// Lead Ads (Instant Forms): a leadgen webhook's change, or a lead the
-// backfill found, is persisted as a fetch job (an outbox row of destination
-// meta_leadgen, idempotent on the leadgen id); the fetch (internal/leadads)
-// reads the lead from the Graph API and hands it to LeadAdsIngest, which
-// maps, judges and stores it with its events, idempotent on the site's Lead
-// Ads id.
+// Lead Ads (Instant Forms): a leadgen webhook's change is persisted as a
+// fetch job (an outbox row of destination meta_leadgen, idempotent on the
+// leadgen id); the fetch (internal/leadads) reads the lead from the Graph
+// API and hands it to LeadAdsIngest, which maps, judges and stores it with
+// its events, idempotent on the site's Lead Ads id. The backfill hands the
+// leads it reads to LeadAdsIngest directly.
 
 // KindLeadgen is the delivery kind, and event name, of a lead to fetch.
 const KindLeadgen = "leadgen"
@@ -28,8 +28,8 @@ const KindLeadgen = "leadgen"
 // a lead for 90 days.
 const leadgenKeep = 90 * 24 * time.Hour
 
-// LeadgenChange is one lead Meta told of: a leadgen webhook change, or a
-// lead found by the backfill.
+// LeadgenChange is one lead Meta told of by a leadgen webhook: the fetch
+// job's payload.
 type LeadgenChange struct {
 	LeadgenID string `json:"leadgen_id"`
 	PageID    string `json:"page_id"`
@@ -37,7 +37,7 @@ type LeadgenChange struct {
 	AdID      string `json:"ad_id,omitempty"`
 	// Created is the lead's created_time; zero when Meta did not say.
 	Created time.Time `json:"created,omitzero"`
-	// Via is "webhook" or "backfill".
+	// Via is how Meta told of it ("webhook").
 	Via string `json:"via"`
 }
 
@@ -117,8 +117,9 @@ var standardLeadAdsKeys = map[string]string{
 	"message": "message", "comments": "message",
 }
 
-// LeadAdsMapping is where a fetched lead's answers went: the lead input
-// and its answers by question key.
+// leadAdsInput maps a fetched lead's answers to a lead input: the
+// standard questions and the site's mapping to lead fields, the rest to
+// the answers by question key.
 func leadAdsInput(site *model.Site, l *capi.LeadgenLead) *LeadInput {
 	in := &LeadInput{EventID: "leadads-" + string(l.ID), LeadAdsID: string(l.ID)}
 	if t := l.Created(); !t.IsZero() {

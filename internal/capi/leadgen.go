@@ -48,6 +48,14 @@ func (id *GraphID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// checkID refuses a Graph id that is not digits: it goes into a URL path.
+func checkID(kind, id string) error {
+	if !digits(id) {
+		return fmt.Errorf("capi: %s id %q: %w", kind, id, ErrInvalidRequest)
+	}
+	return nil
+}
+
 func digits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -113,8 +121,8 @@ func (l *LeadgenLead) Created() time.Time {
 
 // Leadgen reads one lead by its leadgen id.
 func (c *Client) Leadgen(ctx context.Context, a GraphAuth, id string) (*LeadgenLead, error) {
-	if !digits(id) {
-		return nil, fmt.Errorf("capi: leadgen id %q: %w", id, ErrInvalidRequest)
+	if err := checkID("leadgen", id); err != nil {
+		return nil, err
 	}
 	var l LeadgenLead
 	if err := c.graphGet(ctx, a, id, url.Values{"fields": {LeadgenFields}}, &l); err != nil {
@@ -141,8 +149,8 @@ type paging struct {
 // seconds, Meta's time_created filter), from the cursor after ("" for the
 // first page), at most limit.
 func (c *Client) FormLeads(ctx context.Context, a GraphAuth, formID string, since time.Time, after string, limit int) (*LeadPage, error) {
-	if !digits(formID) {
-		return nil, fmt.Errorf("capi: form id %q: %w", formID, ErrInvalidRequest)
+	if err := checkID("form", formID); err != nil {
+		return nil, err
 	}
 	filter, _ := json.Marshal([]map[string]any{{"field": "time_created", "operator": "GREATER_THAN", "value": since.Unix()}})
 	q := url.Values{"fields": {LeadgenFields}, "filtering": {string(filter)}, "limit": {strconv.Itoa(limit)}}
@@ -172,8 +180,8 @@ type LeadForm struct {
 
 // PageForms reads every Instant Form of a Page, following the cursors.
 func (c *Client) PageForms(ctx context.Context, a GraphAuth, pageID string) ([]LeadForm, error) {
-	if !digits(pageID) {
-		return nil, fmt.Errorf("capi: page id %q: %w", pageID, ErrInvalidRequest)
+	if err := checkID("page", pageID); err != nil {
+		return nil, err
 	}
 	var forms []LeadForm
 	after := ""
@@ -200,8 +208,8 @@ func (c *Client) PageForms(ctx context.Context, a GraphAuth, pageID string) ([]L
 
 // FormName reads an Instant Form's name.
 func (c *Client) FormName(ctx context.Context, a GraphAuth, formID string) (string, error) {
-	if !digits(formID) {
-		return "", fmt.Errorf("capi: form id %q: %w", formID, ErrInvalidRequest)
+	if err := checkID("form", formID); err != nil {
+		return "", err
 	}
 	var f LeadForm
 	if err := c.graphGet(ctx, a, formID, url.Values{"fields": {"id,name"}}, &f); err != nil {
@@ -219,8 +227,8 @@ type SubscribedApp struct {
 
 // SubscribedApps reads the apps the Page sends webhooks to.
 func (c *Client) SubscribedApps(ctx context.Context, a GraphAuth, pageID string) ([]SubscribedApp, error) {
-	if !digits(pageID) {
-		return nil, fmt.Errorf("capi: page id %q: %w", pageID, ErrInvalidRequest)
+	if err := checkID("page", pageID); err != nil {
+		return nil, err
 	}
 	var body struct {
 		Data []SubscribedApp `json:"data"`

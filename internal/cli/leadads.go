@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/leadads"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
 )
 
 // errCheckFailed is the exit of a check that found something wrong; what
@@ -34,19 +36,11 @@ func leadAdsCmd(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	c, db, err := e.configAndStore(ctx, *cfgPath)
+	c, db, err := e.provisionedStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := db.CheckSchema(ctx); err != nil {
-		return err
-	}
-	// The file wins for its sites, as at every serve start: the check
-	// sees the token the advertiser just wrote.
-	if err := provision(ctx, db, c, time.Now()); err != nil {
-		return err
-	}
 	svc := leadads.New(leadads.Options{Store: db, Graph: graphClient(c), Logger: e.logger(c)})
 	findings, err := svc.Check(ctx, model.SiteID(*siteID))
 	if err != nil {
@@ -68,6 +62,26 @@ func leadAdsCmd(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "Lead Ads is connected for site %s: webhooks at /v1/webhooks/leadgen/%s.\n", *siteID, *siteID)
 	return nil
+}
+
+// provisionedStore opens the database of a command that talks to Meta for
+// a site: its schema must be current, and the file wins for its sites, as
+// at every serve start, so the command uses the token the advertiser just
+// wrote. The caller closes the database.
+func (e *env) provisionedStore(ctx context.Context, cfgPath string) (*config.Config, *store.DB, error) {
+	c, db, err := e.configAndStore(ctx, cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := db.CheckSchema(ctx); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	if err := provision(ctx, db, c, time.Now()); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return c, db, nil
 }
 
 // notifyLater wakes the delivery runner once it is built: the app's use

@@ -39,19 +39,11 @@ func sendTest(ctx context.Context, e *env, args []string) error {
 	if *toGoogle {
 		return sendTestGoogle(ctx, e, *cfgPath, *siteID)
 	}
-	c, db, err := e.configAndStore(ctx, *cfgPath)
+	c, db, err := e.provisionedStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := db.CheckSchema(ctx); err != nil {
-		return err
-	}
-	// The file wins for its sites, as at every serve start: the test uses
-	// the token and code the advertiser just wrote.
-	if err := provision(ctx, db, c, time.Now()); err != nil {
-		return err
-	}
 	svc := app.New(app.Options{Store: db, Logger: e.logger(c), Graph: graphClient(c)})
 	res, err := svc.SendTest(ctx, model.SiteID(*siteID))
 	if res != nil {

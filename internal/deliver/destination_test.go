@@ -2,7 +2,6 @@ package deliver_test
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +27,7 @@ func (d *downDestination) Deliver(ctx context.Context, sh *deliver.Share) (deliv
 	d.mu.Unlock()
 	next := sh.Now().Add(sh.Backoff(1, 0))
 	for _, r := range sh.Rows {
-		r.State, r.NextAt, r.LastError = model.DeliveryRetry, next, errors.New("down").Error()
+		r.State, r.NextAt, r.LastError = model.DeliveryRetry, next, "down"
 		r.Attempts++
 	}
 	sh.Record(ctx, sh.Rows)

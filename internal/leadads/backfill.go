@@ -72,10 +72,7 @@ func (s *Service) backfillSite(ctx context.Context, site *model.Site, st *Backfi
 		forms, err := s.o.Graph.PageForms(ctx, auth(site), page)
 		if err != nil {
 			if why, ok := refusal(err); ok {
-				if perr := s.o.Store.DestinationPauseSet(ctx, share(site.ID), why, s.o.Now()); perr != nil {
-					return perr
-				}
-				s.log.Error("lead ads fetches paused for site", "site", string(site.ID), "page", page, "reason", why)
+				s.pause(ctx, site, why)
 				return err
 			}
 			errs = append(errs, fmt.Errorf("forms of page %s: %w", page, err))

@@ -125,40 +125,53 @@ func (s *Service) Deliver(ctx context.Context, sh *deliver.Share) (deliver.Stats
 		return st, time.Time{}
 	}
 	if site.LeadAds.AccessToken == "" {
-		st.Paused += s.pause(ctx, sh, site, sh.Rows, "no Lead Ads access token is set for the site", nil)
+		const why = "no Lead Ads access token is set for the site"
+		st.Paused += park(sh.Rows, why, nil)
+		s.pause(ctx, site, why)
+		sh.Record(ctx, sh.Rows)
 		return st, time.Time{}
 	}
+	done := 0 // sh.Rows[:done] are recorded
 	for i, d := range sh.Rows {
 		rest := sh.Rows[i:]
 		// Stop well before the lease runs out: another node may claim
-		// the rest.
+		// the rest, which goes back unchanged.
 		if sh.Now().After(sh.LeaseEnd.Add(-sh.Lease / 2)) {
-			sh.Record(ctx, rest)
+			sh.Record(ctx, sh.Rows[done:])
 			return st, time.Time{}
 		}
 		err := s.fetch(ctx, site, d)
 		switch {
 		case err == nil:
 			st.Sent++
-			continue
 		case errors.Is(err, errDead):
 			st.Dead++
-			continue
+		default:
+			if why, ok := refusal(err); ok {
+				st.Paused += park(rest, why, err)
+				s.pause(ctx, site, why)
+				sh.Record(ctx, sh.Rows[done:])
+				return st, time.Time{}
+			}
+			// Meta or the database failed for now: this lead and the
+			// rest wait together.
+			until := s.retry(sh, rest, err, &st)
+			sh.Record(ctx, sh.Rows[done:])
+			return st, until
 		}
-		if why, ok := refusal(err); ok {
-			st.Paused += s.pause(ctx, sh, site, rest, why, err)
-			sh.Record(ctx, sh.Rows[:i])
-			return st, time.Time{}
+		// A crash loses at most a slice's outcomes (the leads are in;
+		// fetched again, they are found stored).
+		if i+1-done >= recordEvery {
+			sh.Record(ctx, sh.Rows[done:i+1])
+			done = i + 1
 		}
-		// Meta or the database failed for now: this lead and the rest
-		// wait together.
-		until := s.retry(sh, rest, err, &st)
-		sh.Record(ctx, sh.Rows)
-		return st, until
 	}
-	sh.Record(ctx, sh.Rows)
+	sh.Record(ctx, sh.Rows[done:])
 	return st, time.Time{}
 }
+
+// recordEvery is how many fetched leads are recorded together.
+const recordEvery = 50
 
 // errDead marks a fetch that can never succeed (its row is dead).
 var errDead = errors.New("lead ads: not fetchable")
@@ -220,16 +233,13 @@ func (s *Service) formName(ctx context.Context, site *model.Site, formID string)
 	return name
 }
 
-// pause pauses the site's fetches with why, says so once, and parks rows.
-func (s *Service) pause(ctx context.Context, sh *deliver.Share, site *model.Site, rows []*model.Delivery, why string, cause error) int {
+// pause pauses the site's fetches with why and says so once.
+func (s *Service) pause(ctx context.Context, site *model.Site, why string) {
 	if err := s.o.Store.DestinationPauseSet(ctx, share(site.ID), why, s.o.Now()); err != nil {
 		s.log.Error("lead ads: pausing fetches", "site", string(site.ID), "err", err)
-	} else {
-		s.log.Error("lead ads fetches paused for site", "site", string(site.ID), "pages", fmt.Sprint(site.Settings.LeadAds.PageIDs), "reason", why)
+		return
 	}
-	n := park(rows, why, cause)
-	sh.Record(ctx, rows)
-	return n
+	s.log.Error("lead ads fetches paused for site", "site", string(site.ID), "pages", fmt.Sprint(site.Settings.LeadAds.PageIDs), "reason", why)
 }
 
 // park marks rows paused with reason; the first (tried) one counts an

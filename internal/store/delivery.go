@@ -663,8 +663,10 @@ func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, si
 	return counts, rows.Err()
 }
 
-// DeliveryPayloads returns the payloads of a site's deliveries of the given
-// states created since the given time, newest first, at most limit.
+// DeliveryPayloads returns the payloads of a site's events for Meta's
+// Conversions API (destination meta: not the other destinations' rows) of
+// the given states created since the given time, newest first, at most
+// limit.
 func (q Q) DeliveryPayloads(ctx context.Context, site model.SiteID, states []model.DeliveryState, since time.Time, limit int) ([]json.RawMessage, error) {
 	args := []any{string(site), since.UnixMilli()}
 	marks := make([]string, len(states))

@@ -32,6 +32,9 @@ type leadRow struct {
 	TopReason, When, Ago, Window         string
 	Points                               int
 	Urgent                               bool
+	// Source says where a lead from other than the site's forms came from
+	// (Lead Ads: the form and the ad); empty for a web form's.
+	Source string
 }
 
 // adminInbox lists the newest leads first, filtered by verdict and site and
@@ -94,6 +97,7 @@ func (s *Server) leadRow(lang string, l *model.Lead, now time.Time) leadRow {
 		row.TopReason, row.Points = reasonText(lang, top), top.Points
 	}
 	row.Window, row.Urgent = windowNote(lang, l, now)
+	row.Source = sourceSummary(lang, l)
 	return row
 }
 

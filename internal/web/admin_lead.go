@@ -24,6 +24,10 @@ type leadData struct {
 	Fields   []kv
 	Click    []kv
 	Tech     []kv
+	// Source is where the lead came from and Origin what the source says
+	// (form, ad, campaign, ...).
+	Source   string
+	Origin   []kv
 	Timeline []timelineItem
 	Actions  []leadAction
 	Stages   []stageOption
@@ -112,6 +116,7 @@ func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, sta
 		d.Fields = append(d.Fields, kv{k, l.Fields[k]})
 	}
 	d.Click = clickFacts(l)
+	d.Source, d.Origin = sourceName(p.Lang, l), sourceFacts(p.Lang, l)
 	d.Tech = s.techFacts(p.Lang, l)
 	d.Timeline = s.timeline(p.Lang, l, hist, dels, now)
 	d.Actions = leadActions(p.Lang, site, l, dels, now)
@@ -188,6 +193,9 @@ func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry,
 	}
 	submit := tr(lang, "Sent the form")
 	detail := l.PageURL
+	if l.Source != "" && l.Source != model.SourceWeb {
+		submit, detail = tr(lang, "Came in by %s", sourceName(lang, l)), sourceSummary(lang, l)
+	}
 	if l.FillMS != nil {
 		detail = strings.TrimSpace(detail + " · " + tr(lang, "filled in %.1f s", float64(*l.FillMS)/1000))
 	}

@@ -85,18 +85,8 @@ func (s *Server) leadgenReceive(w http.ResponseWriter, r *http.Request) {
 	if site == nil {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	sig := r.Header.Get("X-Hub-Signature-256")
-	if sig == "" {
-		s.fail(w, r, errStatus(http.StatusUnauthorized, "unsigned: X-Hub-Signature-256 is missing"))
-		return
-	}
-	if !validSignature(body, sig, site.LeadAds.AppSecret) {
-		s.fail(w, r, errStatus(http.StatusForbidden, "X-Hub-Signature-256 does not match the body"))
+	body, ok := s.signedBody(w, r, site.LeadAds.AppSecret)
+	if !ok {
 		return
 	}
 	var p leadgenPayload
@@ -129,6 +119,7 @@ func (s *Server) leadgenReceive(w http.ResponseWriter, r *http.Request) {
 	}
 	out := app.LeadgenOutcome{}
 	if len(changes) > 0 {
+		var err error
 		if out, err = s.app.LeadgenQueue(r.Context(), site, changes); err != nil {
 			// Nothing of this post was kept: Meta retries it whole.
 			s.fail(w, r, err)
@@ -138,4 +129,25 @@ func (s *Server) leadgenReceive(w http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "leadgen webhook", slog.String("site", string(site.ID)),
 		slog.Int("queued", out.Queued), slog.Int("duplicate", out.Duplicate), slog.Int("ignored", ignored))
 	writeJSON(w, http.StatusOK, map[string]int{"queued": out.Queued, "duplicate": out.Duplicate, "ignored": ignored})
+}
+
+// signedBody reads a Meta webhook's body and checks its
+// X-Hub-Signature-256 with secret over the bytes as received; false when
+// it failed and the answer (401 unsigned, 403 wrong) is written.
+func (s *Server) signedBody(w http.ResponseWriter, r *http.Request, secret string) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+	if err != nil {
+		s.fail(w, r, err)
+		return nil, false
+	}
+	sig := r.Header.Get("X-Hub-Signature-256")
+	if sig == "" {
+		s.fail(w, r, errStatus(http.StatusUnauthorized, "unsigned: X-Hub-Signature-256 is missing"))
+		return nil, false
+	}
+	if !validSignature(body, sig, secret) {
+		s.fail(w, r, errStatus(http.StatusForbidden, "X-Hub-Signature-256 does not match the body"))
+		return nil, false
+	}
+	return body, true
 }

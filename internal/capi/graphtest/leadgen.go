@@ -178,7 +178,7 @@ func (s *Server) serveLeadgen(w http.ResponseWriter, r *http.Request, trace stri
 				return true
 			}
 			st.reads++
-			writeEscaped(w, leadJSON(l, st.forms[l.FormID].page))
+			writeEscaped(w, leadJSON(l))
 			return true
 		}
 		if f, ok := st.forms[id]; ok {
@@ -287,7 +287,7 @@ func (s *Server) serveFormLeads(w http.ResponseWriter, q map[string][]string, fo
 	end := min(start+limit, len(list))
 	data := []map[string]any{}
 	for _, l := range list[start:end] {
-		data = append(data, leadJSON(l, s.leadgen.forms[l.FormID].page))
+		data = append(data, leadJSON(l))
 	}
 	body := map[string]any{"data": data}
 	if len(data) > 0 {
@@ -300,7 +300,7 @@ func (s *Server) serveFormLeads(w http.ResponseWriter, q map[string][]string, fo
 	writeEscaped(w, body)
 }
 
-func leadJSON(l Lead, page string) map[string]any {
+func leadJSON(l Lead) map[string]any {
 	fields := []map[string]any{}
 	for _, f := range l.Fields {
 		fields = append(fields, map[string]any{"name": f.Name, "values": f.Values})
@@ -314,7 +314,6 @@ func leadJSON(l Lead, page string) map[string]any {
 			m[k] = v
 		}
 	}
-	_ = page
 	return m
 }
 
