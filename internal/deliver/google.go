@@ -93,6 +93,7 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 	var live []*model.Delivery
 	var events []google.Event
 	for _, d := range sh.Rows {
+		d.UpdatedAt = now
 		switch {
 		case !d.DeadlineAt.IsZero() && !now.Before(d.DeadlineAt):
 			d.State, d.LastError = model.DeliveryExpired, "its 90-day window at Google passed unsent"
@@ -114,9 +115,7 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 			}
 			live = append(live, d)
 			events = append(events, e)
-			continue
 		}
-		d.UpdatedAt = now
 	}
 	if done := settled(sh.Rows, live); len(done) > 0 {
 		settle(done)
@@ -137,7 +136,7 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 	out, n, sendErr := g.o.Sender.IngestAll(ctx, ts, t, events)
 	st.Requests += n
 	now = sh.Now()
-	var accepted, rest []*model.Delivery
+	var done, rest []*model.Delivery
 	type sentRows struct {
 		rows []*model.Delivery
 		refs []string
@@ -152,7 +151,7 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 			sent := now
 			d.SentAt, d.UpdatedAt = &sent, now
 			d.Response, _ = json.Marshal(answer{RequestID: o.RequestID, ValidateOnly: t.ValidateOnly, Awaiting: o.RequestID != ""})
-			accepted = append(accepted, d)
+			done = append(done, d)
 			if o.RequestID != "" {
 				sr := byRequest[o.RequestID]
 				if sr == nil {
@@ -165,7 +164,7 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 		case o.Err != nil:
 			d.State, d.LastError, d.UpdatedAt = model.DeliveryDead, o.Err.Error(), now
 			d.Attempts++
-			accepted = append(accepted, d)
+			done = append(done, d)
 			st.Dead++
 		default:
 			rest = append(rest, d)
@@ -180,8 +179,8 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 			st.Dead += failed
 		}
 	}
-	if len(accepted) > 0 {
-		settle(accepted)
+	if len(done) > 0 {
+		settle(done)
 	}
 	if sendErr == nil {
 		return st, time.Time{}

@@ -25,7 +25,8 @@ const (
 )
 
 // GoogleSettings say where a site's qualified leads and CRM stages go in
-// Google Ads. Its credentials are kept apart (sealed in the store).
+// Google Ads. The credentials are not here: they stay in the config (the
+// file, its *_file twins or the environment), never in the database.
 type GoogleSettings struct {
 	// OperatingAccountID is the Google Ads customer id the conversions
 	// belong to, digits only.

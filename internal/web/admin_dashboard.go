@@ -23,13 +23,13 @@ type dashboardData struct {
 	Days                           int
 	Total, Clean, Review, Junk     int
 	QualifiedSent, QualifiedQueued int
+	Health                         []stateCount
+	Coverage                       []coverageRow
+	CoverageOf                     int
+	Chart                          chart
 	// Google is the qualified events for Google Ads, nil when the site
 	// sends nothing to Google.
-	Google     *googleStat
-	Health     []stateCount
-	Coverage   []coverageRow
-	CoverageOf int
-	Chart      chart
+	Google *googleStat
 }
 
 // googleStat is what became of the qualified events for Google Ads.

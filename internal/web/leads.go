@@ -270,16 +270,16 @@ type leadView struct {
 }
 
 type deliveryView struct {
+	Kind      string          `json:"kind"`
+	EventName string          `json:"event_name"`
+	EventID   string          `json:"event_id"`
+	State     string          `json:"state"`
+	Attempts  int             `json:"attempts"`
+	LastError string          `json:"last_error,omitempty"`
+	Response  json.RawMessage `json:"response,omitempty"`
+	SentAt    *time.Time      `json:"sent_at,omitempty"`
 	// Destination is where the event went: meta, google, ...
-	Destination string          `json:"destination"`
-	Kind        string          `json:"kind"`
-	EventName   string          `json:"event_name"`
-	EventID     string          `json:"event_id"`
-	State       string          `json:"state"`
-	Attempts    int             `json:"attempts"`
-	LastError   string          `json:"last_error,omitempty"`
-	Response    json.RawMessage `json:"response,omitempty"`
-	SentAt      *time.Time      `json:"sent_at,omitempty"`
+	Destination string `json:"destination"`
 }
 
 // leadEventCreate records evidence about a lead of the key's site and
