@@ -64,10 +64,14 @@ func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site
 		return false, fmt.Errorf("app: encode %s event: %w", spec.Kind, err)
 	}
 	at := time.Unix(ev.EventTime, 0)
-	return tx.DeliveryInsert(ctx, &model.Delivery{
+	inserted, err := tx.DeliveryInsert(ctx, &model.Delivery{
 		ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Kind: spec.Kind,
 		EventName: ev.EventName, EventID: ev.EventID, PixelID: site.Settings.Meta.PixelID, Payload: payload,
 		State: model.DeliveryPending, NextAt: now, DeadlineAt: at.Add(model.MaxEventAge),
 		CreatedAt: now, UpdatedAt: now,
 	})
+	if err != nil || !inserted {
+		return inserted, err
+	}
+	return true, s.queueGoogle(ctx, tx, site, lead, spec, ev.EventName, at, now)
 }

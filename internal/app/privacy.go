@@ -334,6 +334,9 @@ func redactPayload(p json.RawMessage) json.RawMessage {
 	if err := json.Unmarshal(p, &ev); err != nil {
 		return json.RawMessage(`{}`)
 	}
+	if _, ok := ev["transactionId"]; ok {
+		return redactGooglePayload(ev)
+	}
 	delete(ev, "event_source_url")
 	if raw, ok := ev["user_data"]; ok {
 		var ud map[string]json.RawMessage

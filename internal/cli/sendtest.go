@@ -27,6 +27,7 @@ func sendTest(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("send-test")
 	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
 	siteID := fs.String("site", "", "the site to send a test event for (required)")
+	toGoogle := fs.Bool("google", false, "check a sample qualified event with Google's Data Manager API (validateOnly) instead")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -34,6 +35,9 @@ func sendTest(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr, "cleanads send-test: --site is required")
 		fs.Usage()
 		return errUsage
+	}
+	if *toGoogle {
+		return sendTestGoogle(ctx, e, *cfgPath, *siteID)
 	}
 	c, db, err := e.provisionedStore(ctx, *cfgPath)
 	if err != nil {

@@ -100,9 +100,17 @@ func serve(ctx context.Context, e *env, args []string) error {
 	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
 		Graph: graph, Notifier: wake})
 	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: svc, Logger: log, Now: time.Now})
+	dests, googleDest, err := googleDestinations(ctx, c, db, log, m)
+	if err != nil {
+		return err
+	}
+	if dests == nil {
+		dests = map[string]deliver.Destination{}
+	}
+	dests[model.DestinationMetaLeadgen] = leadAds
 	runner := deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
 		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll),
-		Destinations: map[string]deliver.Destination{model.DestinationMetaLeadgen: leadAds}})
+		Destinations: dests})
 	wake.wake = runner.Wake
 	if err := runner.Start(ctx); err != nil {
 		return err
@@ -112,7 +120,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 
 	// Each job runs under a lock named after it: with several nodes on one
 	// PostgreSQL exactly one runs it at a time.
-	periodic := jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: []jobs.Job{
+	periodic := jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: append([]jobs.Job{
 		{Name: "expire-reviews", Every: time.Minute, Run: func(ctx context.Context) error {
 			n, err := svc.ExpireReviews(ctx)
 			if n > 0 {
@@ -133,7 +141,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 			}
 			return err
 		}},
-	}})
+	}, googleJobs(googleDest, log)...)})
 	if err := periodic.Start(ctx); err != nil {
 		return err
 	}

@@ -62,8 +62,10 @@ type Config struct {
 	Retention Retention `yaml:"retention"`
 	// TLS makes the server speak HTTPS itself; without it the server speaks
 	// plain HTTP on listen, behind a proxy that terminates TLS.
-	TLS   TLS    `yaml:"tls"`
-	Sites []Site `yaml:"sites"`
+	TLS TLS `yaml:"tls"`
+	// Google is the Data Manager API shared by the sites' google blocks.
+	Google Google `yaml:"google"`
+	Sites  []Site `yaml:"sites"`
 
 	// Proxies is TrustedProxies parsed by Validate.
 	Proxies []netip.Prefix `yaml:"-"`
@@ -177,6 +179,8 @@ type Site struct {
 	Limits   SiteLimits             `yaml:"limits"`
 	// LeadAds connects the site's Facebook Pages' Instant Forms.
 	LeadAds SiteLeadAds `yaml:"lead_ads"`
+	// Google sends the site's qualified leads and stages to Google Ads.
+	Google SiteGoogle `yaml:"google"`
 }
 
 // SiteLeadAds is a site's lead_ads: block: the model's settings plus the
@@ -240,7 +244,9 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	applyEnv(c, getenv, &errs)
 	expandAll(c, getenv, &errs)
 	readSecretFiles(c, &errs)
+	readGoogleSecrets(c, &errs)
 	c.validate(&errs)
+	c.validateGoogle(&errs)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -284,21 +290,7 @@ func (p Problems) Error() string {
 
 // readSecretFiles fills a secret from its *_file twin.
 func readSecretFiles(c *Config, errs *Problems) {
-	read := func(key string, dst *string, file string) {
-		if file == "" {
-			return
-		}
-		if *dst != "" {
-			errs.add(key, "set both the value and %s_file; keep one", key)
-			return
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			errs.add(key+"_file", "%v", err)
-			return
-		}
-		*dst = strings.TrimRight(string(b), "\r\n")
-	}
+	read := func(key string, dst *string, file string) { readSecret(key, dst, file, errs) }
 	read("secret_key", &c.SecretKey, c.SecretKeyFile)
 	read("metrics_token", &c.MetricsToken, c.MetricsTokenFile)
 	read("admin.password", &c.Admin.Password, c.Admin.PasswordFile)
@@ -332,6 +324,7 @@ func (s *Site) SiteModel() *model.Site {
 			Qualify:      s.Qualify,
 			WhatsApp:     s.WhatsApp,
 			LeadAds:      s.LeadAds.LeadAdsSettings,
+			Google:       s.googleModel(),
 		},
 		AccessToken: s.Meta.AccessToken,
 		LeadAds: model.LeadAdsSecrets{AccessToken: s.LeadAds.AccessToken, AppSecret: s.LeadAds.AppSecret,

@@ -36,7 +36,9 @@ const (
 )
 
 // Destinations lists every destination.
-func Destinations() []string { return []string{DestinationMeta, DestinationMetaLeadgen} }
+func Destinations() []string {
+	return []string{DestinationMeta, DestinationMetaLeadgen, DestinationGoogle}
+}
 
 // Share names one site's rows of one destination: the unit the runner
 // claims, holds back and pauses.

@@ -62,6 +62,9 @@ type SiteSettings struct {
 	// WhatsApp names the WhatsApp Business numbers whose inbound messages
 	// are evidence about the site's leads.
 	WhatsApp WhatsAppSettings `json:"whatsapp,omitempty" yaml:"whatsapp"`
+	// Google is where qualified leads and stages go in Google Ads; nil
+	// sends nothing to Google.
+	Google *GoogleSettings `json:"google,omitempty" yaml:"-"`
 	// LeadAds names the site's Facebook Pages whose Instant Forms are a
 	// lead source.
 	LeadAds LeadAdsSettings `json:"lead_ads,omitempty" yaml:"lead_ads"`

@@ -28,7 +28,13 @@ type dashboardData struct {
 	CoverageOf                     int
 	Chart                          chart
 	Learning                       learningData
+	// Google is the qualified events for Google Ads, nil when the site
+	// sends nothing to Google.
+	Google *googleStat
 }
+
+// googleStat is what became of the qualified events for Google Ads.
+type googleStat struct{ Sent, Queued, Dead int }
 
 type stateCount struct {
 	State string
@@ -92,13 +98,21 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.Chart = drawChart(p.Lang, since, offset, daily)
-	q, err := s.db.DeliveryStats(ctx, d.Site.ID, model.KindQualified, since)
+	byDest, err := s.db.DeliveryStatsByDestination(ctx, d.Site.ID, model.KindQualified, since)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
 	}
+	// A qualified lead is one event at Meta and one at Google: each is
+	// counted where it went.
+	q := byDest[model.DestinationMeta]
 	d.QualifiedSent = q[model.DeliverySent]
 	d.QualifiedQueued = q[model.DeliveryPending] + q[model.DeliveryRetry] + q[model.DeliveryPaused]
+	if d.Site.Settings.Google != nil {
+		g := byDest[model.DestinationGoogle]
+		d.Google = &googleStat{Sent: g[model.DeliverySent], Queued: g[model.DeliveryPending] + g[model.DeliveryRetry] + g[model.DeliveryPaused],
+			Dead: g[model.DeliveryDead]}
+	}
 	all, err := s.db.DeliveryStats(ctx, d.Site.ID, "", since)
 	if err != nil {
 		s.adminFail(w, r, err)

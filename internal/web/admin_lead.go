@@ -64,6 +64,8 @@ type deliveryRow struct {
 	LastError, Payload, Response, When, NextAt, SentAt      string
 	Attempts                                                int
 	Replayable                                              bool
+	// Google marks a row for Google Ads: its messages are Google's.
+	Google bool
 }
 
 // adminLead shows one lead: contact, message, reasons with their points,
@@ -313,7 +315,7 @@ func (s *Server) deliveryRow(d *model.Delivery, now time.Time) deliveryRow {
 	row := deliveryRow{ID: d.ID, Site: string(d.SiteID), LeadID: string(d.LeadID), Kind: d.Kind, EventName: d.EventName,
 		EventID: d.EventID, State: string(d.State), Mode: d.Mode, LastError: d.LastError, Attempts: d.Attempts,
 		Payload: prettyJSON(d.Payload), Response: prettyJSON(d.Response), When: s.when(d.CreatedAt),
-		Replayable: d.State == model.DeliveryDead && d.DeadlineAt.After(now)}
+		Replayable: d.State == model.DeliveryDead && d.DeadlineAt.After(now), Google: d.Destination == model.DestinationGoogle}
 	if d.State == model.DeliveryRetry || d.State == model.DeliveryPending {
 		row.NextAt = s.when(d.NextAt)
 	}

@@ -33,6 +33,8 @@ func destinationLabel(lang, dest string) string {
 	switch dest {
 	case model.DestinationMetaLeadgen:
 		return tr(lang, "Lead Ads fetches")
+	case model.DestinationGoogle:
+		return tr(lang, "Google Ads deliveries")
 	}
 	return dest
 }

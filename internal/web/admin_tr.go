@@ -328,4 +328,13 @@ var turkish = map[string]string{
 	"The text model has nothing to learn from yet: mark leads as junk or as real customers.":                                             "Metin modelinin öğrenecek bir şeyi henüz yok: talepleri çöp ya da gerçek müşteri olarak işaretleyin.",
 	"The text model runs in shadow: it learnt from %d leads you judged and counts from %d. Its reason shows on each lead with 0 points.": "Metin modeli gölge modda: değerlendirdiğiniz %d talepten öğrendi, %d talepten sonra sayılır. Gerekçesi her talepte 0 puanla görünür.",
 	"The text model counts: it learnt from %d leads you judged (%d junk) and gives or takes up to %d points.":                            "Metin modeli sayılıyor: değerlendirdiğiniz %d talepten (%d çöp) öğrendi ve en çok %d puan ekler ya da düşer.",
+	// Google Ads.
+	"Google's message":                    "Google'ın iletisi",
+	"Google's answer":                     "Google'ın yanıtı",
+	"to Google Ads":                       "Google Ads'e",
+	"Google Ads deliveries":               "Google Ads gönderimleri",
+	"qualified events sent to Google Ads": "Google Ads'e gönderilen nitelikli olay",
+	"%d refused":                          "%d reddedildi",
+	"Too old to replay: Google takes click conversions for 90 days.":                                               "Yeniden göndermek için çok eski: Google tıklama dönüşümlerini 90 gün alır.",
+	"Events for Google Ads are listed too, with Google's answer; their transaction id stays the same on a replay.": "Google Ads olayları da Google'ın yanıtıyla listelenir; yeniden gönderimde işlem kimlikleri aynı kalır.",
 }

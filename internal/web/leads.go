@@ -281,6 +281,8 @@ type deliveryView struct {
 	LastError string          `json:"last_error,omitempty"`
 	Response  json.RawMessage `json:"response,omitempty"`
 	SentAt    *time.Time      `json:"sent_at,omitempty"`
+	// Destination is where the event went: meta, google, ...
+	Destination string `json:"destination"`
 }
 
 // leadEventCreate records evidence about a lead of the key's site and
@@ -328,7 +330,11 @@ func (s *Server) writeLead(w http.ResponseWriter, r *http.Request, lead *model.L
 	}
 	v := leadView{Lead: lead, History: nonNil(hist), Deliveries: []deliveryView{}}
 	for _, d := range dels {
-		v.Deliveries = append(v.Deliveries, deliveryView{Kind: d.Kind, EventName: d.EventName, EventID: d.EventID,
+		dest := d.Destination
+		if dest == "" {
+			dest = model.DestinationMeta
+		}
+		v.Deliveries = append(v.Deliveries, deliveryView{Destination: dest, Kind: d.Kind, EventName: d.EventName, EventID: d.EventID,
 			State: string(d.State), Attempts: d.Attempts, LastError: d.LastError, Response: d.Response, SentAt: d.SentAt})
 	}
 	writeJSON(w, http.StatusOK, v)

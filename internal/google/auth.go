@@ -1,0 +1,135 @@
+package google
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"golang.org/x/oauth2"
+	gauth "golang.org/x/oauth2/google"
+)
+
+// Credentials are how CleanAds reaches a site's Google Ads account: a
+// service account key (the JSON file Google gives) or an OAuth client with
+// the refresh token its owner's consent gave. Exactly one of the two.
+type Credentials struct {
+	// ServiceAccountKey is the key file's JSON.
+	ServiceAccountKey string `json:"service_account_key,omitempty"`
+	ClientID          string `json:"client_id,omitempty"`
+	ClientSecret      string `json:"client_secret,omitempty"`
+	RefreshToken      string `json:"refresh_token,omitempty"`
+	// TokenURL replaces Google's token endpoint for an OAuth client (a
+	// key file names its own in token_uri).
+	TokenURL string `json:"token_url,omitempty"`
+}
+
+// Validate says what is missing or contradictory.
+func (c *Credentials) Validate() error {
+	oauth := c.ClientID != "" || c.ClientSecret != "" || c.RefreshToken != ""
+	switch {
+	case c.ServiceAccountKey != "" && oauth:
+		return errors.New("both a service account key and an OAuth client are set; keep one")
+	case c.ServiceAccountKey != "":
+		var k struct {
+			Type        string `json:"type"`
+			ClientEmail string `json:"client_email"`
+			PrivateKey  string `json:"private_key"`
+		}
+		if err := json.Unmarshal([]byte(c.ServiceAccountKey), &k); err != nil {
+			return fmt.Errorf("the service account key is not JSON: %v", err)
+		}
+		if k.Type != "service_account" || k.ClientEmail == "" || k.PrivateKey == "" {
+			return errors.New(`the key file is not a service account key (type "service_account" with client_email and private_key)`)
+		}
+	case oauth:
+		if c.ClientID == "" || c.ClientSecret == "" || c.RefreshToken == "" {
+			return errors.New("an OAuth client needs client_id, client_secret and refresh_token")
+		}
+	default:
+		return errors.New("no credentials: set credentials_file (a service account key) or client_id, client_secret and refresh_token")
+	}
+	return nil
+}
+
+// Tokens keeps one cached, refreshing token source per credential, shared
+// by every worker: a token is fetched once and refreshed once before it
+// expires, however many sends use it. It is safe for concurrent use.
+type Tokens struct {
+	http *http.Client
+	mu   sync.Mutex
+	m    map[[32]byte]oauth2.TokenSource
+}
+
+// NewTokens returns a Tokens whose token requests go through hc (nil: the
+// default client).
+func NewTokens(hc *http.Client) *Tokens {
+	return &Tokens{http: hc, m: map[[32]byte]oauth2.TokenSource{}}
+}
+
+// Source returns the token source of c, made on first use.
+func (t *Tokens) Source(c Credentials) (oauth2.TokenSource, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	key := sha256.Sum256(b)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ts, ok := t.m[key]; ok {
+		return ts, nil
+	}
+	if err := c.Validate(); err != nil {
+		return nil, &AuthError{Err: err}
+	}
+	// The source refreshes with this context long after the call that
+	// made it: it must not be a request's.
+	ctx := context.Background()
+	if t.http != nil {
+		ctx = context.WithValue(ctx, oauth2.HTTPClient, t.http)
+	}
+	var fresh func() oauth2.TokenSource
+	if c.ServiceAccountKey != "" {
+		conf, err := gauth.JWTConfigFromJSON([]byte(c.ServiceAccountKey), Scope)
+		if err != nil {
+			return nil, &AuthError{Err: fmt.Errorf("service account key: %v", err)}
+		}
+		fresh = func() oauth2.TokenSource { return conf.TokenSource(ctx) }
+	} else {
+		ep := gauth.Endpoint
+		if c.TokenURL != "" {
+			ep.TokenURL = c.TokenURL
+		}
+		conf := &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Endpoint: ep, Scopes: []string{Scope}}
+		fresh = func() oauth2.TokenSource { return conf.TokenSource(ctx, &oauth2.Token{RefreshToken: c.RefreshToken}) }
+	}
+	ts := &resettable{fresh: fresh, ts: fresh()}
+	t.m[key] = ts
+	return ts, nil
+}
+
+// resettable is a cached token source that can drop its token: an access
+// token Google answers UNAUTHENTICATED to (revoked before it expired) is
+// not used again; the next call fetches a new one.
+type resettable struct {
+	fresh func() oauth2.TokenSource
+	mu    sync.Mutex
+	ts    oauth2.TokenSource
+}
+
+func (r *resettable) Token() (*oauth2.Token, error) {
+	r.mu.Lock()
+	ts := r.ts
+	r.mu.Unlock()
+	return ts.Token()
+}
+
+// Reset drops the cached token.
+func (r *resettable) Reset() {
+	r.mu.Lock()
+	r.ts = r.fresh()
+	r.mu.Unlock()
+}

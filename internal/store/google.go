@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// DestinationPauseReason returns why a share is paused, or "" when it is
+// not: the google handler asks it before each share it sends.
+func (q Q) DestinationPauseReason(ctx context.Context, sh model.Share) (string, error) {
+	p, err := q.DestinationPauseOf(ctx, sh)
+	if errors.Is(err, model.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return p.Reason, nil
+}
+
+// DeliveryStatsByDestination counts a site's rows of one kind (every kind
+// when empty) created since a time, by destination and state: the
+// dashboard shows Meta's and Google's apart, never one event twice.
+func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, kind string, since time.Time) (map[string]map[model.DeliveryState]int, error) {
+	out := map[string]map[model.DeliveryState]int{}
+	err := q.eachRow(ctx, func(r *sql.Rows) error {
+		var dest, state string
+		var n int
+		if err := r.Scan(&dest, &state, &n); err != nil {
+			return err
+		}
+		if out[dest] == nil {
+			out[dest] = map[model.DeliveryState]int{}
+		}
+		out[dest][model.DeliveryState(state)] = n
+		return nil
+	}, `/* Store.DeliveryStatsByDestination */ SELECT destination, state, COUNT(*) FROM deliveries
+		WHERE site_id = ? AND created_at >= ? AND (kind = ? OR ? = '') GROUP BY destination, state`,
+		string(site), since.UnixMilli(), kind, kind)
+	if err != nil {
+		return nil, fmt.Errorf("store: delivery counts by destination: %w", err)
+	}
+	return out, nil
+}
+
+// DeliveriesAwaitingGoogle returns Google rows sent since a time whose
+// request Google had not finished processing when it was last asked
+// (their response says "awaiting": true), oldest first.
+func (q Q) DeliveriesAwaitingGoogle(ctx context.Context, since time.Time, limit int) ([]*model.Delivery, error) {
+	rows, err := q.query(ctx, `/* Store.DeliveriesAwaitingGoogle */ SELECT `+deliveryColumns+` FROM deliveries
+		WHERE destination = 'google' AND state = 'sent' AND sent_at >= ? AND response LIKE '%"awaiting":true%'
+		ORDER BY sent_at, id LIMIT ?`, since.UnixMilli(), limit)
+	return scanAll(rows, err, "deliveries awaiting Google", scanDelivery)
+}
+
+// DeliveryAnswer records what Google said later about a sent row: its
+// response, and dead with the reason when Google failed the request. Only
+// a row still sent changes.
+func (q Q) DeliveryAnswer(ctx context.Context, d *model.Delivery, now time.Time) error {
+	var sent any
+	if d.State == model.DeliverySent && d.SentAt != nil {
+		sent = d.SentAt.UnixMilli()
+	}
+	_, err := q.exec(ctx, `/* Store.DeliveryAnswer */ UPDATE deliveries SET state = ?, response = ?, last_error = ?,
+		updated_at = ?, sent_at = ? WHERE id = ? AND state = 'sent'`,
+		string(d.State), string(d.Response), d.LastError, now.UnixMilli(), sent, d.ID)
+	if err != nil {
+		return fmt.Errorf("store: answer of delivery %s: %w", d.ID, err)
+	}
+	return nil
+}

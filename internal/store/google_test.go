@@ -1,0 +1,91 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/store/storetest"
+)
+
+// Google's rows: counted apart from Meta's; the sent ones whose request
+// Google is still processing are found for the follow-up, and its answer
+// recorded; a pause's reason reads "" when there is none.
+func TestGoogleDeliveries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []*model.Delivery{
+			{ID: "m1", Kind: model.KindQualified, State: model.DeliverySent},
+			{ID: "g1", Destination: model.DestinationGoogle, Kind: model.KindQualified, State: model.DeliveryPending},
+			{ID: "g2", Destination: model.DestinationGoogle, Kind: model.KindQualified, State: model.DeliveryPending},
+			{ID: "g3", Destination: model.DestinationGoogle, Kind: "stage:won", State: model.DeliveryDead},
+		} {
+			d.SiteID, d.EventName, d.EventID, d.Payload = "a", "QualifiedLead", d.ID, []byte(`{}`)
+			d.NextAt, d.DeadlineAt, d.CreatedAt, d.UpdatedAt = now, now.Add(time.Hour), now, now
+			if _, err := db.DeliveryInsert(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := db.DeliveryStatsByDestination(ctx, "a", model.KindQualified, now.Add(-time.Hour))
+		if err != nil || st[model.DestinationMeta][model.DeliverySent] != 1 || st[model.DestinationGoogle][model.DeliveryPending] != 2 ||
+			st[model.DestinationGoogle][model.DeliveryDead] != 0 {
+			t.Fatalf("stats %v %v", st, err)
+		}
+		if all, _ := db.DeliveryStatsByDestination(ctx, "a", "", now.Add(-time.Hour)); all[model.DestinationGoogle][model.DeliveryDead] != 1 {
+			t.Errorf("all kinds: %v", all)
+		}
+
+		claimed, err := db.DeliveryClaimFor(ctx, model.ClaimParams{Owner: "n", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10,
+			Destinations: []string{model.DestinationGoogle}})
+		if err != nil || len(claimed) != 2 {
+			t.Fatalf("claim %d %v", len(claimed), err)
+		}
+		for i, d := range claimed {
+			sent := now
+			d.State, d.SentAt, d.Attempts = model.DeliverySent, &sent, 1
+			d.Response = json.RawMessage(`{"requestId":"r1","awaiting":true}`)
+			if i == 1 {
+				d.Response = json.RawMessage(`{"requestId":"r1","status":{"requestStatus":"SUCCESS"}}`)
+			}
+		}
+		if _, err := db.DeliveryRecord(ctx, "n", claimed, now); err != nil {
+			t.Fatal(err)
+		}
+		waiting, err := db.DeliveriesAwaitingGoogle(ctx, now.Add(-time.Hour), 10)
+		if err != nil || len(waiting) != 1 || waiting[0].ID != claimed[0].ID {
+			t.Fatalf("awaiting %v %v", waiting, err)
+		}
+		if w, _ := db.DeliveriesAwaitingGoogle(ctx, now.Add(time.Hour), 10); len(w) != 0 {
+			t.Errorf("sent before the window: %d", len(w))
+		}
+		d := waiting[0]
+		d.State, d.SentAt, d.LastError = model.DeliveryDead, nil, "Google failed the request"
+		d.Response = json.RawMessage(`{"requestId":"r1","status":{"requestStatus":"FAILED"}}`)
+		if err := db.DeliveryAnswer(ctx, d, now); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := db.DeliveryByID(ctx, d.ID)
+		if got.State != model.DeliveryDead || got.SentAt != nil || got.LastError != "Google failed the request" {
+			t.Errorf("after the answer: %+v", got)
+		}
+		if w, _ := db.DeliveriesAwaitingGoogle(ctx, now.Add(-time.Hour), 10); len(w) != 0 {
+			t.Errorf("still awaiting: %d", len(w))
+		}
+
+		sh := model.Share{Site: "a", Destination: model.DestinationGoogle}
+		if r, err := db.DestinationPauseReason(ctx, sh); err != nil || r != "" {
+			t.Errorf("no pause: %q %v", r, err)
+		}
+		db.DestinationPauseSet(ctx, sh, "terms", now)
+		if r, err := db.DestinationPauseReason(ctx, sh); err != nil || r != "terms" {
+			t.Errorf("pause: %q %v", r, err)
+		}
+	})
+}
