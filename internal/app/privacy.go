@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/capi"
@@ -113,12 +114,15 @@ func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResul
 	return res, err
 }
 
-// ForgetInput names the person to erase: an e-mail address or a phone
-// number (as typed, in any formatting), optionally on one site only.
+// ForgetInput names the person to erase: an e-mail address, a phone
+// number (as typed, in any formatting) or a WhatsApp business-scoped user
+// id (a Click-to-WhatsApp lead may have no phone), optionally on one site
+// only.
 type ForgetInput struct {
-	Email string
-	Phone string
-	Site  model.SiteID
+	Email        string
+	Phone        string
+	WhatsAppUser string
+	Site         model.SiteID
 }
 
 // ForgetResult counts what was removed, per table.
@@ -145,10 +149,16 @@ type ForgetResult struct {
 // Meta already received.
 func (s *Service) Forget(ctx context.Context, in ForgetInput) (ForgetResult, error) {
 	var res ForgetResult
-	if (in.Email == "") == (in.Phone == "") {
-		return res, model.Invalid("", "name the person by exactly one of e-mail or phone")
+	named := 0
+	for _, v := range []string{in.Email, in.Phone, in.WhatsAppUser} {
+		if strings.TrimSpace(v) != "" {
+			named++
+		}
 	}
-	p := store.PersonLookup{Site: in.Site}
+	if named != 1 {
+		return res, model.Invalid("", "name the person by exactly one of e-mail, phone or WhatsApp user id")
+	}
+	p := store.PersonLookup{Site: in.Site, WhatsAppUser: strings.TrimSpace(in.WhatsAppUser)}
 	if in.Email != "" {
 		p.Email = in.Email
 		if k, err := capi.NormalizeEmail(in.Email); err == nil {
@@ -239,11 +249,18 @@ func (s *Service) redactLead(ctx context.Context, tx *store.Tx, id model.LeadID,
 	if err != nil {
 		return n, err
 	}
-	ok, err := tx.LeadRedact(ctx, id, redactReasons(l.Reasons), now)
+	ok, err := tx.LeadRedact(ctx, id, redactReasons(l.Reasons), redactDetail(l.SourceDetail), now)
 	if err != nil || !ok {
 		return n, err
 	}
 	n.leads = 1
+	if l.LeadAdsID != "" {
+		// Meta still has the lead: neither a redelivered webhook nor the
+		// backfill may read it again.
+		if err := tx.LeadAdsErase(ctx, l.SiteID, l.LeadAdsID, now); err != nil {
+			return n, err
+		}
+	}
 	// The WhatsApp user id matched to the lead's phone is the person too.
 	if n.contacts, err = tx.WhatsAppContactsForget(ctx, id); err != nil {
 		return n, err
@@ -323,18 +340,43 @@ func redactReasons(rs []model.Reason) []model.Reason {
 	return out
 }
 
-// payloadClear are the values a server event carries unhashed.
-var payloadClear = []string{"client_ip_address", "client_user_agent", "fbc", "fbp"}
+// payloadClear are the values a server event carries unhashed: the
+// visitor's IP and user agent, the click ids (fbc, fbp, a
+// Click-to-WhatsApp ctwa_clid) and a Lead Ads lead_id, each of which names
+// the person at Meta.
+var payloadClear = []string{"client_ip_address", "client_user_agent", "fbc", "fbp", "ctwa_clid", "lead_id"}
+
+// detailPersonal are the source_detail keys that name the person rather
+// than the ad: the WhatsApp user id and the click id.
+var detailPersonal = map[string]bool{model.DetailWhatsAppUserID: true, model.DetailCTWAClid: true}
+
+// redactDetail is a lead's source detail less its personal keys: what the
+// ad, form and campaign were stays for the statistics.
+func redactDetail(d map[string]string) map[string]string {
+	out := make(map[string]string, len(d))
+	for k, v := range d {
+		if !detailPersonal[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 // redactPayload removes the clear values from a server event (user_data's
 // IP, user agent, fbc and fbp, and the page URL); the hashed match keys
-// stay. A payload that is not an event object is replaced by {}.
+// stay; a Lead Ads lead's event id (its leadgen id) is replaced. A payload
+// that is not an event object is replaced by {}.
 func redactPayload(p json.RawMessage) json.RawMessage {
 	var ev map[string]json.RawMessage
 	if err := json.Unmarshal(p, &ev); err != nil {
 		return json.RawMessage(`{}`)
 	}
 	delete(ev, "event_source_url")
+	// A Lead Ads lead's event id is its leadgen id.
+	var id string
+	if json.Unmarshal(ev["event_id"], &id) == nil && strings.HasPrefix(id, leadAdsEventPrefix) {
+		ev["event_id"] = json.RawMessage(`"erased"`)
+	}
 	if raw, ok := ev["user_data"]; ok {
 		var ud map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &ud); err == nil {
