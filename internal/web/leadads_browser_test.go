@@ -87,7 +87,7 @@ func TestLeadAdsSourceInBrowser(t *testing.T) {
 			t.Errorf("the source card lacks %q: %q", want, src)
 		}
 	}
-	if got := text("ol.timeline"); !strings.Contains(got, "Came in by Lead Ads (Instant Form)") {
+	if got := text("ol.timeline"); !strings.Contains(got, "Sent the Instant Form") || !strings.Contains(got, "form Implant formu") {
 		t.Errorf("story: %q", got)
 	}
 	if got := text(".grid"); !strings.Contains(got, "hangi_tedavi") || !strings.Contains(got, "implant") {
@@ -135,7 +135,7 @@ func TestLeadAdsOnAdminPages(t *testing.T) {
 	}
 	c.hdr["Accept-Language"] = "tr"
 	p := c.get("/admin/leads/" + string(l.ID))
-	for _, want := range []string{"Kaynak", "Lead Ads (Anında Form)", "Reklam seti", "İstanbul 25-55", "Instagram"} {
+	for _, want := range []string{"Kaynak", "Lead Ads (Anında Form)", "Reklam seti", "İstanbul 25-55", "Instagram", "Anında Formu gönderdi"} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("Turkish lead page lacks %q", want)
 		}
