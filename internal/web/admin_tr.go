@@ -67,6 +67,9 @@ var turkish = map[string]string{
 	"WhatsApp number id":        "WhatsApp numara kimliği",
 	"WhatsApp user id":          "WhatsApp kullanıcı kimliği",
 
+	// The site form, on a setting it does not show.
+	"Settings of the config file this form does not show: %s": "Bu formun göstermediği yapılandırma ayarları: %s",
+
 	// Login.
 	"E-mail":                    "E-posta",
 	"Password":                  "Parola",
