@@ -129,7 +129,9 @@ func TestServeLeadAds(t *testing.T) {
 		}
 		return n
 	}
-	waitUntil(t, func() bool { return sent("Lead", talks) == 1 && sent("Lead", silent) == 1 && sent("QualifiedLead", talks) == 1 })
+	waitUntil(t, func() bool {
+		return sent("Lead", talks) == 1 && sent("Lead", silent) == 1 && sent("QualifiedLead", talks) == 1
+	})
 	if sent("QualifiedLead", silent) != 0 {
 		t.Fatal("a form that says nothing was sent as qualified")
 	}

@@ -278,4 +278,3 @@ func detailPair(key, value string) string {
 	v, _ := json.Marshal(value)
 	return string(k) + ":" + string(v)
 }
-
