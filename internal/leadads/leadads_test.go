@@ -683,3 +683,31 @@ func TestForgottenLeadStaysGone(t *testing.T) {
 		t.Fatalf("the person is back: %d leads", len(left))
 	}
 }
+
+// TestInstantFormOwnerWord: the owner's "real customer" on a silent
+// Instant Form lead sends its qualified event as Conversion Leads expects
+// (lead_id, system_generated, crm), once; the owner's junk on another one
+// sends nothing more for it.
+func TestInstantFormOwnerWord(t *testing.T) {
+	f := newFixture(t)
+	yes := f.lead("1200000000001515", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
+	no := f.lead("1200000000001616", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
+	body := webhook([]change{{leadgen: yes.ID, form: formID, created: yes.Created}, {leadgen: no.ID, form: formID, created: no.Created}})
+	f.post(t, body, sign(body, appSecret))
+	f.run(t)
+	f.run(t)
+	for _, w := range []struct{ id, word string }{{yes.ID, "customer"}, {no.ID, "junk"}} {
+		if _, err := f.svc.AddEvent(f.ctx, f.site, app.LeadRef{LeadAdsID: w.id}, &app.LeadEventInput{Type: w.word}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.run(t)
+	q := f.events(t)["QualifiedLead"]
+	if len(q) != 1 || q[0].UserData.LeadID != json.Number(yes.ID) || q[0].ActionSource != capi.SourceSystemGenerated ||
+		q[0].CustomData["event_source"] != "crm" || q[0].CustomData["lead_event_source"] != "DentCRM" {
+		t.Fatalf("after the owner's word Meta took %+v", q)
+	}
+	if got := f.leadByAdsID(t, no.ID); got.Verdict != model.VerdictJunk || got.DecidedBy != "owner" {
+		t.Errorf("owner's junk: %s by %s", got.Verdict, got.DecidedBy)
+	}
+}
