@@ -21,7 +21,8 @@ func TestAdminCTWALead(t *testing.T) {
 	e := newAdminEnv(t)
 	ctx := context.Background()
 	site, _ := e.db.SiteByID(ctx, "dent")
-	site.Settings.WhatsApp = model.WhatsAppSettings{PhoneNumberIDs: []string{waNumberID}, BusinessAccountID: wabaID, DatasetID: datasetID}
+	site.Settings.WhatsApp = model.WhatsAppSettings{PhoneNumberIDs: []string{waNumberID}, BusinessAccountID: wabaID, DatasetID: datasetID,
+		Stages: map[string]string{"meeting": "QualifiedLead"}}
 	if err := e.db.SiteUpsert(ctx, site, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,9 @@ func TestAdminCTWALead(t *testing.T) {
 	// The story starts with the WhatsApp message, the source card names
 	// the ad and the WhatsApp ids by their labels, in both languages.
 	for lang, want := range map[string][]string{
-		"en": {"Wrote on WhatsApp", "WhatsApp · ad 120226305854810726", "WhatsApp click id", "WhatsApp user id", "Ad type"},
+		"en": {"Wrote on WhatsApp", "WhatsApp · ad 120226305854810726", "WhatsApp click id", "WhatsApp user id", "Ad type",
+			// The stage form names the event the WhatsApp dataset gets.
+			"meeting → QualifiedLead", "won → Purchase"},
 		"tr": {"WhatsApp&#39;tan yazdı", "WhatsApp · reklam 120226305854810726", "WhatsApp tıklama kimliği", "WhatsApp kullanıcı kimliği", "Reklam türü"},
 	} {
 		c.hdr["Accept-Language"] = lang

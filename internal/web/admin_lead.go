@@ -131,7 +131,7 @@ func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, sta
 		}
 	}
 	d.Actions = leadActions(p.Lang, site, l, dels, held, now)
-	d.Stages = stageOptions(site)
+	d.Stages = stageOptions(site, l)
 	if d.Conflict = conflictText(p.Lang, l, held); d.Conflict != "" {
 		d.Customer = d.Actions[0]
 	}
