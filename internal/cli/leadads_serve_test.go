@@ -87,32 +87,13 @@ func TestServeLeadAds(t *testing.T) {
 	if resp.StatusCode != 200 || string(b) != "8123" {
 		t.Fatalf("handshake: %d %q", resp.StatusCode, b)
 	}
-	post := func(path, body string, hdr map[string]string) string {
-		t.Helper()
-		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
-		}
-		return string(b)
-	}
+	post := func(path, body string, hdr map[string]string) string { return postOK(t, base+path, body, hdr) }
 	webhook := func() string {
 		body := fmt.Sprintf(`{"object":"page","entry":[{"id":"%s","time":%d,"changes":[`+
 			`{"field":"leadgen","value":{"leadgen_id":%s,"page_id":"%s","form_id":"%s","created_time":%d}},`+
 			`{"field":"leadgen","value":{"leadgen_id":"%s","page_id":%s,"form_id":"%s","created_time":%d}}]}]}`,
 			page, now.Unix(), silent, page, form, now.Unix(), talks, page, form, now.Unix())
-		mac := hmac.New(sha256.New, []byte("leadads-app-secret"))
-		mac.Write([]byte(body))
-		return post("/v1/webhooks/leadgen/dent", body, map[string]string{"X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil))})
+		return post("/v1/webhooks/leadgen/dent", body, map[string]string{"X-Hub-Signature-256": metaSignature(body, "leadads-app-secret")})
 	}
 	if r := webhook(); !strings.Contains(r, `"queued":2`) {
 		t.Fatalf("webhook: %s", r)
@@ -148,4 +129,32 @@ func TestServeLeadAds(t *testing.T) {
 	if r := webhook(); !strings.Contains(r, `"queued":0`) || !strings.Contains(r, `"duplicate":2`) {
 		t.Fatalf("redelivery after forget: %s", r)
 	}
+}
+
+// postOK posts a JSON body to url with the headers and returns the answer,
+// failing the test on anything but 200.
+func postOK(t *testing.T, url, body string, hdr map[string]string) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+// metaSignature is a Meta webhook's X-Hub-Signature-256 of body.
+func metaSignature(body, secret string) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(body))
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }

@@ -205,6 +205,23 @@ func (f *fixture) leadCount(t *testing.T) int {
 	return n
 }
 
+// deliverLead tells of the leads by one signed webhook, lets the runner
+// fetch them and send their events, and returns the first as stored.
+func (f *fixture) deliverLead(t *testing.T, leads ...graphtest.Lead) *model.Lead {
+	t.Helper()
+	var cs []change
+	for _, l := range leads {
+		cs = append(cs, change{leadgen: l.ID, form: formID, created: l.Created})
+	}
+	body := webhook(cs)
+	if code, resp := f.post(t, body, sign(body, appSecret)); code != 200 {
+		t.Fatalf("webhook: %d %s", code, resp)
+	}
+	f.run(t)
+	f.run(t)
+	return f.leadByAdsID(t, leads[0].ID)
+}
+
 // events are the events Meta took, by name.
 func (f *fixture) events(t *testing.T) map[string][]capi.Event {
 	t.Helper()
@@ -382,13 +399,7 @@ func TestJunkInstantForm(t *testing.T) {
 		l.Fields[4].Values = []string{"Merhaba, web siteniz için SEO ve Google reklam ajansı hizmeti sunuyoruz, fiyat teklifi için arayın."}
 		l.Fields[2].Values = []string{"+905555555555"}
 	})
-	body := webhook([]change{{leadgen: l.ID, form: formID, created: l.Created}})
-	if code, _ := f.post(t, body, sign(body, appSecret)); code != 200 {
-		t.Fatal(code)
-	}
-	f.run(t)
-	f.run(t)
-	got := f.leadByAdsID(t, l.ID)
+	got := f.deliverLead(t, l)
 	if got.Verdict != model.VerdictJunk || len(f.g.Events()) != 0 {
 		t.Fatalf("verdict %s %+v, %d events", got.Verdict, got.Reasons, len(f.g.Events()))
 	}
@@ -587,13 +598,7 @@ func TestInstantFormWithoutTextWaitsForCRM(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := f.lead("1200000000001212", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
-	body := webhook([]change{{leadgen: l.ID, form: formID, created: l.Created}})
-	if code, _ := f.post(t, body, sign(body, appSecret)); code != 200 {
-		t.Fatal(code)
-	}
-	f.run(t)
-	f.run(t)
-	got := f.leadByAdsID(t, l.ID)
+	got := f.deliverLead(t, l)
 	if got.Verdict != model.VerdictReview {
 		t.Fatalf("a form that says nothing: verdict %s %+v", got.Verdict, got.Reasons)
 	}
@@ -634,10 +639,7 @@ func TestForgottenLeadStaysGone(t *testing.T) {
 	lost := f.lead("1200000000001414", 4, func(l *graphtest.Lead) {
 		l.Fields[1].Values = []string{"ayse.yilmaz313@gmail.com"} // the same person, again
 	})
-	body := webhook([]change{{leadgen: l.ID, form: formID, created: l.Created}})
-	f.post(t, body, sign(body, appSecret))
-	f.run(t)
-	f.run(t)
+	f.deliverLead(t, l)
 	// The second one's webhook was lost: the backfill finds it, and sets
 	// the watermark.
 	if st, err := f.la.Backfill(f.ctx); err != nil || st.Created != 1 {
@@ -668,7 +670,7 @@ func TestForgottenLeadStaysGone(t *testing.T) {
 	}
 	// Meta redelivers; the backfill reads the form again with its overlap.
 	f.clk.Add(time.Minute)
-	body = webhook([]change{{leadgen: l.ID, form: formID, created: l.Created}}, []change{{leadgen: lost.ID, form: formID, created: lost.Created}})
+	body := webhook([]change{{leadgen: l.ID, form: formID, created: l.Created}}, []change{{leadgen: lost.ID, form: formID, created: lost.Created}})
 	if code, resp := f.post(t, body, sign(body, appSecret)); code != 200 || !strings.Contains(resp, `"queued":0`) {
 		t.Fatalf("redelivery %d %s", code, resp)
 	}
@@ -692,10 +694,7 @@ func TestInstantFormOwnerWord(t *testing.T) {
 	f := newFixture(t)
 	yes := f.lead("1200000000001515", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
 	no := f.lead("1200000000001616", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
-	body := webhook([]change{{leadgen: yes.ID, form: formID, created: yes.Created}, {leadgen: no.ID, form: formID, created: no.Created}})
-	f.post(t, body, sign(body, appSecret))
-	f.run(t)
-	f.run(t)
+	f.deliverLead(t, yes, no)
 	for _, w := range []struct{ id, word string }{{yes.ID, "customer"}, {no.ID, "junk"}} {
 		if _, err := f.svc.AddEvent(f.ctx, f.site, app.LeadRef{LeadAdsID: w.id}, &app.LeadEventInput{Type: w.word}); err != nil {
 			t.Fatal(err)
