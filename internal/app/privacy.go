@@ -83,7 +83,7 @@ func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResul
 			}
 			err = s.db.InTx(ctx, func(tx *store.Tx) error {
 				for _, d := range ds {
-					if _, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload), "", now); err != nil {
+					if _, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload, d.ID), "", now); err != nil {
 						return err
 					}
 				}
@@ -220,7 +220,7 @@ func (s *Service) Forget(ctx context.Context, in ForgetInput) (ForgetResult, err
 				if err != nil {
 					continue // a visit without consent has no PageView
 				}
-				cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload), "forgotten: the person asked to be erased", now)
+				cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload, d.ID), "forgotten: the person asked to be erased", now)
 				if err != nil {
 					return err
 				}
@@ -284,7 +284,7 @@ func (s *Service) redactLead(ctx context.Context, tx *store.Tx, id model.LeadID,
 		return n, err
 	}
 	for _, d := range ds {
-		cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload), cancel, now)
+		cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload, d.ID), cancel, now)
 		if err != nil {
 			return n, err
 		}
@@ -364,18 +364,20 @@ func redactDetail(d map[string]string) map[string]string {
 
 // redactPayload removes the clear values from a server event (user_data's
 // IP, user agent, fbc and fbp, and the page URL); the hashed match keys
-// stay; a Lead Ads lead's event id (its leadgen id) is replaced. A payload
+// stay; a Lead Ads lead's event id (its leadgen id) becomes "erased-" and
+// the row's id. A payload
 // that is not an event object is replaced by {}.
-func redactPayload(p json.RawMessage) json.RawMessage {
+func redactPayload(p json.RawMessage, rowID string) json.RawMessage {
 	var ev map[string]json.RawMessage
 	if err := json.Unmarshal(p, &ev); err != nil {
 		return json.RawMessage(`{}`)
 	}
 	delete(ev, "event_source_url")
-	// A Lead Ads lead's event id is its leadgen id.
+	// A Lead Ads lead's event id is its leadgen id; the row's own id
+	// stands in, as the outbox row's event_id does (DeliveryRedact).
 	var id string
 	if json.Unmarshal(ev["event_id"], &id) == nil && strings.HasPrefix(id, leadAdsEventPrefix) {
-		ev["event_id"] = json.RawMessage(`"erased"`)
+		ev["event_id"], _ = json.Marshal("erased-" + rowID)
 	}
 	if raw, ok := ev["user_data"]; ok {
 		var ud map[string]json.RawMessage
