@@ -363,10 +363,9 @@ func redactDetail(d map[string]string) map[string]string {
 }
 
 // redactPayload removes the clear values from a server event (user_data's
-// IP, user agent, fbc and fbp, and the page URL); the hashed match keys
-// stay; a Lead Ads lead's event id (its leadgen id) becomes "erased-" and
-// the row's id. A payload
-// that is not an event object is replaced by {}.
+// payloadClear and the page URL); the hashed match keys stay. A Lead Ads
+// lead's event id (its leadgen id) becomes "erased-" and the row's id. A
+// payload that is not an event object is replaced by {}.
 func redactPayload(p json.RawMessage, rowID string) json.RawMessage {
 	var ev map[string]json.RawMessage
 	if err := json.Unmarshal(p, &ev); err != nil {
