@@ -710,3 +710,22 @@ func TestInstantFormOwnerWord(t *testing.T) {
 		t.Errorf("owner's junk: %s by %s", got.Verdict, got.DecidedBy)
 	}
 }
+
+// TestInstantFormOnConsentRequiredSite: a site whose website asks its
+// visitors' consent (consent: required) still sends its Instant Form
+// leads' events: the person sent the form on Meta's own surface, where no
+// website visit asks anything, as a Click-to-WhatsApp lead.
+func TestInstantFormOnConsentRequiredSite(t *testing.T) {
+	f := newFixture(t)
+	f.site.Settings.Consent = model.ConsentRequired
+	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	l := f.lead("1200000000001717", 5, nil)
+	if got := f.deliverLead(t, l); got.Verdict != model.VerdictClean {
+		t.Fatalf("verdict %s %+v", got.Verdict, got.Reasons)
+	}
+	if evs := f.events(t); len(evs["Lead"]) != 1 || len(evs["QualifiedLead"]) != 1 {
+		t.Fatalf("Meta took %d Lead, %d QualifiedLead", len(evs["Lead"]), len(evs["QualifiedLead"]))
+	}
+}
