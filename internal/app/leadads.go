@@ -28,6 +28,10 @@ const KindLeadgen = "leadgen"
 // a lead for 90 days.
 const leadgenKeep = 90 * 24 * time.Hour
 
+// ErrLeadErased is LeadAdsIngest's answer for a Lead Ads lead the site
+// erased: the person asked to be forgotten, or retention removed them.
+var ErrLeadErased = errors.New("the Lead Ads lead was erased from this site")
+
 // LeadgenChange is one lead Meta told of by a leadgen webhook: the fetch
 // job's payload.
 type LeadgenChange struct {
@@ -90,6 +94,9 @@ func (s *Service) queueLeadgen(ctx context.Context, tx *store.Tx, site *model.Si
 	} else if !errors.Is(err, model.ErrNotFound) {
 		return false, err
 	}
+	if erased, err := tx.LeadAdsErased(ctx, site.ID, c.LeadgenID); err != nil || erased {
+		return false, err
+	}
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return false, fmt.Errorf("app: leadgen job: %w", err)
@@ -104,6 +111,11 @@ func (s *Service) queueLeadgen(ctx context.Context, tx *store.Tx, site *model.Si
 		NextAt: now, DeadlineAt: from.Add(leadgenKeep), CreatedAt: now, UpdatedAt: now,
 	})
 }
+
+// leadAdsEventPrefix starts a Lead Ads lead's event id, which is made of
+// its leadgen id (so a lead stored twice is one lead); an erased lead's
+// event id is replaced (see redactPayload).
+const leadAdsEventPrefix = "leadads-"
 
 // standardLeadAdsKeys are the question keys of Meta's pre-filled Instant
 // Form questions and the lead field each fills.
@@ -121,7 +133,7 @@ var standardLeadAdsKeys = map[string]string{
 // standard questions and the site's mapping to lead fields, the rest to
 // the answers by question key.
 func leadAdsInput(site *model.Site, l *capi.LeadgenLead) *LeadInput {
-	in := &LeadInput{EventID: "leadads-" + string(l.ID), LeadAdsID: string(l.ID)}
+	in := &LeadInput{EventID: leadAdsEventPrefix + string(l.ID), LeadAdsID: string(l.ID)}
 	if t := l.Created(); !t.IsZero() {
 		in.SubmittedAt = t.Format(time.RFC3339)
 	}
@@ -186,7 +198,8 @@ type LeadAdsSource struct {
 // answers by key, as the site's lead_ads mapping says), judges it with the
 // rules that apply to an Instant Form, and stores it with its events in one
 // transaction. A lead the site has already (the same Lead Ads id) is
-// returned with created false.
+// returned with created false; a lead erased from the site (cleanads
+// forget, retention) is refused with ErrLeadErased, never stored again.
 func (s *Service) LeadAdsIngest(ctx context.Context, site *model.Site, l *capi.LeadgenLead, src LeadAdsSource) (*model.Lead, bool, error) {
 	if !isDigits(string(l.ID)) {
 		return nil, false, model.Invalid("id", "a Lead Ads lead id is digits only")
@@ -195,6 +208,11 @@ func (s *Service) LeadAdsIngest(ctx context.Context, site *model.Site, l *capi.L
 		return old, false, nil
 	} else if !errors.Is(err, model.ErrNotFound) {
 		return nil, false, err
+	}
+	if erased, err := s.db.LeadAdsErased(ctx, site.ID, string(l.ID)); err != nil {
+		return nil, false, err
+	} else if erased {
+		return nil, false, ErrLeadErased
 	}
 	in := leadAdsInput(site, l)
 	detail := map[string]string{

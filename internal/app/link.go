@@ -60,7 +60,13 @@ func (s *Service) link(ctx context.Context, tx *store.Tx, site *model.Site, lead
 
 // mayQueueLead tells whether a lead's events may go to Meta at all: not
 // without consent where the site requires it, nor after an explicit no.
-// The lead itself is stored either way.
+// The lead itself is stored either way. The site's consent setting is
+// about its website's visitors: a lead that came through Meta's own
+// surfaces (an Instant Form, a Click-to-WhatsApp chat) has no website
+// visit to consent on, and is sent as Meta's terms for those ads have it.
 func mayQueueLead(site *model.Site, lead *model.Lead) bool {
+	if lead.Source == model.SourceLeadAds || isCTWA(lead) {
+		return true
+	}
 	return site.ConsentAllows(lead.Consent)
 }

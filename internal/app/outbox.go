@@ -36,7 +36,7 @@ func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site
 		// pixel for the others.
 		return false, nil
 	}
-	if !ctwa && !site.ConsentAllows(lead.Consent) {
+	if !mayQueueLead(site, lead) {
 		return false, nil
 	}
 	if lead.Source == model.SourceLeadAds {

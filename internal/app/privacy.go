@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/capi"
@@ -82,7 +83,7 @@ func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResul
 			}
 			err = s.db.InTx(ctx, func(tx *store.Tx) error {
 				for _, d := range ds {
-					if _, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload), "", now); err != nil {
+					if _, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload, d.ID), "", now); err != nil {
 						return err
 					}
 				}
@@ -113,12 +114,15 @@ func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResul
 	return res, err
 }
 
-// ForgetInput names the person to erase: an e-mail address or a phone
-// number (as typed, in any formatting), optionally on one site only.
+// ForgetInput names the person to erase: an e-mail address, a phone
+// number (as typed, in any formatting) or a WhatsApp business-scoped user
+// id (a Click-to-WhatsApp lead may have no phone), optionally on one site
+// only.
 type ForgetInput struct {
-	Email string
-	Phone string
-	Site  model.SiteID
+	Email        string
+	Phone        string
+	WhatsAppUser string
+	Site         model.SiteID
 }
 
 // ForgetResult counts what was removed, per table.
@@ -145,10 +149,16 @@ type ForgetResult struct {
 // Meta already received.
 func (s *Service) Forget(ctx context.Context, in ForgetInput) (ForgetResult, error) {
 	var res ForgetResult
-	if (in.Email == "") == (in.Phone == "") {
-		return res, model.Invalid("", "name the person by exactly one of e-mail or phone")
+	named := 0
+	for _, v := range []string{in.Email, in.Phone, in.WhatsAppUser} {
+		if strings.TrimSpace(v) != "" {
+			named++
+		}
 	}
-	p := store.PersonLookup{Site: in.Site}
+	if named != 1 {
+		return res, model.Invalid("", "name the person by exactly one of e-mail, phone or WhatsApp user id")
+	}
+	p := store.PersonLookup{Site: in.Site, WhatsAppUser: strings.TrimSpace(in.WhatsAppUser)}
 	if in.Email != "" {
 		p.Email = in.Email
 		if k, err := capi.NormalizeEmail(in.Email); err == nil {
@@ -210,7 +220,7 @@ func (s *Service) Forget(ctx context.Context, in ForgetInput) (ForgetResult, err
 				if err != nil {
 					continue // a visit without consent has no PageView
 				}
-				cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload), "forgotten: the person asked to be erased", now)
+				cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload, d.ID), "forgotten: the person asked to be erased", now)
 				if err != nil {
 					return err
 				}
@@ -239,11 +249,18 @@ func (s *Service) redactLead(ctx context.Context, tx *store.Tx, id model.LeadID,
 	if err != nil {
 		return n, err
 	}
-	ok, err := tx.LeadRedact(ctx, id, redactReasons(l.Reasons), now)
+	ok, err := tx.LeadRedact(ctx, id, redactReasons(l.Reasons), redactDetail(l.SourceDetail), now)
 	if err != nil || !ok {
 		return n, err
 	}
 	n.leads = 1
+	if l.LeadAdsID != "" {
+		// Meta still has the lead: neither a redelivered webhook nor the
+		// backfill may read it again.
+		if err := tx.LeadAdsErase(ctx, l.SiteID, l.LeadAdsID, now); err != nil {
+			return n, err
+		}
+	}
 	// The WhatsApp user id matched to the lead's phone is the person too.
 	if n.contacts, err = tx.WhatsAppContactsForget(ctx, id); err != nil {
 		return n, err
@@ -267,7 +284,7 @@ func (s *Service) redactLead(ctx context.Context, tx *store.Tx, id model.LeadID,
 		return n, err
 	}
 	for _, d := range ds {
-		cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload), cancel, now)
+		cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload, d.ID), cancel, now)
 		if err != nil {
 			return n, err
 		}
@@ -323,13 +340,33 @@ func redactReasons(rs []model.Reason) []model.Reason {
 	return out
 }
 
-// payloadClear are the values a server event carries unhashed.
-var payloadClear = []string{"client_ip_address", "client_user_agent", "fbc", "fbp"}
+// payloadClear are the values a server event carries unhashed: the
+// visitor's IP and user agent, the click ids (fbc, fbp, a
+// Click-to-WhatsApp ctwa_clid) and a Lead Ads lead_id, each of which names
+// the person at Meta.
+var payloadClear = []string{"client_ip_address", "client_user_agent", "fbc", "fbp", "ctwa_clid", "lead_id"}
+
+// detailPersonal are the source_detail keys that name the person rather
+// than the ad: the WhatsApp user id and the click id.
+var detailPersonal = map[string]bool{model.DetailWhatsAppUserID: true, model.DetailCTWAClid: true}
+
+// redactDetail is a lead's source detail less its personal keys: what the
+// ad, form and campaign were stays for the statistics.
+func redactDetail(d map[string]string) map[string]string {
+	out := make(map[string]string, len(d))
+	for k, v := range d {
+		if !detailPersonal[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 // redactPayload removes the clear values from a server event (user_data's
-// IP, user agent, fbc and fbp, and the page URL); the hashed match keys
-// stay. A payload that is not an event object is replaced by {}.
-func redactPayload(p json.RawMessage) json.RawMessage {
+// payloadClear and the page URL); the hashed match keys stay. A Lead Ads
+// lead's event id (its leadgen id) becomes "erased-" and the row's id. A
+// payload that is not an event object is replaced by {}.
+func redactPayload(p json.RawMessage, rowID string) json.RawMessage {
 	var ev map[string]json.RawMessage
 	if err := json.Unmarshal(p, &ev); err != nil {
 		return json.RawMessage(`{}`)
@@ -338,6 +375,12 @@ func redactPayload(p json.RawMessage) json.RawMessage {
 		return redactGooglePayload(ev)
 	}
 	delete(ev, "event_source_url")
+	// A Lead Ads lead's event id is its leadgen id; the row's own id
+	// stands in, as the outbox row's event_id does (DeliveryRedact).
+	var id string
+	if json.Unmarshal(ev["event_id"], &id) == nil && strings.HasPrefix(id, leadAdsEventPrefix) {
+		ev["event_id"], _ = json.Marshal("erased-" + rowID)
+	}
 	if raw, ok := ev["user_data"]; ok {
 		var ud map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &ud); err == nil {

@@ -194,3 +194,119 @@ func TestForgetQueuedPageView(t *testing.T) {
 		t.Errorf("queued %d %v", queued, err)
 	}
 }
+
+// ctwaSite gives the fixture's site a WhatsApp number, so that
+// Click-to-WhatsApp first messages start leads.
+func (f *fixture) ctwaSite() {
+	f.t.Helper()
+	f.site.Settings.WhatsApp = model.WhatsAppSettings{PhoneNumberIDs: []string{"106540352242922"},
+		BusinessAccountID: "102290129340398", DatasetID: "1283471935762519"}
+	if err := f.db.SiteUpsert(context.Background(), f.site, f.clk.t); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// ctwa is a WhatsApp message from user (and phone, when given): with clid,
+// the first message of a Click-to-WhatsApp ad.
+func (f *fixture) ctwa(id, user, phone, clid, text string) app.InboundResult {
+	f.t.Helper()
+	m := app.WhatsAppMessage{ID: id, PhoneNumberID: "106540352242922", WABAID: "102290129340398", From: phone,
+		FromUserID: user, Type: "text", At: f.clk.t, Text: text, ProfileName: "Ayşe Yılmaz"}
+	if clid != "" {
+		m.Referral = &app.WhatsAppReferral{CTWAClid: clid, SourceID: "120210000000000777", SourceType: "ad"}
+	}
+	res, err := f.svc.WhatsAppInbound(context.Background(), m)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return res
+}
+
+const ctwaText = "Merhaba, implant tedavisi için randevu almak istiyorum, hafta içi akşam uygunum."
+
+// TestForgetWhatsApp: a Click-to-WhatsApp lead is found and erased by the
+// sender's WhatsApp user id (an older lead whose conversation moved on
+// too), and by a phone the person only wrote from later; its
+// conversation goes, and its source detail keeps the ad but not the
+// person's user id or click id.
+func TestForgetWhatsApp(t *testing.T) {
+	f := newFixture(t)
+	f.ctwaSite()
+	ctx := context.Background()
+	// A lead without a phone, which a later message gives.
+	byPhone := f.ctwa("wamid.1", "TR.1000000000000001", "", "ARAk-clid-one", ctwaText)
+	f.clk.t = f.clk.t.Add(time.Minute)
+	if res := f.ctwa("wamid.2", "TR.1000000000000001", "905324128720", "", "akşam 7 uygun"); res.LeadID != byPhone.LeadID {
+		t.Fatalf("later message %+v", res)
+	}
+	// Two leads of one user: the second click, after the review window,
+	// starts a new lead and the conversation moves to it.
+	older := f.ctwa("wamid.3", "TR.2000000000000002", "", "ARAk-clid-two", ctwaText)
+	f.clk.t = f.clk.t.Add(30 * 24 * time.Hour)
+	newer := f.ctwa("wamid.4", "TR.2000000000000002", "", "ARAk-clid-three", ctwaText)
+	if older.Outcome != app.OutcomeLead || newer.Outcome != app.OutcomeLead || older.LeadID == newer.LeadID {
+		t.Fatalf("two clicks: %+v %+v", older, newer)
+	}
+	other := f.ctwa("wamid.5", "TR.3000000000000003", "", "ARAk-clid-four", ctwaText)
+
+	if _, err := f.svc.Forget(ctx, app.ForgetInput{WhatsAppUser: "TR.2000000000000002", Phone: "1"}); err == nil {
+		t.Error("two names of a person were taken")
+	}
+	res, err := f.svc.Forget(ctx, app.ForgetInput{WhatsAppUser: "TR.2000000000000002"})
+	if err != nil || res.Leads != 2 || res.WhatsAppContacts == 0 {
+		t.Fatalf("forget by user id: %+v %v", res, err)
+	}
+	res, err = f.svc.Forget(ctx, app.ForgetInput{Phone: "0532 412 87 20"})
+	if err != nil || res.Leads != 1 {
+		t.Fatalf("forget by phone: %+v %v", res, err)
+	}
+	for _, id := range []model.LeadID{byPhone.LeadID, older.LeadID, newer.LeadID} {
+		text := f.leadText(id)
+		for _, p := range []string{"TR.1000000000000001", "TR.2000000000000002", "ARAk-clid", "905324128720", "implant", "Ayşe"} {
+			if strings.Contains(text, p) {
+				t.Errorf("lead %s still holds %q: %s", id, p, text)
+			}
+		}
+		l, _ := f.db.LeadByID(ctx, id)
+		if l.Source != model.SourceWhatsApp || l.SourceDetail[model.DetailAdID] != "120210000000000777" {
+			t.Errorf("lead %s lost what was not personal: %s %v", id, l.Source, l.SourceDetail)
+		}
+	}
+	for _, sender := range []string{"user:TR.1000000000000001", "phone:905324128720", "user:TR.2000000000000002"} {
+		if c, err := f.db.WhatsAppConversationFind(ctx, "dent", []string{sender}); err == nil {
+			t.Errorf("conversation %s of lead %s is left", sender, c.LeadID)
+		}
+	}
+	// The other person is untouched.
+	if l, _ := f.db.LeadByID(ctx, other.LeadID); l.SourceDetail[model.DetailWhatsAppUserID] != "TR.3000000000000003" || l.Message == "" {
+		t.Errorf("another person's lead changed: %+v", l)
+	}
+	// A new message of a forgotten user starts nothing of the old lead.
+	if res := f.ctwa("wamid.6", "TR.2000000000000002", "", "", "merhaba"); res.LeadID != "" {
+		t.Errorf("a forgotten conversation took a message: %+v", res)
+	}
+}
+
+// TestRetentionWhatsApp: past lead_days a Click-to-WhatsApp lead loses the
+// WhatsApp user id and click id of its source detail and its conversation.
+func TestRetentionWhatsApp(t *testing.T) {
+	f := newFixture(t)
+	f.ctwaSite()
+	ctx := context.Background()
+	res := f.ctwa("wamid.1", "TR.1000000000000001", "905324128720", "ARAk-clid-one", ctwaText)
+	f.clk.t = f.clk.t.Add(40 * 24 * time.Hour)
+	if _, err := f.svc.Retain(ctx, app.RetentionPolicy{LeadDays: 30}); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := f.db.LeadByID(ctx, res.LeadID)
+	if l.Message != "" || l.SourceDetail[model.DetailWhatsAppUserID] != "" || l.SourceDetail[model.DetailCTWAClid] != "" ||
+		l.SourceDetail[model.DetailWABAID] == "" {
+		t.Errorf("retained lead %v", l.SourceDetail)
+	}
+	if text := f.leadText(res.LeadID); strings.Contains(text, "TR.1000000000000001") || strings.Contains(text, "ARAk-clid-one") {
+		t.Errorf("retained lead still names the person: %s", text)
+	}
+	if _, err := f.db.WhatsAppConversationFind(ctx, "dent", []string{"user:TR.1000000000000001", "phone:905324128720"}); err == nil {
+		t.Error("the conversation is left")
+	}
+}

@@ -40,7 +40,7 @@ func commands() []command {
 		{"matchkeys", "show what values normalise and hash to (JSON lines in and out)", matchKeys},
 		{"user", "add admin users, set a password, list them", user},
 		{"backup", "write a consistent copy of the SQLite database while the server runs", backup},
-		{"forget", "erase one person (--email or --phone) and print what was removed", forget},
+		{"forget", "erase one person (--email, --phone or --whatsapp-user) and print what was removed", forget},
 		{"init", "write a first cleanads.yaml, its secret key and an admin user, asking what it needs", initCmd},
 		{"doctor", "check a running install from outside: config, database, certificate, tracker, Meta tokens", doctor},
 		{"version", "print the version, commit and Go version this binary was built from", version},

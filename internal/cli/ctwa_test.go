@@ -1,13 +1,8 @@
 package cli_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,31 +63,12 @@ func TestServeCTWA(t *testing.T) {
 			t.Errorf("serve exited %d: %s", code, errOut.String())
 		}
 	}()
-	post := func(path, body string, hdr map[string]string) string {
-		t.Helper()
-		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
-		}
-		return string(b)
-	}
+	post := func(path, body string, hdr map[string]string) string { return postOK(t, base+path, body, hdr) }
 	webhook := func(value string) string {
 		body := `{"object":"whatsapp_business_account","entry":[{"id":"` + waba + `","changes":[{"field":"messages","value":{` +
 			`"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},` +
 			value + `}}]}]}`
-		mac := hmac.New(sha256.New, []byte("app-secret-0123456789abcdef"))
-		mac.Write([]byte(body))
-		return post("/v1/webhooks/whatsapp", body, map[string]string{"X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil))})
+		return post("/v1/webhooks/whatsapp", body, map[string]string{"X-Hub-Signature-256": metaSignature(body, "app-secret-0123456789abcdef")})
 	}
 	t0 := time.Now().Add(-20 * time.Minute).Unix()
 	first := func(id, user, clid, text string) string {

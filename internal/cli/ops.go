@@ -66,12 +66,13 @@ func forget(ctx context.Context, e *env, args []string) error {
 	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
 	email := fs.String("email", "", "the person's e-mail address")
 	phone := fs.String("phone", "", "the person's phone number, in any formatting")
+	waUser := fs.String("whatsapp-user", "", "the person's WhatsApp user id (a Click-to-WhatsApp lead's, shown on its page)")
 	site := fs.String("site", "", "only this site's records (default: every site)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if (*email == "") == (*phone == "") {
-		fmt.Fprintln(e.stderr, "cleanads forget: give exactly one of --email or --phone")
+	if n := countSet(*email, *phone, *waUser); n != 1 {
+		fmt.Fprintln(e.stderr, "cleanads forget: give exactly one of --email, --phone or --whatsapp-user")
 		fs.Usage()
 		return errUsage
 	}
@@ -89,7 +90,7 @@ func forget(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	svc := app.New(app.Options{Store: db, Logger: e.logger(c)})
-	res, err := svc.Forget(ctx, app.ForgetInput{Email: *email, Phone: *phone, Site: model.SiteID(*site)})
+	res, err := svc.Forget(ctx, app.ForgetInput{Email: *email, Phone: *phone, WhatsAppUser: *waUser, Site: model.SiteID(*site)})
 	if err != nil {
 		return err
 	}
@@ -100,9 +101,21 @@ func forget(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	fmt.Fprintln(e.stdout, "Removed: contact details of the leads, personal data in their history, the linked visitor and visits,\n"+
-		"and the IP, user agent, fbc, fbp and page URL in their events. Their events not sent yet were cancelled.\n"+
+		"their WhatsApp conversations and user ids, and the IP, user agent, click ids, Lead Ads id and page URL in their events.\n"+
+		"Their events not sent yet were cancelled; a Lead Ads lead is never read from Meta again.\n"+
 		"The events keep only the hashed match keys Meta already received.")
 	return nil
+}
+
+// countSet is how many of vs are set.
+func countSet(vs ...string) int {
+	n := 0
+	for _, v := range vs {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // retentionJob runs the retention policy and logs what it removed (counts

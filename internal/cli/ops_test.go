@@ -133,6 +133,12 @@ func TestForgetCommand(t *testing.T) {
 	if code, _, stderr := runCLI("", "forget", "--config", cfg); code != 2 || !strings.Contains(stderr, "exactly one") {
 		t.Errorf("forget nobody: %d %s", code, stderr)
 	}
+	if code, _, stderr := runCLI("", "forget", "--config", cfg, "--phone", "1", "--whatsapp-user", "TR.1"); code != 2 || !strings.Contains(stderr, "--whatsapp-user") {
+		t.Errorf("forget two ways: %d %s", code, stderr)
+	}
+	if code, stdout, _ := runCLI("", "forget", "--config", cfg, "--whatsapp-user", "TR.1502576394655843"); code != 0 || !strings.Contains(stdout, "No lead of this person") {
+		t.Errorf("forget a WhatsApp user with no lead: %d %s", code, stdout)
+	}
 	if code, _, stderr := runCLI("", "forget", "--config", cfg, "--phone", "1", "--site", "nope"); code != 1 || !strings.Contains(stderr, "not found") {
 		t.Errorf("unknown site: %d %s", code, stderr)
 	}

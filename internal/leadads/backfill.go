@@ -119,6 +119,8 @@ func (s *Service) backfillForm(ctx context.Context, site *model.Site, page strin
 				app.LeadAdsSource{PageID: page, FormName: f.Name, Via: "backfill"})
 			var inv *model.InputError
 			switch {
+			case errors.Is(err, app.ErrLeadErased):
+				// Forgotten: Meta still lists it, the site never stores it again.
 			case errors.As(err, &inv):
 				// It can never be stored: it must not hold the form back.
 				s.log.Warn("lead ads backfill: lead refused", "site", string(site.ID), "lead", string(l.ID), "err", err)

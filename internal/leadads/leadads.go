@@ -195,6 +195,10 @@ func (s *Service) fetch(ctx context.Context, site *model.Site, d *model.Delivery
 	}
 	src := app.LeadAdsSource{PageID: job.PageID, FormName: s.formName(ctx, site, string(l.FormID)), Via: job.Via}
 	lead, created, err := s.o.Leads.LeadAdsIngest(ctx, site, l, src)
+	if errors.Is(err, app.ErrLeadErased) {
+		dead(d, "erased from the site (forgotten, or past retention): the lead is not read again", nil)
+		return errDead
+	}
 	if err != nil {
 		var inv *model.InputError
 		if errors.As(err, &inv) {

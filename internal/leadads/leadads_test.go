@@ -205,6 +205,23 @@ func (f *fixture) leadCount(t *testing.T) int {
 	return n
 }
 
+// deliverLead tells of the leads by one signed webhook, lets the runner
+// fetch them and send their events, and returns the first as stored.
+func (f *fixture) deliverLead(t *testing.T, leads ...graphtest.Lead) *model.Lead {
+	t.Helper()
+	var cs []change
+	for _, l := range leads {
+		cs = append(cs, change{leadgen: l.ID, form: formID, created: l.Created})
+	}
+	body := webhook(cs)
+	if code, resp := f.post(t, body, sign(body, appSecret)); code != 200 {
+		t.Fatalf("webhook: %d %s", code, resp)
+	}
+	f.run(t)
+	f.run(t)
+	return f.leadByAdsID(t, leads[0].ID)
+}
+
 // events are the events Meta took, by name.
 func (f *fixture) events(t *testing.T) map[string][]capi.Event {
 	t.Helper()
@@ -382,13 +399,7 @@ func TestJunkInstantForm(t *testing.T) {
 		l.Fields[4].Values = []string{"Merhaba, web siteniz için SEO ve Google reklam ajansı hizmeti sunuyoruz, fiyat teklifi için arayın."}
 		l.Fields[2].Values = []string{"+905555555555"}
 	})
-	body := webhook([]change{{leadgen: l.ID, form: formID, created: l.Created}})
-	if code, _ := f.post(t, body, sign(body, appSecret)); code != 200 {
-		t.Fatal(code)
-	}
-	f.run(t)
-	f.run(t)
-	got := f.leadByAdsID(t, l.ID)
+	got := f.deliverLead(t, l)
 	if got.Verdict != model.VerdictJunk || len(f.g.Events()) != 0 {
 		t.Fatalf("verdict %s %+v, %d events", got.Verdict, got.Reasons, len(f.g.Events()))
 	}
@@ -572,5 +583,149 @@ func TestCheck(t *testing.T) {
 	}
 	if p, _ := f.db.DestinationPauses(f.ctx, "dent"); len(p) != 0 {
 		t.Errorf("still paused: %+v", p)
+	}
+}
+
+// TestInstantFormWithoutTextWaitsForCRM: an Instant Form with only Meta's
+// pre-filled contact questions says nothing of what the person wants, so
+// it is held for review and only its Lead event goes; a CRM stage named by
+// the Lead Ads id is the evidence: the qualified event follows, then the
+// stage, both with lead_id as Conversion Leads expects.
+func TestInstantFormWithoutTextWaitsForCRM(t *testing.T) {
+	f := newFixture(t)
+	f.site.Settings.Meta.Stages["meeting"] = model.StageEvent{Event: "Schedule"}
+	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	l := f.lead("1200000000001212", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
+	got := f.deliverLead(t, l)
+	if got.Verdict != model.VerdictReview {
+		t.Fatalf("a form that says nothing: verdict %s %+v", got.Verdict, got.Reasons)
+	}
+	if evs := f.events(t); len(evs["Lead"]) != 1 || len(evs["QualifiedLead"]) != 0 {
+		t.Fatalf("before the stage Meta took %v", evs)
+	}
+	f.clk.Add(2 * time.Hour)
+	at := f.clk.Now().Add(-15 * time.Minute)
+	if _, err := f.svc.AddEvent(f.ctx, f.site, app.LeadRef{LeadAdsID: l.ID},
+		&app.LeadEventInput{Type: app.TypeStage, Stage: "meeting", At: at.Format(time.RFC3339)}); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t)
+	if got := f.leadByAdsID(t, l.ID); got.Verdict != model.VerdictClean || got.DecidedBy != "crm" {
+		t.Fatalf("after the stage: %s by %s", got.Verdict, got.DecidedBy)
+	}
+	evs := f.events(t)
+	if len(evs["QualifiedLead"]) != 1 || len(evs["Schedule"]) != 1 {
+		t.Fatalf("after the stage Meta took %d QualifiedLead, %d Schedule", len(evs["QualifiedLead"]), len(evs["Schedule"]))
+	}
+	for _, e := range []capi.Event{evs["QualifiedLead"][0], evs["Schedule"][0]} {
+		if e.UserData.LeadID != json.Number(l.ID) || e.ActionSource != capi.SourceSystemGenerated ||
+			e.CustomData["event_source"] != "crm" || e.CustomData["lead_event_source"] != "DentCRM" || len(e.UserData.Phone) != 1 {
+			t.Errorf("%s is not Conversion Leads' shape: %+v", e.EventName, e)
+		}
+	}
+	if evs["Schedule"][0].EventTime != at.Unix() {
+		t.Errorf("stage at %d, want its own time %d", evs["Schedule"][0].EventTime, at.Unix())
+	}
+}
+
+// TestForgottenLeadStaysGone: Lead Ads leads erased with forget keep no
+// lead id (nor their fetch jobs), and neither Meta's redelivered webhook
+// nor the backfill's overlap stores the person again.
+func TestForgottenLeadStaysGone(t *testing.T) {
+	f := newFixture(t)
+	l := f.lead("1200000000001313", 5, nil)
+	lost := f.lead("1200000000001414", 4, func(l *graphtest.Lead) {
+		l.Fields[1].Values = []string{"ayse.yilmaz313@gmail.com"} // the same person, again
+	})
+	f.deliverLead(t, l)
+	// The second one's webhook was lost: the backfill finds it, and sets
+	// the watermark.
+	if st, err := f.la.Backfill(f.ctx); err != nil || st.Created != 1 {
+		t.Fatalf("backfill %+v %v", st, err)
+	}
+	res, err := f.svc.Forget(f.ctx, app.ForgetInput{Email: "ayse.yilmaz313@gmail.com"})
+	if err != nil || res.Leads != 2 {
+		t.Fatalf("forget %+v %v", res, err)
+	}
+	for _, id := range []string{l.ID, lost.ID} {
+		if _, err := f.db.LeadFind(f.ctx, "dent", store.LeadLookup{LeadAdsID: id}); err == nil {
+			t.Errorf("lead %s still found by its Lead Ads id", id)
+		}
+		if ds, _ := f.db.DeliveryList(f.ctx, store.DeliveryFilter{Site: "dent", Limit: 100}); len(ds) > 0 {
+			for _, d := range ds {
+				if d.EventID == id || strings.Contains(string(d.Payload), id) {
+					t.Errorf("outbox row %s %s still names %s: %s", d.Kind, d.State, id, d.Payload)
+				}
+			}
+		}
+	}
+	all, _ := f.db.LeadList(f.ctx, store.LeadFilter{Site: "dent", Limit: 10})
+	for _, x := range all {
+		b, _ := json.Marshal(x)
+		if strings.Contains(string(b), l.ID) || strings.Contains(string(b), lost.ID) {
+			t.Errorf("a redacted lead still names its leadgen id: %s", b)
+		}
+	}
+	// Meta redelivers; the backfill reads the form again with its overlap.
+	f.clk.Add(time.Minute)
+	body := webhook([]change{{leadgen: l.ID, form: formID, created: l.Created}}, []change{{leadgen: lost.ID, form: formID, created: lost.Created}})
+	if code, resp := f.post(t, body, sign(body, appSecret)); code != 200 || !strings.Contains(resp, `"queued":0`) {
+		t.Fatalf("redelivery %d %s", code, resp)
+	}
+	f.run(t)
+	if st, err := f.la.Backfill(f.ctx); err != nil || st.Created != 0 || st.Read == 0 {
+		t.Fatalf("backfill after forget %+v %v", st, err)
+	}
+	if n := f.leadCount(t); n != 2 {
+		t.Fatalf("%d leads, want the 2 redacted ones only", n)
+	}
+	if left, _ := f.db.LeadsByPerson(f.ctx, store.PersonLookup{Email: "ayse.yilmaz313@gmail.com"}); len(left) != 0 {
+		t.Fatalf("the person is back: %d leads", len(left))
+	}
+}
+
+// TestInstantFormOwnerWord: the owner's "real customer" on a silent
+// Instant Form lead sends its qualified event as Conversion Leads expects
+// (lead_id, system_generated, crm), once; the owner's junk on another one
+// sends nothing more for it.
+func TestInstantFormOwnerWord(t *testing.T) {
+	f := newFixture(t)
+	yes := f.lead("1200000000001515", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
+	no := f.lead("1200000000001616", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
+	f.deliverLead(t, yes, no)
+	for _, w := range []struct{ id, word string }{{yes.ID, "customer"}, {no.ID, "junk"}} {
+		if _, err := f.svc.AddEvent(f.ctx, f.site, app.LeadRef{LeadAdsID: w.id}, &app.LeadEventInput{Type: w.word}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.run(t)
+	q := f.events(t)["QualifiedLead"]
+	if len(q) != 1 || q[0].UserData.LeadID != json.Number(yes.ID) || q[0].ActionSource != capi.SourceSystemGenerated ||
+		q[0].CustomData["event_source"] != "crm" || q[0].CustomData["lead_event_source"] != "DentCRM" {
+		t.Fatalf("after the owner's word Meta took %+v", q)
+	}
+	if got := f.leadByAdsID(t, no.ID); got.Verdict != model.VerdictJunk || got.DecidedBy != "owner" {
+		t.Errorf("owner's junk: %s by %s", got.Verdict, got.DecidedBy)
+	}
+}
+
+// TestInstantFormOnConsentRequiredSite: a site whose website asks its
+// visitors' consent (consent: required) still sends its Instant Form
+// leads' events: the person sent the form on Meta's own surface, where no
+// website visit asks anything, as a Click-to-WhatsApp lead.
+func TestInstantFormOnConsentRequiredSite(t *testing.T) {
+	f := newFixture(t)
+	f.site.Settings.Consent = model.ConsentRequired
+	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	l := f.lead("1200000000001717", 5, nil)
+	if got := f.deliverLead(t, l); got.Verdict != model.VerdictClean {
+		t.Fatalf("verdict %s %+v", got.Verdict, got.Reasons)
+	}
+	if evs := f.events(t); len(evs["Lead"]) != 1 || len(evs["QualifiedLead"]) != 1 {
+		t.Fatalf("Meta took %d Lead, %d QualifiedLead", len(evs["Lead"]), len(evs["QualifiedLead"]))
 	}
 }

@@ -18,19 +18,6 @@ const (
 	DetailWhatsAppUserID = "whatsapp_user_id" // the sender's business-scoped user id
 )
 
-// DetailLabels are readable names of the SourceDetail keys a
-// Click-to-WhatsApp lead carries, for pages that show them.
-var DetailLabels = map[string]string{
-	DetailCTWAClid:       "Click id (ctwa_clid)",
-	DetailAdID:           "Ad",
-	DetailAdSourceType:   "Ad source",
-	DetailAdSourceURL:    "Ad link",
-	DetailAdHeadline:     "Ad headline",
-	DetailWABAID:         "WhatsApp Business Account",
-	DetailPhoneNumberID:  "WhatsApp number id",
-	DetailWhatsAppUserID: "WhatsApp user id",
-}
-
 // What a site sends to its WhatsApp Business Account's dataset, in
 // WhatsAppSettings.Events.
 const (

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -32,4 +34,40 @@ func (q Q) LeadAdsWatermarkSet(ctx context.Context, site model.SiteID, pageID, f
 		return fmt.Errorf("store: watermark of form %s: %w", formID, err)
 	}
 	return nil
+}
+
+// leadgenKey is how an erased leadgen id is kept: its SHA-256, in hex.
+func leadgenKey(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+// LeadAdsErase records that the site's Lead Ads lead of the leadgen id was
+// erased, and deletes the fetch jobs that name it: the lead is never read
+// from Meta again. (A fetch job's event name is "leadgen": the outbox's
+// unique index serves the delete.)
+func (q Q) LeadAdsErase(ctx context.Context, site model.SiteID, leadgenID string, now time.Time) error {
+	if _, err := q.exec(ctx, `/* Store.LeadAdsErase */ INSERT INTO leadads_erased (site_id, leadgen_key, erased_at)
+		VALUES (?, ?, ?) ON CONFLICT (site_id, leadgen_key) DO NOTHING`,
+		string(site), leadgenKey(leadgenID), now.UnixMilli()); err != nil {
+		return fmt.Errorf("store: erase Lead Ads lead: %w", err)
+	}
+	if _, err := q.exec(ctx, `/* Store.LeadAdsErase */ DELETE FROM deliveries
+		WHERE site_id = ? AND event_name = 'leadgen' AND event_id = ? AND destination = ?`,
+		string(site), leadgenID, string(model.DestinationMetaLeadgen)); err != nil {
+		return fmt.Errorf("store: erase Lead Ads fetch jobs: %w", err)
+	}
+	return nil
+}
+
+// LeadAdsErased reports whether the site's Lead Ads lead of the leadgen id
+// was erased.
+func (q Q) LeadAdsErased(ctx context.Context, site model.SiteID, leadgenID string) (bool, error) {
+	var n int
+	err := q.queryRow(ctx, `/* Store.LeadAdsErased */ SELECT COUNT(*) FROM leadads_erased
+		WHERE site_id = ? AND leadgen_key = ?`, string(site), leadgenKey(leadgenID)).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("store: erased Lead Ads lead: %w", err)
+	}
+	return n > 0, nil
 }

@@ -40,6 +40,10 @@ type PersonLookup struct {
 	Email     string
 	PhoneKeys []string
 	Phone     string
+	// WhatsAppUser is a WhatsApp business-scoped user id: the leads of
+	// the conversations and contacts kept under it, and the
+	// Click-to-WhatsApp leads it started.
+	WhatsAppUser string
 }
 
 // LeadsByPerson returns the not yet redacted leads of a person.
@@ -58,8 +62,24 @@ func (q Q) LeadsByPerson(ctx context.Context, p PersonLookup) ([]*model.Lead, er
 	if p.Phone != "" {
 		conds, args = append(conds, "phone = ?"), append(args, strings.TrimSpace(p.Phone))
 	}
+	// A Click-to-WhatsApp conversation is kept under the sender's phone
+	// digits (the phone key) and user id, whether or not its lead has the
+	// phone; a contact is a user id matched to a lead's phone.
+	var senders []string
+	for _, k := range p.PhoneKeys {
+		senders = append(senders, "phone:"+k)
+	}
+	if u := strings.TrimSpace(p.WhatsAppUser); u != "" {
+		senders = append(senders, "user:"+u)
+		conds, args = append(conds, "id IN (SELECT lead_id FROM whatsapp_contacts WHERE user_id = ?)"), append(args, u)
+		conds, args = append(conds, `(source = ? AND source_detail LIKE ? ESCAPE '\')`),
+			append(args, model.SourceWhatsApp, "%"+likeEscape(detailPair(model.DetailWhatsAppUserID, u))+"%")
+	}
+	for _, sender := range senders {
+		conds, args = append(conds, "id IN (SELECT lead_id FROM whatsapp_conversations WHERE sender = ?)"), append(args, sender)
+	}
 	if len(conds) == 0 {
-		return nil, model.Invalid("", "name the person by e-mail or phone")
+		return nil, model.Invalid("", "name the person by e-mail, phone or WhatsApp user id")
 	}
 	query := `/* Store.LeadsByPerson */ SELECT ` + leadColumns + ` FROM leads WHERE redacted_at IS NULL AND (` +
 		strings.Join(conds, " OR ") + `)`
@@ -81,19 +101,26 @@ func (q Q) LeadsByPerson(ctx context.Context, p PersonLookup) ([]*model.Lead, er
 
 // LeadRedact removes a lead's contact details and everything that
 // identifies the person (names, message, fields, addresses, click ids, the
-// keys used to find them), keeping what statistics need: site, times,
-// verdict, score, reasons as given, who decided. It returns false when the
-// lead was already redacted.
-func (q Q) LeadRedact(ctx context.Context, id model.LeadID, reasons []model.Reason, now time.Time) (bool, error) {
+// keys used to find them, the Lead Ads id and the event id made from it),
+// keeping what statistics need: site, times, verdict, score, reasons as
+// given, who decided, and the source detail as given (the caller leaves
+// out its personal keys). It returns false when the lead was already
+// redacted.
+func (q Q) LeadRedact(ctx context.Context, id model.LeadID, reasons []model.Reason, detail map[string]string, now time.Time) (bool, error) {
 	rs, err := json.Marshal(nonNilReasons(reasons))
 	if err != nil {
 		return false, fmt.Errorf("store: lead reasons: %w", err)
 	}
+	sd, err := json.Marshal(nonNilMap(detail))
+	if err != nil {
+		return false, fmt.Errorf("store: lead source detail: %w", err)
+	}
 	res, err := q.exec(ctx, `/* Store.LeadRedact */ UPDATE leads SET email = '', phone = '', name = '', first_name = '',
 		last_name = '', message = '', fields = '{}', honeypot = '', client_ip = '', user_agent = '', email_key = '',
 		phone_key = '', external_id = '', page_url = '', referrer = '', fbc = '', fbp = '', fbclid = '', gclid = '',
-		visitor_id = '', reasons = ?, redacted_at = ? WHERE id = ? AND redacted_at IS NULL`,
-		string(rs), now.UnixMilli(), string(id))
+		visitor_id = '', event_id = CASE WHEN lead_ads_id <> '' THEN 'erased-' || id ELSE event_id END,
+		lead_ads_id = '', source_detail = ?, reasons = ?, redacted_at = ? WHERE id = ? AND redacted_at IS NULL`,
+		string(sd), string(rs), now.UnixMilli(), string(id))
 	if err != nil {
 		return false, fmt.Errorf("store: redact lead %s: %w", id, err)
 	}
@@ -147,7 +174,9 @@ func (q Q) DeliveryRedact(ctx context.Context, id string, payload json.RawMessag
 		n, _ := res.RowsAffected()
 		cancelled = n > 0
 	}
-	if _, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE deliveries SET payload = ?, redacted_at = ? WHERE id = ?`,
+	// A Lead Ads lead's event id is its leadgen id: the row keeps its own.
+	if _, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE deliveries SET payload = ?, redacted_at = ?,
+		event_id = CASE WHEN event_id LIKE 'leadads-%' THEN 'erased-' || id ELSE event_id END WHERE id = ?`,
 		string(payload), now.UnixMilli(), id); err != nil {
 		return false, fmt.Errorf("store: redact delivery %s: %w", id, err)
 	}
@@ -240,4 +269,12 @@ func (q Q) WhatsAppContactsForget(ctx context.Context, lead model.LeadID) (int, 
 	}
 	m, _ := conv.RowsAffected()
 	return int(n + m), nil
+}
+
+// detailPair is a key and its value as a lead's source_detail (a JSON
+// object written by encoding/json, keys sorted, no spaces) holds them.
+func detailPair(key, value string) string {
+	k, _ := json.Marshal(key)
+	v, _ := json.Marshal(value)
+	return string(k) + ":" + string(v)
 }

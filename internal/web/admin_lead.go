@@ -133,7 +133,7 @@ func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, sta
 		}
 	}
 	d.Actions = leadActions(p.Lang, site, l, dels, held, now)
-	d.Stages = stageOptions(site)
+	d.Stages = stageOptions(site, l)
 	if d.Conflict = conflictText(p.Lang, l, held); d.Conflict != "" {
 		d.Customer = d.Actions[0]
 	}
@@ -207,10 +207,9 @@ func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry,
 		}
 		items = append(items, timelineItem{at: t, order: 0, Kind: "click", Title: tr(lang, "Clicked the ad"), Detail: detail})
 	}
-	submit := tr(lang, "Sent the form")
-	detail := l.PageURL
+	submit, detail := sourceArrival(lang, l), l.PageURL
 	if l.Source != "" && l.Source != model.SourceWeb {
-		submit, detail = tr(lang, "Came in by %s", sourceName(lang, l)), sourceSummary(lang, l)
+		detail = sourceSummary(lang, l)
 	}
 	if l.FillMS != nil {
 		detail = strings.TrimSpace(detail + " · " + tr(lang, "filled in %.1f s", float64(*l.FillMS)/1000))

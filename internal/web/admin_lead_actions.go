@@ -99,15 +99,21 @@ func (s *Server) adminLeadEvidence(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/admin/leads/"+string(l.ID)+"?done="+typ, http.StatusSeeOther)
 }
 
-// stageOption is one of a site's CRM stages, with the Meta event it sends.
+// stageOption is one of a site's CRM stages, with the Meta event it sends
+// for the lead: a Click-to-WhatsApp lead's stage goes to the WhatsApp
+// dataset under the site's whatsapp.stages name.
 type stageOption struct {
 	Name, Event, Value, Currency string
 }
 
-func stageOptions(site *model.Site) []stageOption {
+func stageOptions(site *model.Site, l *model.Lead) []stageOption {
 	var out []stageOption
+	ctwa := l.Source == model.SourceWhatsApp && l.SourceDetail[model.DetailCTWAClid] != ""
 	for name, se := range site.Settings.Meta.Stages {
 		o := stageOption{Name: name, Event: se.Event, Currency: se.Currency}
+		if ctwa {
+			o.Event = site.Settings.WhatsApp.StageEventName(name, site.Settings.Meta)
+		}
 		if se.Value != 0 {
 			o.Value = strconv.FormatFloat(se.Value, 'f', -1, 64)
 		}

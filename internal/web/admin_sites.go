@@ -176,11 +176,12 @@ func (s *Server) adminSiteSave(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	form := siteForm{ID: string(site.ID)}
-	for k, dst := range map[string]*string{"name": &form.Name, "origins": &form.Origins, "country": &form.Country,
+	fields := map[string]*string{"name": &form.Name, "origins": &form.Origins, "country": &form.Country,
 		"cookie_domain": &form.CookieDomain, "thank_you_url": &form.ThankYouURL, "consent": &form.Consent,
 		"pixel_id": &form.PixelID, "access_token": &form.Token, "mode": &form.Mode, "test_event_code": &form.TestEventCode,
 		"lead_event": &form.LeadEvent, "qualified_event": &form.QualifiedEvent, "stages": &form.Stages,
-		"review_from": &form.ReviewFrom, "junk_from": &form.JunkFrom} {
+		"review_from": &form.ReviewFrom, "junk_from": &form.JunkFrom}
+	for k, dst := range fields {
 		*dst = r.PostFormValue(k)
 	}
 	cs, problems := form.config(site)
@@ -188,10 +189,24 @@ func (s *Server) adminSiteSave(w http.ResponseWriter, r *http.Request) {
 		form.Problems = problems
 		form.Token = "" // never echo a secret back into a page
 		p.Problem = tr(p.Lang, "Nothing was saved. Please correct the marked fields.")
+		// A setting the form does not show (whatsapp, lead_ads) that the
+		// change contradicts can only be named here.
+		var hidden []string
+		for k, msg := range problems {
+			if _, shown := fields[k]; !shown {
+				hidden = append(hidden, k+": "+msg)
+			}
+		}
+		sort.Strings(hidden)
+		if len(hidden) > 0 {
+			p.Problem += " " + tr(p.Lang, "Settings of the config file this form does not show: %s", strings.Join(hidden, "; "))
+		}
 		s.renderSite(w, r, p, http.StatusBadRequest, site, form, "")
 		return
 	}
 	next := cs.SiteModel()
+	// Not a config file's setting: the call tracker's token stays.
+	next.Settings.CallTokenHash = site.Settings.CallTokenHash
 	if err := s.app.SiteSave(r.Context(), next); err != nil {
 		if errors.Is(err, app.ErrPinned) {
 			err = errStatus(http.StatusConflict, tr(p.Lang, "This site is set in the config file; change it there."))
@@ -254,6 +269,7 @@ func (f *siteForm) config(old *model.Site) (*config.Site, map[string]string) {
 		cs.Meta.AccessToken = old.AccessToken
 		cs.LeadAds = config.SiteLeadAds{LeadAdsSettings: old.Settings.LeadAds, AccessToken: old.LeadAds.AccessToken,
 			AppSecret: old.LeadAds.AppSecret, VerifyToken: old.LeadAds.VerifyToken}
+		cs.WhatsApp = old.Settings.WhatsApp
 	}
 	for _, line := range strings.Split(f.Origins, "\n") {
 		if o := strings.TrimSpace(line); o != "" {

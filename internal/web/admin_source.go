@@ -36,10 +36,13 @@ var detailLabels = []struct{ key, label string }{
 	{model.DetailPage, "Facebook Page"},
 	{model.DetailCreated, "Created at Meta"},
 	{model.DetailVia, "Arrived by"},
-	{"ctwa_clid", "WhatsApp click id"},
-	{"source_id", "Ad id"},
-	{"source_type", "Ad type"},
-	{"headline", "Ad headline"},
+	{model.DetailAdHeadline, "Ad headline"},
+	{model.DetailAdSourceType, "Ad type"},
+	{model.DetailAdSourceURL, "Ad link"},
+	{model.DetailCTWAClid, "WhatsApp click id"},
+	{model.DetailWABAID, "WhatsApp Business Account"},
+	{model.DetailPhoneNumberID, "WhatsApp number id"},
+	{model.DetailWhatsAppUserID, "WhatsApp user id"},
 }
 
 // detailValues are readable values of some keys.
@@ -92,6 +95,20 @@ func sourceFacts(lang string, l *model.Lead) []kv {
 	return out
 }
 
+// sourceArrival is how the lead's story names its first moment: the form
+// sent, the Instant Form sent, the first WhatsApp message.
+func sourceArrival(lang string, l *model.Lead) string {
+	switch l.Source {
+	case "", model.SourceWeb:
+		return tr(lang, "Sent the form")
+	case model.SourceLeadAds:
+		return tr(lang, "Sent the Instant Form")
+	case model.SourceWhatsApp:
+		return tr(lang, "Wrote on WhatsApp")
+	}
+	return tr(lang, "Came in by %s", sourceName(lang, l))
+}
+
 // sourceSummary is the inbox's line for a lead from a source other than
 // the site's own forms: the source, the form and the ad (or "organic").
 func sourceSummary(lang string, l *model.Lead) string {
@@ -110,7 +127,7 @@ func sourceSummary(lang string, l *model.Lead) string {
 	if f := first(model.DetailFormName, model.DetailForm); f != "" {
 		parts = append(parts, tr(lang, "form %s", f))
 	}
-	switch ad := first(model.DetailAdName, model.DetailAd, "source_id"); {
+	switch ad := first(model.DetailAdName, model.DetailAdHeadline, model.DetailAd); {
 	case ad != "":
 		parts = append(parts, tr(lang, "ad %s", ad))
 	case l.SourceDetail[model.DetailOrganic] == "true":

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -700,5 +701,65 @@ func TestAdminAddStage(t *testing.T) {
 		if p.code != http.StatusBadRequest || !strings.Contains(p.body, "The stage was not added") {
 			t.Errorf("bad stage %v: %d", bad, p.code)
 		}
+	}
+}
+
+// TestAdminSiteSaveKeepsHiddenSettings: a save through the site form keeps
+// every setting the form does not show (WhatsApp, Lead Ads and their
+// secrets, the call token, the rules' weights, custom data...), as stored.
+// Every field of model.SiteSettings is set here, so a field added later
+// fails this test until the form keeps it too.
+func TestAdminSiteSaveKeepsHiddenSettings(t *testing.T) {
+	e := newAdminEnv(t)
+	ctx := context.Background()
+	off, on := false, true
+	site, _ := e.db.SiteByID(ctx, "dent")
+	st := &site.Settings
+	st.CookieDomain, st.ThankYouURL, st.Consent = "istanbuldis.example", "https://www.istanbuldis.example/tesekkurler", "implied"
+	st.Meta.TestEventCode, st.Meta.LeadEvent, st.Meta.QualifiedEvent = "", "Lead", "QualifiedLead"
+	st.Meta.PageView, st.Meta.CustomData = &off, map[string]string{"brand": "dent"}
+	st.Qualify = model.Qualify{ReviewFrom: 40, JunkFrom: 70, MinFillMS: 2500, DuplicateWindow: model.Duration(72 * time.Hour),
+		ReviewTimeout: model.Duration(5 * 24 * time.Hour), Weights: map[string]int{"FILL_TOO_FAST": 60},
+		Phrases: map[string]map[string][]string{"vendor": {"tr": {"reklam ajansı"}}}, TextModel: model.TextModelSettings{Enabled: &on, MaxPoints: 20}}
+	st.WhatsApp = model.WhatsAppSettings{PhoneNumberIDs: []string{waNumberID}, BusinessAccountID: "102290129340398",
+		DatasetID: "1283471935762519", Events: []string{model.WhatsAppSendQualified, model.WhatsAppSendStages},
+		LeadEvent: "LeadSubmitted", QualifiedEvent: "QualifiedLead", Stages: map[string]string{"meeting": "QualifiedLead", "won": "Purchase"}}
+	st.LeadAds = model.LeadAdsSettings{PageIDs: []string{"104857600123456"}, LeadEventSource: "DentCRM",
+		Fields: map[string]string{"hangi_tedavi": "message"}, Backfill: &off,
+		Forms: map[string]model.LeadAdsForm{"987654321098765": {Fields: map[string]string{"not": "-"}}}}
+	st.CallTokenHash = model.HashAPIKey("call-token-0123456789abcdef")
+	site.LeadAds = model.LeadAdsSecrets{AccessToken: "EAAleadads", AppSecret: "app-secret-0123456789abcdef", VerifyToken: "verify-token-0123456789"}
+	v := reflect.ValueOf(*st)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("SiteSettings.%s is not set in this test: set it, and keep it on a save", v.Type().Field(i).Name)
+		}
+	}
+	if err := e.db.SiteUpsert(ctx, site, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := e.db.SiteByID(ctx, "dent")
+	c := e.login()
+	// The form as the page shows it, saved unchanged.
+	p := c.post("/admin/sites/dent", url.Values{"name": {site.Name}, "origins": {origin}, "country": {"TR"},
+		"cookie_domain": {st.CookieDomain}, "thank_you_url": {st.ThankYouURL}, "consent": {st.Consent},
+		"pixel_id": {st.Meta.PixelID}, "mode": {st.Meta.Mode}, "lead_event": {"Lead"}, "qualified_event": {"QualifiedLead"},
+		"stages": {"meeting = Schedule\nwon = Purchase, 5000, TRY"}, "review_from": {"40"}, "junk_from": {"70"}})
+	if p.code != http.StatusSeeOther {
+		t.Fatalf("save: %d %s", p.code, p.body)
+	}
+	after, _ := e.db.SiteByID(ctx, "dent")
+	if !reflect.DeepEqual(before.Settings, after.Settings) {
+		t.Errorf("a save lost settings:\nbefore %+v\nafter  %+v", before.Settings, after.Settings)
+	}
+	if after.LeadAds != before.LeadAds || after.AccessToken != before.AccessToken || after.APIKeyHash != before.APIKeyHash {
+		t.Errorf("a save lost secrets: %+v / %+v", before.LeadAds, after.LeadAds)
+	}
+	// A stage the WhatsApp dataset cannot take: refused, and the page
+	// says which hidden setting is in the way.
+	p = c.post("/admin/sites/dent", url.Values{"name": {site.Name}, "origins": {origin}, "country": {"TR"},
+		"pixel_id": {st.Meta.PixelID}, "mode": {st.Meta.Mode}, "stages": {"visit = Schedule"}})
+	if p.code != http.StatusBadRequest || !strings.Contains(html.UnescapeString(p.body), "this form does not show: whatsapp: ") {
+		t.Errorf("a change the WhatsApp settings refuse: %d", p.code)
 	}
 }

@@ -59,6 +59,17 @@ var turkish = map[string]string{
 	"organic, no ad":          "organik, reklamsız",
 	"Came in by %s":           "%s ile geldi",
 
+	// How a lead's story starts, by source, and a WhatsApp lead's detail.
+	"Sent the Instant Form":     "Anında Formu gönderdi",
+	"Wrote on WhatsApp":         "WhatsApp'tan yazdı",
+	"Ad link":                   "Reklam bağlantısı",
+	"WhatsApp Business Account": "WhatsApp Business hesabı",
+	"WhatsApp number id":        "WhatsApp numara kimliği",
+	"WhatsApp user id":          "WhatsApp kullanıcı kimliği",
+
+	// The site form, on a setting it does not show.
+	"Settings of the config file this form does not show: %s": "Bu formun göstermediği yapılandırma ayarları: %s",
+
 	// Login.
 	"E-mail":                    "E-posta",
 	"Password":                  "Parola",

@@ -37,7 +37,8 @@ func leadAdsLead(t *testing.T, e *adminEnv) {
 
 // TestLeadAdsSourceInBrowser: the inbox says a Lead Ads lead's source, form
 // and ad; its page shows the source with its form, ad, ad set, campaign and
-// platform, and its story says how it came in.
+// platform, and its story says how it came in; so for a Click-to-WhatsApp
+// lead, with its ad and click id.
 func TestLeadAdsSourceInBrowser(t *testing.T) {
 	ctx := browsertest.New(t)
 	e := newAdminEnv(t)
@@ -87,13 +88,48 @@ func TestLeadAdsSourceInBrowser(t *testing.T) {
 			t.Errorf("the source card lacks %q: %q", want, src)
 		}
 	}
-	if got := text("ol.timeline"); !strings.Contains(got, "Came in by Lead Ads (Instant Form)") {
+	if got := text("ol.timeline"); !strings.Contains(got, "Sent the Instant Form") || !strings.Contains(got, "form Implant formu") {
 		t.Errorf("story: %q", got)
 	}
 	if got := text(".grid"); !strings.Contains(got, "hangi_tedavi") || !strings.Contains(got, "implant") {
 		t.Errorf("the form's custom answer is not shown: %q", got)
 	}
 	browsertest.Screenshot(t, ctx, "lead-leadads")
+
+	// A Click-to-WhatsApp lead: its source and ad in the inbox, its story
+	// from the WhatsApp message, its click id on its page.
+	site, _ := e.db.SiteByID(context.Background(), "dent")
+	site.Settings.WhatsApp = model.WhatsAppSettings{PhoneNumberIDs: []string{waNumberID}, BusinessAccountID: wabaID, DatasetID: datasetID}
+	if err := e.db.SiteUpsert(context.Background(), site, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.WhatsAppInbound(context.Background(), app.WhatsAppMessage{ID: "wamid.BROWSER1", PhoneNumberID: waNumberID,
+		FromUserID: bsuid, Type: "text", Text: "Fiyat ne kadar?", ProfileName: "Deniz Aksoy", WABAID: wabaID, At: time.Now().Add(-time.Minute),
+		Referral: &app.WhatsAppReferral{CTWAClid: ctwaClid, SourceID: "120226305854810726", SourceType: "ad", Headline: "İmplant"}}); err != nil {
+		t.Fatal(err)
+	}
+	do("find the WhatsApp lead",
+		chromedp.Navigate(base+"/admin/"),
+		chromedp.WaitVisible(chromedp.CSS("#q")),
+		chromedp.SetValue(chromedp.CSS("#q"), "Deniz"),
+		chromedp.Submit(chromedp.CSS("#q")),
+		chromedp.WaitVisible(chromedp.CSS("li.lead-row .source")),
+	)
+	if got := text("li.lead-row .source"); !strings.Contains(got, "WhatsApp") || !strings.Contains(got, "ad İmplant") {
+		t.Errorf("inbox source of a WhatsApp lead: %q", got)
+	}
+	do("open it",
+		chromedp.Click(chromedp.CSS("li.lead-row a.name")),
+		chromedp.WaitVisible(chromedp.CSS("#h-source")),
+	)
+	if got := text("ol.timeline"); !strings.Contains(got, "Wrote on WhatsApp") || strings.Contains(got, "Sent the form") {
+		t.Errorf("story of a WhatsApp lead: %q", got)
+	}
+	if src := text(`section[aria-labelledby="h-source"]`); !strings.Contains(src, "WhatsApp click id") || !strings.Contains(src, ctwaClid) ||
+		!strings.Contains(src, "Ad headline") {
+		t.Errorf("the source card of a WhatsApp lead: %q", src)
+	}
+	browsertest.Screenshot(t, ctx, "lead-ctwa")
 }
 
 // TestLeadAdsOnAdminPages: the sites page says why a site's Lead Ads
@@ -135,7 +171,7 @@ func TestLeadAdsOnAdminPages(t *testing.T) {
 	}
 	c.hdr["Accept-Language"] = "tr"
 	p := c.get("/admin/leads/" + string(l.ID))
-	for _, want := range []string{"Kaynak", "Lead Ads (Anında Form)", "Reklam seti", "İstanbul 25-55", "Instagram"} {
+	for _, want := range []string{"Kaynak", "Lead Ads (Anında Form)", "Reklam seti", "İstanbul 25-55", "Instagram", "Anında Formu gönderdi"} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("Turkish lead page lacks %q", want)
 		}

@@ -137,18 +137,8 @@ func (s *Server) whatsAppReceive(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errStatus(http.StatusNotFound, "the WhatsApp webhook is off: set whatsapp.app_secret and whatsapp.verify_token"))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	sig := r.Header.Get("X-Hub-Signature-256")
-	if sig == "" {
-		s.fail(w, r, errStatus(http.StatusUnauthorized, "unsigned: X-Hub-Signature-256 is missing"))
-		return
-	}
-	if !validSignature(body, sig, s.whatsApp.AppSecret) {
-		s.fail(w, r, errStatus(http.StatusForbidden, "X-Hub-Signature-256 does not match the body"))
+	body, ok := s.signedBody(w, r, s.whatsApp.AppSecret)
+	if !ok {
 		return
 	}
 	var p whatsAppPayload
