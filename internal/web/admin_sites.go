@@ -270,6 +270,9 @@ func (f *siteForm) config(old *model.Site) (*config.Site, map[string]string) {
 		cs.LeadAds = config.SiteLeadAds{LeadAdsSettings: old.Settings.LeadAds, AccessToken: old.LeadAds.AccessToken,
 			AppSecret: old.LeadAds.AppSecret, VerifyToken: old.LeadAds.VerifyToken}
 		cs.WhatsApp = old.Settings.WhatsApp
+		if g := old.Settings.Google; g != nil {
+			cs.Google.GoogleSettings = *g
+		}
 	}
 	for _, line := range strings.Split(f.Origins, "\n") {
 		if o := strings.TrimSpace(line); o != "" {

@@ -728,6 +728,9 @@ func TestAdminSiteSaveKeepsHiddenSettings(t *testing.T) {
 		Fields: map[string]string{"hangi_tedavi": "message"}, Backfill: &off,
 		Forms: map[string]model.LeadAdsForm{"987654321098765": {Fields: map[string]string{"not": "-"}}}}
 	st.CallTokenHash = model.HashAPIKey("call-token-0123456789abcdef")
+	st.Google = &model.GoogleSettings{OperatingAccountID: "1234567890", QualifiedConversionAction: "6812345001",
+		Stages: map[string]string{"won": "6812345002"}, Currency: "EUR", Mode: "validate",
+		Consent: model.GoogleConsent{AdUserData: "granted", AdPersonalization: "denied"}}
 	site.LeadAds = model.LeadAdsSecrets{AccessToken: "EAAleadads", AppSecret: "app-secret-0123456789abcdef", VerifyToken: "verify-token-0123456789"}
 	v := reflect.ValueOf(*st)
 	for i := range v.NumField() {
