@@ -114,6 +114,10 @@ func (s *Service) replayLead(ctx context.Context, r *qualify.Rules, site *model.
 		break
 	}
 	qc := qualify.Context{Now: lead.ReceivedAt, Country: site.Settings.Country, Token: token}
+	leadContext(&qc, lead)
+	if qc.FillBy == "" {
+		qc.FillBy = storedFillBy(lead)
+	}
 	if res.Model != nil {
 		qc.Text = &qualify.Text{Model: res.Model, MaxPoints: site.Settings.Qualify.TextModel.MaxPoints}
 		if junk, ok := own[lead.ID]; ok {
@@ -121,13 +125,11 @@ func (s *Service) replayLead(ctx context.Context, r *qualify.Rules, site *model.
 		}
 	}
 	if lead.EmailKey != "" || lead.PhoneKey != "" {
-		id, at, match, err := s.db.LeadPrevious(ctx, site.ID, lead.EmailKey, lead.PhoneKey, lead.ReceivedAt.Add(-r.DuplicateWindow()), lead.ID)
+		id, at, match, err := s.db.LeadPreviousOf(ctx, lead, lead.ReceivedAt.Add(-r.DuplicateWindow()))
 		switch {
-		// LeadPrevious finds the first such lead since then, which may have
-		// come after this one: then none came before.
-		case err == nil && (at.Before(lead.ReceivedAt) || at.Equal(lead.ReceivedAt) && id < lead.ID):
+		case err == nil:
 			qc.Previous = &qualify.Previous{LeadID: id, At: at, Match: match}
-		case err != nil && !errors.Is(err, model.ErrNotFound):
+		case !errors.Is(err, model.ErrNotFound):
 			return err
 		}
 	}
@@ -153,6 +155,18 @@ func (s *Service) replayLead(ctx context.Context, r *qualify.Rules, site *model.
 	}
 	res.Changes = append(res.Changes, ReplayChange{Lead: lead, Was: was, WasWhy: why, Now: now, OwnerBy: owner})
 	return nil
+}
+
+// storedFillBy is who measured the fill time of a lead stored before leads
+// kept it (Lead.FillBy), as its judgement at intake said when the fill was
+// too fast; otherwise "", read as the tracker, as the rules then read it.
+func storedFillBy(lead *model.Lead) string {
+	for _, x := range lead.Reasons {
+		if x.Code == qualify.CodeFillTooFast && x.Evidence["source"] == qualify.FillSourceBackend {
+			return qualify.FillByBackend
+		}
+	}
+	return ""
 }
 
 func b2i(b bool) int {

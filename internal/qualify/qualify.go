@@ -61,8 +61,8 @@ type Context struct {
 
 // Who measured a lead's fill time (Context.FillBy).
 const (
-	FillByTracker = "tracker"
-	FillByBackend = "backend"
+	FillByTracker = model.FillByTracker
+	FillByBackend = model.FillByBackend
 )
 
 // The sources a FILL_TOO_FAST reason names in its evidence: the form token

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/qualify"
 )
 
@@ -22,7 +24,7 @@ func TestAdminDashboardAgreement(t *testing.T) {
 	c := e.login()
 	p := c.get("/admin/dashboard?site=dent")
 	for _, want := range []string{"What your word teaches the rules", "Leads you judged in the last 30 days: 2 (1 junk).",
-		"PRICE_ONLY: 1 leads, 1 turned out real customers", "FILL_TOO_FAST: 1 leads, overturned 0",
+		"PRICE_ONLY: 1 lead, it turned out a real customer", "FILL_TOO_FAST: 1 lead, overturned 0",
 		`<tr class="overturned"><th scope="row"><code>PRICE_ONLY</code>`,
 		"The text model has nothing to learn from yet"} {
 		if !strings.Contains(p.body, want) {
@@ -34,10 +36,31 @@ func TestAdminDashboardAgreement(t *testing.T) {
 	}
 	c.hdr["Accept-Language"] = "tr"
 	p = c.get("/admin/dashboard?site=dent")
-	for _, want := range []string{"Kararlarınız kurallara ne öğretiyor", "PRICE_ONLY: 1 talep, 1 tanesi gerçek müşteri çıktı",
+	for _, want := range []string{"Kararlarınız kurallara ne öğretiyor", "PRICE_ONLY: 1 talep, gerçek müşteri çıktı",
 		"Metin modeli gölge modda: değerlendirdiğiniz 2 talepten öğrendi, 30 talepten sonra sayılır."} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("Turkish dashboard lacks %q", want)
+		}
+	}
+
+	// A CRM stage on a fast fill the rules judged junk: the CRM met the
+	// person, so FILL_TOO_FAST held a real customer, as the owner's word
+	// would have shown.
+	fast, _, err := e.svc.Submit(ctx, site, &app.LeadInput{Phone: "0542 318 77 20", Name: "Zeynep Ak", FillMS: &[]int64{700}[0],
+		Message: "İmplant için muayene randevusu almak istiyorum, hafta içi uygunum.", ClientIP: "85.105.1.9", UserAgent: "Mozilla/5.0"})
+	if err != nil || fast.Verdict != model.VerdictJunk {
+		t.Fatalf("the fast fill: %v %v", fast, err)
+	}
+	if l, err := e.svc.AddLeadEvent(ctx, site, fast.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won"}); err != nil || l.DecidedBy != model.DecidedByCRM {
+		t.Fatalf("the stage: %v %v", l, err)
+	}
+	delete(c.hdr, "Accept-Language")
+	p = c.get("/admin/dashboard?site=dent")
+	for _, want := range []string{"FILL_TOO_FAST: 2 leads, 1 turned out a real customer (1 shown by the CRM)",
+		"A CRM stage showed 1 more lead the rules held to be real.",
+		`<tr class="overturned"><th scope="row"><code>FILL_TOO_FAST</code>`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("dashboard after the CRM's stage lacks %q", want)
 		}
 	}
 }

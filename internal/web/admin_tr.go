@@ -295,4 +295,14 @@ var turkish = map[string]string{
 	"The text model has nothing to learn from yet: mark leads as junk or as real customers.":                                             "Metin modelinin öğrenecek bir şeyi henüz yok: talepleri çöp ya da gerçek müşteri olarak işaretleyin.",
 	"The text model runs in shadow: it learnt from %d leads you judged and counts from %d. Its reason shows on each lead with 0 points.": "Metin modeli gölge modda: değerlendirdiğiniz %d talepten öğrendi, %d talepten sonra sayılır. Gerekçesi her talepte 0 puanla görünür.",
 	"The text model counts: it learnt from %d leads you judged (%d junk) and gives or takes up to %d points.":                            "Metin modeli sayılıyor: değerlendirdiğiniz %d talepten (%d çöp) öğrendi ve en çok %d puan ekler ya da düşer.",
+	// One lead or many; what the CRM showed; who measured a fill time.
+	"%s: 1 lead, overturned 0":                                   "%s: 1 talep, bozulmadı",
+	"%s: 1 lead, it turned out a real customer":                  "%s: 1 talep, gerçek müşteri çıktı",
+	"%s: %d leads, 1 turned out a real customer":                 "%s: %d talep, 1 tanesi gerçek müşteri çıktı",
+	"(%d shown by the CRM)":                                      "(%d tanesini CRM gösterdi)",
+	"A CRM stage showed 1 more lead the rules held to be real.":  "Bir CRM aşaması, kuralların beklettiği 1 talebin daha gerçek olduğunu gösterdi.",
+	"CRM stages showed %d more leads the rules held to be real.": "CRM aşamaları, kuralların beklettiği %d talebin daha gerçek olduğunu gösterdi.",
+	"The text model runs in shadow: it learnt from 1 lead you judged and counts from %d. Its reason shows on each lead with 0 points.": "Metin modeli gölge modda: değerlendirdiğiniz 1 talepten öğrendi, %d talepten sonra sayılır. Gerekçesi her talepte 0 puanla görünür.",
+	"measured by our tracker in the visitor's browser": "ziyaretçinin tarayıcısında izleyicimiz ölçtü",
+	"the site's server's figure, not measured by us":   "sitenin sunucusunun bildirdiği süre, bizim ölçümümüz değil",
 }
