@@ -8,7 +8,7 @@ import (
 // RulesVersion names the rule set; it is stored with every decision so a
 // decision can be explained and replayed. Bump it whenever a rule, a default
 // weight or a built-in list changes.
-const RulesVersion = "2026-12-03.1"
+const RulesVersion = "2026-12-03.2"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.

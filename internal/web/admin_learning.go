@@ -21,7 +21,7 @@ type learningData struct {
 }
 
 // agreementRow is one reason code's figures, with the sentence an owner
-// reads ("PRICE_ONLY: 63 leads, 22 turned out real customers").
+// reads after the code ("63 leads, 22 turned out real customers").
 type agreementRow struct {
 	store.CodeAgreement
 	Summary string
@@ -53,21 +53,22 @@ func (s *Server) learning(ctx context.Context, lang string, site *model.Site, si
 	return d, nil
 }
 
-// agreementSummary is a code's figures as an owner reads them: "PRICE_ONLY:
-// 63 leads, 22 turned out real customers (5 shown by the CRM)".
+// agreementSummary is a code's figures as an owner reads them after the
+// code: "PRICE_ONLY: 63 leads, 22 turned out real customers (5 shown by the
+// CRM)".
 func agreementSummary(lang string, c store.CodeAgreement) string {
 	var s string
 	switch {
 	case c.Leads == 1 && c.Overturned == 0:
-		s = tr(lang, "%s: 1 lead, overturned 0", c.Code)
+		s = tr(lang, "1 lead, overturned 0")
 	case c.Overturned == 0:
-		s = tr(lang, "%s: %d leads, overturned 0", c.Code, c.Leads)
+		s = tr(lang, "%d leads, overturned 0", c.Leads)
 	case c.Leads == 1:
-		s = tr(lang, "%s: 1 lead, it turned out a real customer", c.Code)
+		s = tr(lang, "1 lead, it turned out a real customer")
 	case c.Overturned == 1:
-		s = tr(lang, "%s: %d leads, 1 turned out a real customer", c.Code, c.Leads)
+		s = tr(lang, "%d leads, 1 turned out a real customer", c.Leads)
 	default:
-		s = tr(lang, "%s: %d leads, %d turned out real customers", c.Code, c.Leads, c.Overturned)
+		s = tr(lang, "%d leads, %d turned out real customers", c.Leads, c.Overturned)
 	}
 	if c.CRM > 0 {
 		s += " " + tr(lang, "(%d shown by the CRM)", c.CRM)

@@ -21,10 +21,14 @@ func TestAdminDashboardAgreement(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// row is a code's line as the page writes it: "CODE: figures".
+	row := func(code, figures string) string {
+		return "<code>" + code + `</code><span class="small muted">: ` + figures + "</span>"
+	}
 	c := e.login()
 	p := c.get("/admin/dashboard?site=dent")
 	for _, want := range []string{"What your word teaches the rules", "Leads you judged in the last 30 days: 2 (1 junk).",
-		"PRICE_ONLY: 1 lead, it turned out a real customer", "FILL_TOO_FAST: 1 lead, overturned 0",
+		row("PRICE_ONLY", "1 lead, it turned out a real customer"), row("FILL_TOO_FAST", "1 lead, overturned 0"),
 		`<tr class="overturned"><th scope="row"><code>PRICE_ONLY</code>`,
 		"The text model has nothing to learn from yet"} {
 		if !strings.Contains(p.body, want) {
@@ -36,7 +40,7 @@ func TestAdminDashboardAgreement(t *testing.T) {
 	}
 	c.hdr["Accept-Language"] = "tr"
 	p = c.get("/admin/dashboard?site=dent")
-	for _, want := range []string{"Kararlarınız kurallara ne öğretiyor", "PRICE_ONLY: 1 talep, gerçek müşteri çıktı",
+	for _, want := range []string{"Kararlarınız kurallara ne öğretiyor", row("PRICE_ONLY", "1 talep, gerçek müşteri çıktı"),
 		"Metin modeli gölge modda: değerlendirdiğiniz 2 talepten öğrendi, 30 talepten sonra sayılır."} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("Turkish dashboard lacks %q", want)
@@ -56,7 +60,7 @@ func TestAdminDashboardAgreement(t *testing.T) {
 	}
 	delete(c.hdr, "Accept-Language")
 	p = c.get("/admin/dashboard?site=dent")
-	for _, want := range []string{"FILL_TOO_FAST: 2 leads, 1 turned out a real customer (1 shown by the CRM)",
+	for _, want := range []string{row("FILL_TOO_FAST", "2 leads, 1 turned out a real customer (1 shown by the CRM)"),
 		"A CRM stage showed 1 more lead the rules held to be real.",
 		`<tr class="overturned"><th scope="row"><code>FILL_TOO_FAST</code>`} {
 		if !strings.Contains(p.body, want) {
