@@ -105,7 +105,7 @@ func TestReplayJudgesAsIntake(t *testing.T) {
 	chat := &model.Lead{ID: "ld_chat", SiteID: f.site.ID, EventID: "ev-chat", Source: model.SourceWhatsApp,
 		Message:     "Merhaba, implant tedavisi için randevu almak istiyorum, hafta içi uygunum.",
 		SubmittedAt: f.clk.t, ReceivedAt: f.clk.t,
-		Decision:    model.Decision{Verdict: model.VerdictClean, RulesVersion: qualify.RulesVersion, DecidedBy: model.DecidedByRules}}
+		Decision: model.Decision{Verdict: model.VerdictClean, RulesVersion: qualify.RulesVersion, DecidedBy: model.DecidedByRules}}
 	if err := f.db.LeadInsert(ctx, chat); err != nil {
 		t.Fatal(err)
 	}
