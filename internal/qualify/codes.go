@@ -267,6 +267,10 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"The message is like {like} leads you marked real customers (words: {words}).",
 		"Mesaj, gerçek müşteri olarak işaretlediğiniz {like} talebe benziyor (kelimeler: {words}).",
 	},
+	CodeTextModel + ":customer_nothing": {
+		"The message is like {like} leads you marked real customers (words: {words}); it gives 0 points, as it only takes back what the rules that read words gave, and they gave none.",
+		"Mesaj, gerçek müşteri olarak işaretlediğiniz {like} talebe benziyor (kelimeler: {words}); 0 puan verir, çünkü yalnızca kelimeleri okuyan kuralların verdiği puanı geri alır ve onlar puan vermedi.",
+	},
 	CodeTextModel + ":junk_shadow": {
 		"In shadow, not counted until you have judged {min_judged} leads ({judged} so far): like {like} leads you marked junk (words: {words}); it would give {points} points.",
 		"Gölge modda, {min_judged} talep değerlendirilene kadar sayılmaz (şimdiye dek {judged}): çöp olarak işaretlediğiniz {like} talebe benziyor (kelimeler: {words}); {points} puan verirdi.",

@@ -327,6 +327,9 @@ func TestTextModelKeepsTheHolds(t *testing.T) {
 			if tm == nil || tm.Evidence["toward"] != "customer" {
 				t.Fatalf("the model's reason: %+v", tm)
 			}
+			if tm.Points == 0 && !strings.Contains(tm.Message, "only takes back what the rules that read words gave") {
+				t.Errorf("a reason of 0 points does not say why: %q", tm.Message)
+			}
 			if d.Verdict != tt.verdict {
 				t.Errorf("verdict %s (%d %v), want %s", d.Verdict, d.Score, codesOf(d), tt.verdict)
 			}
