@@ -8,9 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/browsertest"
-	"github.com/cleanads/cleanads/internal/qualify"
 )
 
 // TestLearningAndConflictScreens shows issue 19's new screens as the owner
@@ -21,23 +19,10 @@ import (
 func TestLearningAndConflictScreens(t *testing.T) {
 	ctx := browsertest.New(t)
 	e := newAdminEnv(t)
-	bg := context.Background()
-	site, _ := e.db.SiteByID(bg, "dent")
-	for role, typ := range map[string]string{"review": "customer", "junk": "junk"} {
-		if _, err := e.svc.AddEvidence(bg, site, e.leads[role].ID, qualify.Evidence{Type: typ}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fast, _, err := e.svc.Submit(bg, site, &app.LeadInput{Phone: "0542 318 77 20", Name: "Zeynep Ak", FillMS: &[]int64{700}[0],
-		Message: "İmplant için muayene randevusu almak istiyorum, hafta içi uygunum.", ClientIP: "85.105.1.9", UserAgent: "Mozilla/5.0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.svc.AddLeadEvent(bg, site, fast.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won"}); err != nil {
-		t.Fatal(err)
-	}
+	e.ownerWords()
+	fast := e.crmWonFastFill()
 	conflict := e.conflictLead()
-	if _, err := e.svc.RebuildTextModels(bg); err != nil {
+	if _, err := e.svc.RebuildTextModels(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	base := e.srv.URL
