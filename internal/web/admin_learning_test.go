@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"html"
 	"strings"
 	"testing"
 
@@ -81,5 +82,42 @@ func TestAdminDashboardAgreement(t *testing.T) {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("dashboard after the CRM's stage lacks %q", want)
 		}
+	}
+}
+
+// TestInboxExplainsTheLastWord: a price-only lead the CRM then moved to a
+// stage, or the owner called a real customer, is clean, and its inbox row
+// says who made it so, not "held until the person answers".
+func TestInboxExplainsTheLastWord(t *testing.T) {
+	e := newAdminEnv(t)
+	ctx := context.Background()
+	site, _ := e.db.SiteByID(ctx, "dent")
+	if _, err := e.svc.AddLeadEvent(ctx, site, e.leads["review"].ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "meeting"}); err != nil {
+		t.Fatal(err)
+	}
+	fast := e.crmWonFastFill()
+	if _, err := e.svc.AddEvidence(ctx, site, fast.ID, qualify.Evidence{Type: qualify.EvidenceCustomer}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.login()
+	p := c.get("/admin/")
+	for _, tt := range []struct{ who, want string }{
+		{"Mehmet Demir", qualify.Message(qualify.CodeCRMQualified, "en", map[string]any{"stage": "meeting"})},
+		{"Zeynep Ak", qualify.Message(qualify.CodeOwnerCustomer, "en", nil)},
+	} {
+		i := strings.Index(p.body, tt.who)
+		if i < 0 {
+			t.Fatalf("no row of %s", tt.who)
+		}
+		row := p.body[i:min(len(p.body), i+1500)]
+		row = row[:strings.Index(row, "</li>")]
+		if !strings.Contains(row, html.EscapeString(tt.want)) || strings.Contains(row, "held until") {
+			t.Errorf("%s's row does not say the last word %q: %s", tt.who, tt.want, row)
+		}
+	}
+	// The rules' own verdicts keep their weightiest reason.
+	if i := strings.Index(p.body, `href="/admin/leads/`+string(e.leads["junk"].ID)+`"`); i < 0 ||
+		!strings.Contains(p.body[i:min(len(p.body), i+1500)], "The form was filled in") {
+		t.Errorf("the junk lead's row lost its rules' reason")
 	}
 }
