@@ -115,9 +115,7 @@ func (s *Service) replayLead(ctx context.Context, r *qualify.Rules, site *model.
 	}
 	qc := qualify.Context{Now: lead.ReceivedAt, Country: site.Settings.Country, Token: token}
 	leadContext(&qc, lead)
-	if qc.FillBy == "" {
-		qc.FillBy = storedFillBy(lead)
-	}
+	qc.FillBy = LeadFillBy(lead)
 	if res.Model != nil {
 		qc.Text = &qualify.Text{Model: res.Model, MaxPoints: site.Settings.Qualify.TextModel.MaxPoints}
 		if junk, ok := own[lead.ID]; ok {
@@ -157,13 +155,22 @@ func (s *Service) replayLead(ctx context.Context, r *qualify.Rules, site *model.
 	return nil
 }
 
-// storedFillBy is who measured the fill time of a lead stored before leads
-// kept it (Lead.FillBy), as its judgement at intake said when the fill was
-// too fast; otherwise "", read as the tracker, as the rules then read it.
-func storedFillBy(lead *model.Lead) string {
+// LeadFillBy is who measured a lead's fill time: Lead.FillBy, or for a lead
+// stored before leads kept it, what its judgement at intake said when the
+// fill was too fast; otherwise "" (for the rules, the tracker, as they then
+// read it).
+func LeadFillBy(lead *model.Lead) string {
+	if lead.FillBy != "" || lead.FillMS == nil {
+		return lead.FillBy
+	}
 	for _, x := range lead.Reasons {
-		if x.Code == qualify.CodeFillTooFast && x.Evidence["source"] == qualify.FillSourceBackend {
-			return qualify.FillByBackend
+		if x.Code == qualify.CodeFillTooFast {
+			switch x.Evidence["source"] {
+			case qualify.FillSourceBackend:
+				return qualify.FillByBackend
+			case qualify.FillSourceTracker:
+				return qualify.FillByTracker
+			}
 		}
 	}
 	return ""

@@ -80,6 +80,9 @@ func TestFillByKeptAndReplayed(t *testing.T) {
 	if err := f.db.LeadInsert(ctx, &old); err != nil {
 		t.Fatal(err)
 	}
+	if got := app.LeadFillBy(&old); got != model.FillByBackend {
+		t.Errorf("LeadFillBy of a lead stored before 0190: %q", got)
+	}
 
 	site := *f.site
 	site.UpdatedAt = site.UpdatedAt.Add(time.Second)

@@ -174,7 +174,7 @@ func (s *Server) techFacts(lang string, l *model.Lead) []kv {
 	add("External id", l.ExternalID)
 	add("Lead Ads id", l.LeadAdsID)
 	if l.FillMS != nil {
-		add("Time to fill", fmt.Sprintf("%.1f s", float64(*l.FillMS)/1000)+fillByNote(lang, l.FillBy))
+		add("Time to fill", fmt.Sprintf("%.1f s", float64(*l.FillMS)/1000)+fillByNote(lang, app.LeadFillBy(l)))
 	}
 	if l.Consent != nil {
 		add("Consent", map[bool]string{true: tr(lang, "yes"), false: tr(lang, "no")}[*l.Consent])
@@ -215,7 +215,7 @@ func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry,
 	submit := tr(lang, "Sent the form")
 	detail := l.PageURL
 	if l.FillMS != nil {
-		detail = strings.TrimSpace(detail + " · " + tr(lang, "filled in %.1f s", float64(*l.FillMS)/1000) + fillByNote(lang, l.FillBy))
+		detail = strings.TrimSpace(detail + " · " + tr(lang, "filled in %.1f s", float64(*l.FillMS)/1000) + fillByNote(lang, app.LeadFillBy(l)))
 	}
 	items = append(items, timelineItem{at: l.SubmittedAt, order: 1, Kind: "submit", Title: submit, Detail: detail})
 	for _, h := range hist {
