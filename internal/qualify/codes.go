@@ -331,6 +331,19 @@ func Message(code, lang string, evidence map[string]any) string {
 	}
 }
 
+// phraseText writes a list's phrase as an owner reads it: a prefix or
+// suffix pattern ("bewerbe*", "*bewerbung") with "…" for the rest of the
+// word. The evidence keeps the pattern as the list has it.
+func phraseText(p string) string {
+	if strings.HasSuffix(p, "*") {
+		p = strings.TrimSuffix(p, "*") + "…"
+	}
+	if strings.HasPrefix(p, "*") {
+		p = "…" + strings.TrimPrefix(p, "*")
+	}
+	return p
+}
+
 func evidenceString(v any) string {
 	switch v := v.(type) {
 	case nil:
@@ -338,11 +351,15 @@ func evidenceString(v any) string {
 	case string:
 		return v
 	case []string:
-		return strings.Join(v, ", ")
+		s := make([]string, len(v))
+		for i, x := range v {
+			s[i] = phraseText(x)
+		}
+		return strings.Join(s, ", ")
 	case []any:
 		s := make([]string, len(v))
 		for i, x := range v {
-			s[i] = fmt.Sprint(x)
+			s[i] = phraseText(fmt.Sprint(x))
 		}
 		return strings.Join(s, ", ")
 	case float64: // evidence read back from JSON

@@ -503,8 +503,12 @@ func TestMessage(t *testing.T) {
 	if got := Message(CodeFillTooFast, "de", back); !strings.Contains(got, "830 ms") {
 		t.Errorf("json evidence: %q", got)
 	}
-	if got := Message(CodeVendorPitch, "en", back); !strings.Contains(got, "seo, backlink*") {
+	// A phrase pattern reads as a word cut short; the evidence keeps it.
+	if got := Message(CodeVendorPitch, "en", back); !strings.Contains(got, "seo, backlink…") {
 		t.Errorf("list evidence: %q", got)
+	}
+	if got := Message(CodeJobApplication, "en", map[string]any{"phrases": []string{"*bewerbung", "pozisyon"}}); !strings.Contains(got, "(…bewerbung, pozisyon)") {
+		t.Errorf("a suffix pattern: %q", got)
 	}
 	if Message("NOPE", "en", nil) != "NOPE" {
 		t.Error("unknown code")
