@@ -326,8 +326,19 @@ func Message(code, lang string, evidence map[string]any) string {
 			return b.String()
 		}
 		b.WriteString(tmpl[:i])
-		b.WriteString(evidenceString(evidence[tmpl[i+1:i+j]]))
+		v := evidenceString(evidence[tmpl[i+1:i+j]])
+		b.WriteString(v)
 		tmpl = tmpl[i+j+1:]
+		if v == "1" && lang != "tr" {
+			// "1 lead", "1 word": Turkish counts without a plural.
+			for _, noun := range [...]string{" leads", " words", " links", " points"} {
+				if rest, ok := strings.CutPrefix(tmpl, noun); ok {
+					b.WriteString(noun[:len(noun)-1])
+					tmpl = rest
+					break
+				}
+			}
+		}
 	}
 }
 
