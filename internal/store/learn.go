@@ -83,8 +83,8 @@ func (q Q) rulesVerdict() string {
 
 // ReasonAgreement counts, per reason code given with points to the site's
 // leads received since the given time, how often the owner agreed and how
-// often the owner or a CRM stage overturned it; most overturned first. Reasons of 0 points
-// (evidence, a text model in shadow) are left out. It reads every lead of
+// often the owner or a CRM stage overturned it; most overturned first.
+// Reasons of 0 points (evidence, a text model in shadow) are left out. It reads every lead of
 // the period's reasons: about 0.3 s for 30,000 leads (1,000 a day) on
 // either engine, a few milliseconds for a clinic's hundreds.
 func (q Q) ReasonAgreement(ctx context.Context, site model.SiteID, since time.Time) ([]CodeAgreement, error) {
