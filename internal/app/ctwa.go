@@ -153,7 +153,7 @@ func (s *Service) ctwaStart(ctx context.Context, tx *store.Tx, site *model.Site,
 			lead.PhoneKey = k
 		}
 	}
-	d, err := s.judge(ctx, tx, site, lead, now, qualify.TokenCheck{}, qualify.CheckPhone(lead.Phone, site.Settings.Country), "")
+	d, err := s.judge(ctx, tx, site, lead, now, qualify.TokenCheck{}, qualify.CheckPhone(lead.Phone, site.Settings.Country))
 	if err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		if err := s.link(ctx, tx, site, lead, ft.visitor); err != nil {
 			return err
 		}
-		d, err := s.judge(ctx, tx, site, lead, now, tc, phone, fillBy(in))
+		d, err := s.judge(ctx, tx, site, lead, now, tc, phone)
 		if err != nil {
 			return err
 		}
@@ -228,8 +228,11 @@ func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) 
 	if l.LeadAdsID != "" && !isDigits(l.LeadAdsID) {
 		errs = append(errs, model.Invalid("lead_id", "a Lead Ads lead id is digits only"))
 	}
-	if l.FillMS != nil && *l.FillMS < 0 {
-		errs = append(errs, model.Invalid("fill_ms", "must not be negative"))
+	if l.FillMS != nil {
+		if *l.FillMS < 0 {
+			errs = append(errs, model.Invalid("fill_ms", "must not be negative"))
+		}
+		l.FillBy = fillBy(in)
 	}
 	if l.ClientIP != "" {
 		a, err := netip.ParseAddr(l.ClientIP)
@@ -262,7 +265,8 @@ func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) 
 	return l, nil
 }
 
-// fillBy says who measured a lead's fill time, for the rules.
+// fillBy says who measured a lead's fill time: kept with the lead, for the
+// rules at intake, a replay and the lead's story.
 func fillBy(in *LeadInput) string {
 	if in.FromServer {
 		return qualify.FillByBackend

@@ -49,12 +49,12 @@ func (s *Service) rules(site *model.Site) *qualify.Rules {
 
 // judge decides a new lead's verdict from the rules, with the same
 // person's earlier lead on the site when there is one in the window.
-// phone is the lead's phone judged ahead (qualify.CheckPhone), or nil;
-// fillBy who measured its fill time (qualify.FillByTracker, FillByBackend).
-func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time, token qualify.TokenCheck, phone *qualify.PhoneCheck, fillBy string) (model.Decision, error) {
+// phone is the lead's phone judged ahead (qualify.CheckPhone), or nil.
+func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, now time.Time, token qualify.TokenCheck, phone *qualify.PhoneCheck) (model.Decision, error) {
 	r := s.rules(site)
-	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: token, Phone: phone, FillBy: fillBy,
-		Text: s.textFor(ctx, site), Conversation: lead.Source == model.SourceWhatsApp}
+	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: token, Phone: phone,
+		Text: s.textFor(ctx, site)}
+	leadContext(&qc, lead)
 	if lead.EmailKey != "" || lead.PhoneKey != "" {
 		id, at, match, err := tx.LeadPrevious(ctx, site.ID, lead.EmailKey, lead.PhoneKey, lead.ReceivedAt.Add(-r.DuplicateWindow()), lead.ID)
 		switch {
@@ -81,7 +81,16 @@ func (s *Service) Score(site *model.Site, in *LeadInput) (*model.Lead, error) {
 	if err != nil {
 		return nil, err
 	}
-	lead.Decision = s.rules(site).Score(lead, qualify.Context{Now: now, Country: site.Settings.Country, FillBy: fillBy(in),
-		Text: s.textFor(context.Background(), site)})
+	qc := qualify.Context{Now: now, Country: site.Settings.Country, Text: s.textFor(context.Background(), site)}
+	leadContext(&qc, lead)
+	lead.Decision = s.rules(site).Score(lead, qc)
 	return lead, nil
+}
+
+// leadContext sets what the lead itself tells the rules beyond its fields:
+// who measured its fill time, and whether it is a chat rather than a form.
+// Intake, score and replay all judge through it, so they judge alike.
+func leadContext(qc *qualify.Context, lead *model.Lead) {
+	qc.FillBy = lead.FillBy
+	qc.Conversation = lead.Source == model.SourceWhatsApp
 }

@@ -114,6 +114,8 @@ func (s *Service) replayLead(ctx context.Context, r *qualify.Rules, site *model.
 		break
 	}
 	qc := qualify.Context{Now: lead.ReceivedAt, Country: site.Settings.Country, Token: token}
+	leadContext(&qc, lead)
+	qc.FillBy = LeadFillBy(lead)
 	if res.Model != nil {
 		qc.Text = &qualify.Text{Model: res.Model, MaxPoints: site.Settings.Qualify.TextModel.MaxPoints}
 		if junk, ok := own[lead.ID]; ok {
@@ -121,13 +123,11 @@ func (s *Service) replayLead(ctx context.Context, r *qualify.Rules, site *model.
 		}
 	}
 	if lead.EmailKey != "" || lead.PhoneKey != "" {
-		id, at, match, err := s.db.LeadPrevious(ctx, site.ID, lead.EmailKey, lead.PhoneKey, lead.ReceivedAt.Add(-r.DuplicateWindow()), lead.ID)
+		id, at, match, err := s.db.LeadPreviousOf(ctx, lead, lead.ReceivedAt.Add(-r.DuplicateWindow()))
 		switch {
-		// LeadPrevious finds the first such lead since then, which may have
-		// come after this one: then none came before.
-		case err == nil && (at.Before(lead.ReceivedAt) || at.Equal(lead.ReceivedAt) && id < lead.ID):
+		case err == nil:
 			qc.Previous = &qualify.Previous{LeadID: id, At: at, Match: match}
-		case err != nil && !errors.Is(err, model.ErrNotFound):
+		case !errors.Is(err, model.ErrNotFound):
 			return err
 		}
 	}
@@ -153,6 +153,27 @@ func (s *Service) replayLead(ctx context.Context, r *qualify.Rules, site *model.
 	}
 	res.Changes = append(res.Changes, ReplayChange{Lead: lead, Was: was, WasWhy: why, Now: now, OwnerBy: owner})
 	return nil
+}
+
+// LeadFillBy is who measured a lead's fill time: Lead.FillBy, or for a lead
+// stored before leads kept it, what its judgement at intake said when the
+// fill was too fast; otherwise "" (for the rules, the tracker, as they then
+// read it).
+func LeadFillBy(lead *model.Lead) string {
+	if lead.FillBy != "" || lead.FillMS == nil {
+		return lead.FillBy
+	}
+	for _, x := range lead.Reasons {
+		if x.Code == qualify.CodeFillTooFast {
+			switch x.Evidence["source"] {
+			case qualify.FillSourceBackend:
+				return qualify.FillByBackend
+			case qualify.FillSourceTracker:
+				return qualify.FillByTracker
+			}
+		}
+	}
+	return ""
 }
 
 func b2i(b bool) int {

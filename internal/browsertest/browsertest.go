@@ -102,3 +102,20 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Logf("screenshot: %s", path)
 	return path
 }
+
+// ScreenshotOf writes a PNG of the first element sel matches (scrolled into
+// view) to testoutput/NAME.png and returns its path: a part of a long page,
+// at the size a person sees it.
+func ScreenshotOf(t testing.TB, ctx context.Context, name, sel string) string {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("screenshot %s of %s: %v", name, sel, err)
+	}
+	path := filepath.Join(OutputDir(t), name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+	return path
+}

@@ -224,6 +224,32 @@ func TestScoreCommand(t *testing.T) {
 	if code != 1 {
 		t.Errorf("unknown site: exit %d", code)
 	}
+
+	// A fast fill as our tracker measures it is final; as the site's server
+	// posts it (--from-server), its points, saying whose figure it was.
+	fast := `{"name":"Ayşe Yılmaz","phone":"0532 418 27 63","message":"İmplant için muayene randevusu almak istiyorum, hafta içi uygunum.","fill_ms":800}`
+	for _, tt := range []struct {
+		args   []string
+		source string
+		final  bool
+	}{{nil, "tracker", true}, {[]string{"--from-server"}, "backend", false}} {
+		out.Reset()
+		args := append([]string{"cleanads", "score", "--config", cfg, "--site", "dent"}, tt.args...)
+		if code := cli.Run(context.Background(), args, getenv, strings.NewReader(fast), &out, &errOut); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, errOut.String())
+		}
+		var d struct {
+			Reasons []struct {
+				Code     string         `json:"code"`
+				Final    bool           `json:"final"`
+				Evidence map[string]any `json:"evidence"`
+			} `json:"reasons"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil || len(d.Reasons) != 1 || d.Reasons[0].Code != "FILL_TOO_FAST" ||
+			d.Reasons[0].Evidence["source"] != tt.source || d.Reasons[0].Final != tt.final {
+			t.Errorf("%v: %s (%v)", tt.args, out.String(), err)
+		}
+	}
 }
 
 func TestUserCommands(t *testing.T) {

@@ -21,6 +21,7 @@ func score(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("score")
 	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
 	siteID := fs.String("site", "", "the site whose rules judge the lead (required)")
+	fromServer := fs.Bool("from-server", false, "judge the lead as posted by the site's server with its API key: its fill_ms is that server's figure, not our tracker's")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -42,6 +43,7 @@ func score(ctx context.Context, e *env, args []string) error {
 	if err := dec.Decode(&in); err != nil {
 		return fmt.Errorf("reading the lead from stdin: %w", err)
 	}
+	in.FromServer = *fromServer
 	// The site's text model lives in the database: read it when there is
 	// one, never create one.
 	db, note, err := existingStore(ctx, c)

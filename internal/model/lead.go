@@ -23,6 +23,12 @@ const (
 	DecidedByCRM      = "crm"
 )
 
+// Who measured a lead's fill time (Lead.FillBy).
+const (
+	FillByTracker = "tracker" // in the visitor's browser: the lead came to the public endpoint
+	FillByBackend = "backend" // the site's own server, posting the lead with its API key
+)
+
 // Lead sources: where a lead came from.
 const (
 	SourceWeb      = "web"      // a form on the site, through t.js or a form post
@@ -85,7 +91,10 @@ type Lead struct {
 	Consent *bool `json:"consent,omitempty"`
 	// FillMS is milliseconds from first interaction to submit; nil when
 	// unknown.
-	FillMS    *int64 `json:"fill_ms,omitempty"`
+	FillMS *int64 `json:"fill_ms,omitempty"`
+	// FillBy says who measured FillMS: FillByTracker or FillByBackend; empty
+	// when there is no fill time (and for leads stored before it was kept).
+	FillBy    string `json:"fill_by,omitempty"`
 	Honeypot  string `json:"hp,omitempty"`
 	ClientIP  string `json:"client_ip,omitempty"`
 	UserAgent string `json:"user_agent,omitempty"`

@@ -8,7 +8,7 @@ import (
 // RulesVersion names the rule set; it is stored with every decision so a
 // decision can be explained and replayed. Bump it whenever a rule, a default
 // weight or a built-in list changes.
-const RulesVersion = "2026-12-03.1"
+const RulesVersion = "2026-12-03.2"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.
@@ -267,6 +267,10 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"The message is like {like} leads you marked real customers (words: {words}).",
 		"Mesaj, gerçek müşteri olarak işaretlediğiniz {like} talebe benziyor (kelimeler: {words}).",
 	},
+	CodeTextModel + ":customer_nothing": {
+		"The message is like {like} leads you marked real customers (words: {words}); it gives 0 points, as it only takes back what the rules that read words gave, and they gave none.",
+		"Mesaj, gerçek müşteri olarak işaretlediğiniz {like} talebe benziyor (kelimeler: {words}); 0 puan verir, çünkü yalnızca kelimeleri okuyan kuralların verdiği puanı geri alır ve onlar puan vermedi.",
+	},
 	CodeTextModel + ":junk_shadow": {
 		"In shadow, not counted until you have judged {min_judged} leads ({judged} so far): like {like} leads you marked junk (words: {words}); it would give {points} points.",
 		"Gölge modda, {min_judged} talep değerlendirilene kadar sayılmaz (şimdiye dek {judged}): çöp olarak işaretlediğiniz {like} talebe benziyor (kelimeler: {words}); {points} puan verirdi.",
@@ -322,9 +326,33 @@ func Message(code, lang string, evidence map[string]any) string {
 			return b.String()
 		}
 		b.WriteString(tmpl[:i])
-		b.WriteString(evidenceString(evidence[tmpl[i+1:i+j]]))
+		v := evidenceString(evidence[tmpl[i+1:i+j]])
+		b.WriteString(v)
 		tmpl = tmpl[i+j+1:]
+		if v == "1" && lang != "tr" {
+			// "1 lead", "1 word": Turkish counts without a plural.
+			for _, noun := range [...]string{" leads", " words", " links", " points"} {
+				if rest, ok := strings.CutPrefix(tmpl, noun); ok {
+					b.WriteString(noun[:len(noun)-1])
+					tmpl = rest
+					break
+				}
+			}
+		}
 	}
+}
+
+// phraseText writes a list's phrase as an owner reads it: a prefix or
+// suffix pattern ("bewerbe*", "*bewerbung") with "…" for the rest of the
+// word. The evidence keeps the pattern as the list has it.
+func phraseText(p string) string {
+	if strings.HasSuffix(p, "*") {
+		p = strings.TrimSuffix(p, "*") + "…"
+	}
+	if strings.HasPrefix(p, "*") {
+		p = "…" + strings.TrimPrefix(p, "*")
+	}
+	return p
 }
 
 func evidenceString(v any) string {
@@ -334,11 +362,15 @@ func evidenceString(v any) string {
 	case string:
 		return v
 	case []string:
-		return strings.Join(v, ", ")
+		s := make([]string, len(v))
+		for i, x := range v {
+			s[i] = phraseText(x)
+		}
+		return strings.Join(s, ", ")
 	case []any:
 		s := make([]string, len(v))
 		for i, x := range v {
-			s[i] = fmt.Sprint(x)
+			s[i] = phraseText(fmt.Sprint(x))
 		}
 		return strings.Join(s, ", ")
 	case float64: // evidence read back from JSON

@@ -27,11 +27,14 @@ const (
 	ListVendorSign = "vendor_sign" // signs of a pitch: VENDOR_PITCH
 	ListJobSign    = "job_sign"    // signs of someone asking for work: JOB_APPLICATION
 	ListCompany    = "company"     // company and role words in the name field: VENDOR_PITCH
+	// ListBook is asking to come in (an appointment, a visit): intent beyond
+	// a price, so never PRICE_ONLY or NO_MESSAGE.
+	ListBook = "book"
 )
 
 // ListNames are the names of the phrase lists, in a fixed order.
 func ListNames() []string {
-	return []string{ListVendor, ListJob, ListPrice, ListFiller, ListTest, ListVendorSign, ListJobSign, ListCompany}
+	return []string{ListVendor, ListJob, ListPrice, ListFiller, ListTest, ListVendorSign, ListJobSign, ListCompany, ListBook}
 }
 
 //go:embed data/phrases/*.txt data/disposable_email_blocklist.conf data/free_email_domains.txt

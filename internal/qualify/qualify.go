@@ -61,8 +61,8 @@ type Context struct {
 
 // Who measured a lead's fill time (Context.FillBy).
 const (
-	FillByTracker = "tracker"
-	FillByBackend = "backend"
+	FillByTracker = model.FillByTracker
+	FillByBackend = model.FillByBackend
 )
 
 // The sources a FILL_TOO_FAST reason names in its evidence: the form token
@@ -120,6 +120,7 @@ type Rules struct {
 
 	vendor, job, price, filler, test *phraseMatcher
 	vendorSign, jobSign, company     *phraseMatcher
+	book                             *phraseMatcher
 	disposable, free                 map[string]struct{}
 }
 
@@ -218,6 +219,7 @@ func New(s model.Qualify, lists *Lists) (*Rules, error) {
 	r.vendorSign = newPhraseMatcher(merged[ListVendorSign])
 	r.jobSign = newPhraseMatcher(merged[ListJobSign])
 	r.company = newPhraseMatcher(merged[ListCompany])
+	r.book = newPhraseMatcher(merged[ListBook])
 	return r, nil
 }
 
@@ -743,13 +745,19 @@ func overlaps(spans []span, sp span) bool {
 // question has at most three words besides the price words and the
 // filler, for the thing priced: "fiyat?", "diş beyazlatma ücreti", "cost of
 // a loft conversion", "Preis für eine Wärmepumpe". Numbers and single
-// letters say nothing either way.
+// letters say nothing either way. Asking to come in ("randevu almak
+// istiyorum", "book", "einen Termin") is more than a price question, however
+// short: "fiyat ve randevu lütfen" is a person who wants to come.
 func (r *Rules) scoreGrey(s *scoring, msg []string) {
 	if len(msg) == 0 {
 		s.add(CodeNoMessage, 1, 1, map[string]any{"empty": true})
 		return
 	}
 	if len(msg) > 64 {
+		return
+	}
+	var bookBuf [4]span
+	if len(r.book.find(msg, bookBuf[:0])) > 0 {
 		return
 	}
 	var covered [64]bool

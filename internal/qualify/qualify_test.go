@@ -503,8 +503,23 @@ func TestMessage(t *testing.T) {
 	if got := Message(CodeFillTooFast, "de", back); !strings.Contains(got, "830 ms") {
 		t.Errorf("json evidence: %q", got)
 	}
-	if got := Message(CodeVendorPitch, "en", back); !strings.Contains(got, "seo, backlink*") {
+	// A phrase pattern reads as a word cut short; the evidence keeps it.
+	if got := Message(CodeVendorPitch, "en", back); !strings.Contains(got, "seo, backlink…") {
 		t.Errorf("list evidence: %q", got)
+	}
+	if got := Message(CodeJobApplication, "en", map[string]any{"phrases": []string{"*bewerbung", "pozisyon"}}); !strings.Contains(got, "(…bewerbung, pozisyon)") {
+		t.Errorf("a suffix pattern: %q", got)
+	}
+	// One of a thing is singular in English; Turkish needs no plural.
+	one := map[string]any{"links": 1, "words": 1}
+	if got := Message(CodeMostlyLinks, "en", one); !strings.Contains(got, "1 link, 1 word)") {
+		t.Errorf("singular: %q", got)
+	}
+	if got := Message(CodeMostlyLinks, "en", map[string]any{"links": 11, "words": 21}); !strings.Contains(got, "11 links, 21 words") {
+		t.Errorf("plural: %q", got)
+	}
+	if got := Message(CodeTextModel, "en", map[string]any{"like": 1, "words": []string{"seo"}}); !strings.Contains(got, "like 1 lead you marked junk") {
+		t.Errorf("singular: %q", got)
 	}
 	if Message("NOPE", "en", nil) != "NOPE" {
 		t.Error("unknown code")

@@ -253,7 +253,7 @@ func TestDisposableShort(t *testing.T) {
 			if x == nil || d.Verdict != tt.verdict {
 				t.Fatalf("%s %d %v, want %s with EMAIL_DISPOSABLE", d.Verdict, d.Score, codesOf(d), tt.verdict)
 			}
-			if tt.verdict == model.VerdictJunk && (x.Points != 75 || !strings.Contains(x.Message, "words")) {
+			if tt.verdict == model.VerdictJunk && (x.Points != 75 || !strings.Contains(x.Message, " word")) {
 				t.Errorf("reason %+v", x)
 			}
 		})
@@ -323,6 +323,32 @@ func TestFreeMail(t *testing.T) {
 	} {
 		if got := freeMail(l.free, d); got != want {
 			t.Errorf("freeMail(%s) = %v", d, got)
+		}
+	}
+}
+
+// TestAskingToComeIn: a price question that also asks to come in is a
+// person who wants to come, not the grey area, however short; the price of
+// an appointment or a booking fee is still only a price question.
+func TestAskingToComeIn(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	for msg, want := range map[string]model.Verdict{
+		"Zirkonyum fiyatı ne kadar, randevu almak istiyorum":  model.VerdictClean,
+		"fiyat ve randevu lütfen":                             model.VerdictClean,
+		"İmplant fiyatı nedir, muayene randevusu":             model.VerdictClean,
+		"price and appointment please":                        model.VerdictClean,
+		"How much? Can I book in on Friday?":                  model.VerdictClean,
+		"Preis und Termin bitte":                              model.VerdictClean,
+		"Was kostet das? Ich möchte einen Termin vereinbaren": model.VerdictClean,
+		"Bonding fiyatı?":                                     model.VerdictReview,
+		"muayene ücreti ne kadar":                             model.VerdictReview,
+		"how much is the booking fee?":                        model.VerdictReview,
+		"Was kostet ein Termin?":                              model.VerdictReview,
+	} {
+		l := realLead()
+		l.Message = msg
+		if d := r.Score(&l, Context{Country: "TR"}); d.Verdict != want {
+			t.Errorf("%q: %s %v, want %s", msg, d.Verdict, codesOf(d), want)
 		}
 	}
 }

@@ -328,11 +328,16 @@ func (r *Rules) scoreText(s *scoring, t *Text, lead *model.Lead) {
 		}
 		pts = max(pts, -text)
 	}
-	variant := "junk"
+	toward := "junk"
 	if !j.Junk {
-		variant = "customer"
+		toward = "customer"
 	}
-	ev := map[string]any{"toward": variant, "like": j.Like, "words": j.Words, "points": pts,
+	variant := toward
+	if toward == "customer" && pts == 0 && m.Live() {
+		// Nothing to take back: the reason says why it counts for nothing.
+		variant = "customer_nothing"
+	}
+	ev := map[string]any{"toward": toward, "like": j.Like, "words": j.Words, "points": pts,
 		"judged": m.Judged, "min_judged": MinJudged}
 	reason := model.Reason{Code: CodeTextModel, Points: pts, Evidence: ev}
 	if !m.Live() {

@@ -288,3 +288,63 @@ func BenchmarkTrainText(b *testing.B) {
 		TrainText(js, trainedAt)
 	}
 }
+
+// TestTextModelKeepsTheHolds: however sure the live model is that a message
+// is a real customer's, and at the highest cap, it takes back only what the
+// word rules gave: the grey area's hold stays review, a fill under two
+// seconds that we measured stays junk, and a backend's fast fill keeps its
+// points.
+func TestTextModelKeepsTheHolds(t *testing.T) {
+	var js []Judgement
+	for i := 0; i < MinJudged; i++ {
+		js = append(js, Judgement{Message: "bonding fiyatı nedir www.klinik.example/bonding", Junk: false},
+			Judgement{Message: "seo backlink paketi teklifimiz", Junk: true})
+	}
+	m := TrainText(js, trainedAt)
+	if !m.Live() {
+		t.Fatal("the model is not live")
+	}
+	r := mustRules(t, model.Qualify{})
+	text := &Text{Model: m, MaxPoints: MaxTextMaxPoints}
+	for _, tt := range []struct {
+		name    string
+		message string
+		fill    int64
+		fillBy  string
+		verdict model.Verdict
+		keep    string // a reason that must keep its points
+	}{
+		{"price only", "bonding fiyatı nedir", 9000, "", model.VerdictReview, CodePriceOnly},
+		{"price only with a link, the link taken back", "bonding fiyatı nedir www.klinik.example/bonding", 9000, "", model.VerdictReview, CodePriceOnly},
+		{"our tracker's fast fill", "bonding fiyatı nedir www.klinik.example/bonding", 800, FillByTracker, model.VerdictJunk, CodeFillTooFast},
+		{"the backend's fast fill", "bonding fiyatı nedir www.klinik.example/bonding", 800, FillByBackend, model.VerdictJunk, CodeFillTooFast},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			lead := realLead()
+			lead.Message, lead.FillMS = tt.message, &tt.fill
+			d := r.Score(&lead, Context{Country: "TR", Text: text, FillBy: tt.fillBy})
+			tm := reasonOf(d, CodeTextModel)
+			if tm == nil || tm.Evidence["toward"] != "customer" {
+				t.Fatalf("the model's reason: %+v", tm)
+			}
+			if tm.Points == 0 && !strings.Contains(tm.Message, "only takes back what the rules that read words gave") {
+				t.Errorf("a reason of 0 points does not say why: %q", tm.Message)
+			}
+			if d.Verdict != tt.verdict {
+				t.Errorf("verdict %s (%d %v), want %s", d.Verdict, d.Score, codesOf(d), tt.verdict)
+			}
+			if k := reasonOf(d, tt.keep); k == nil || k.Points != r.Weight(tt.keep) {
+				t.Errorf("%s: %+v", tt.keep, k)
+			}
+			words := 0
+			for _, x := range d.Reasons {
+				if textCodes[x.Code] {
+					words += x.Points
+				}
+			}
+			if -tm.Points > words {
+				t.Errorf("the model took back %d points, the word rules gave %d", -tm.Points, words)
+			}
+		})
+	}
+}

@@ -14,7 +14,7 @@ import (
 const leadColumns = `id, site_id, event_id, visitor_id, email, phone, name, first_name, last_name, message, fields,
 	page_url, referrer, fbc, fbp, fbclid, gclid, external_id, lead_ads_id, consent, fill_ms, honeypot,
 	client_ip, user_agent, email_key, phone_key, submitted_at, received_at,
-	verdict, score, reasons, rules_version, decided_by, review_until, review_expired_at, source, source_detail`
+	verdict, score, reasons, rules_version, decided_by, review_until, review_expired_at, source, source_detail, fill_by`
 
 // LeadInsert stores a new lead with its decision. A lead whose site already
 // has its event_id fails with model.ErrConflict.
@@ -43,13 +43,13 @@ func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 		reviewUntil = l.ReviewUntil.UnixMilli()
 	}
 	_, err = q.exec(ctx, `/* Store.LeadInsert */ INSERT INTO leads (`+leadColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
 		string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
 		l.Message, string(fields), l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
 		consent, fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey, l.PhoneKey,
 		l.SubmittedAt.UnixMilli(), l.ReceivedAt.UnixMilli(),
 		string(l.Verdict), l.Score, string(reasons), l.RulesVersion, l.DecidedBy, reviewUntil,
-		leadSource(l.Source), string(detail))
+		leadSource(l.Source), string(detail), l.FillBy)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("lead with event_id %s: %w", l.EventID, model.ErrConflict)
 	}
@@ -130,6 +130,18 @@ func (q Q) LeadFind(ctx context.Context, site model.SiteID, k LeadLookup) (*mode
 // exclude, and says which matched ("phone" or "email"). Only its id and
 // time are read: that is all the rules use.
 func (q Q) LeadPrevious(ctx context.Context, site model.SiteID, emailKey, phoneKey string, since time.Time, exclude model.LeadID) (id model.LeadID, at time.Time, match string, err error) {
+	return q.leadPrevious(ctx, site, emailKey, phoneKey, since, nil, exclude)
+}
+
+// LeadPreviousOf is LeadPrevious for a lead already stored, as a replay
+// judges it: only the leads that came before it count (received earlier, or
+// at the same millisecond with a smaller id), so a later lead of the same
+// phone does not hide an earlier one of the same e-mail.
+func (q Q) LeadPreviousOf(ctx context.Context, l *model.Lead, since time.Time) (id model.LeadID, at time.Time, match string, err error) {
+	return q.leadPrevious(ctx, l.SiteID, l.EmailKey, l.PhoneKey, since, l, l.ID)
+}
+
+func (q Q) leadPrevious(ctx context.Context, site model.SiteID, emailKey, phoneKey string, since time.Time, before *model.Lead, exclude model.LeadID) (id model.LeadID, at time.Time, match string, err error) {
 	for _, k := range []struct{ col, val, match string }{{"phone_key", phoneKey, "phone"}, {"email_key", emailKey, "email"}} {
 		if k.val == "" {
 			continue
@@ -138,9 +150,15 @@ func (q Q) LeadPrevious(ctx context.Context, site model.SiteID, emailKey, phoneK
 			found string
 			ms    int64
 		)
-		err := q.queryRow(ctx, `/* Store.LeadPrevious */ SELECT id, received_at FROM leads
-			WHERE site_id = ? AND `+k.col+` = ? AND received_at >= ? AND id <> ?
-			ORDER BY received_at ASC, id ASC LIMIT 1`, string(site), k.val, since.UnixMilli(), string(exclude)).Scan(&found, &ms)
+		query := `/* Store.LeadPrevious */ SELECT id, received_at FROM leads
+			WHERE site_id = ? AND ` + k.col + ` = ? AND received_at >= ? AND id <> ?`
+		args := []any{string(site), k.val, since.UnixMilli(), string(exclude)}
+		if before != nil {
+			query += ` AND (received_at < ? OR received_at = ? AND id < ?)`
+			b := before.ReceivedAt.UnixMilli()
+			args = append(args, b, b, string(before.ID))
+		}
+		err := q.queryRow(ctx, query+` ORDER BY received_at ASC, id ASC LIMIT 1`, args...).Scan(&found, &ms)
 		if err == nil {
 			return model.LeadID(found), time.UnixMilli(ms).UTC(), k.match, nil
 		}
@@ -193,7 +211,7 @@ func scanLead(r scanner) (*model.Lead, error) {
 	err := r.Scan(&id, &site, &l.EventID, &l.VisitorID, &l.Email, &l.Phone, &l.Name, &l.FirstName, &l.LastName,
 		&l.Message, &fields, &l.PageURL, &l.Referrer, &l.FBC, &l.FBP, &l.FBClid, &l.GClid, &l.ExternalID, &l.LeadAdsID,
 		&consent, &fill, &l.Honeypot, &l.ClientIP, &l.UserAgent, &l.EmailKey, &l.PhoneKey, &submitted, &received,
-		&verd, &l.Score, &reasons, &l.RulesVersion, &l.DecidedBy, &reviewTo, &expiredAt, &l.Source, &detail)
+		&verd, &l.Score, &reasons, &l.RulesVersion, &l.DecidedBy, &reviewTo, &expiredAt, &l.Source, &detail, &l.FillBy)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,10 @@ import (
 // (decided_by = 'owner', verdict clean for "real customer", junk for
 // "junk"), the reasons the rules gave them (leads.reasons) and the verdict
 // the rules gave at intake (the lead's first verdict in lead_history). The
-// figures below are read from those; the text model's own table is
-// text_models.
+// figures below are read from those, and from the leads a CRM stage made
+// clean (decided_by = 'crm': the CRM met the person, so the rules that held
+// them were wrong as surely as when the owner says so); the text model's own
+// table is text_models and learns from the owner's word alone.
 
 // CodeAgreement is how the owner's word went on the leads one reason code
 // was given to, over a period.
@@ -23,10 +25,11 @@ type CodeAgreement struct {
 	// Leads is how many leads got the code with points.
 	Leads int
 	// Judged of them the owner judged: Junk they marked junk (the owner
-	// agreed with the code), Customers real customers, and Overturned of
-	// those customers the rules had held (review or junk at intake): the
-	// leads the code cost.
-	Judged, Junk, Customers, Overturned int
+	// agreed with the code), Customers real customers. Overturned are the
+	// leads the rules held (review or junk at intake) that turned out real
+	// customers, by the owner's word or a CRM stage: the leads the code
+	// cost. CRM of them a CRM stage showed.
+	Judged, Junk, Customers, Overturned, CRM int
 }
 
 // AgreementTotals is the owner's word on a site's leads over a period,
@@ -41,6 +44,8 @@ type AgreementTotals struct {
 	// Rescued are leads the rules held (review or junk) that the owner
 	// marked real customers.
 	Rescued int
+	// CRMRescued are leads the rules held that a CRM stage made clean.
+	CRMRescued int
 }
 
 // jsonText is the SQL for the text at key of a JSON object held in expr (a
@@ -78,8 +83,8 @@ func (q Q) rulesVerdict() string {
 
 // ReasonAgreement counts, per reason code given with points to the site's
 // leads received since the given time, how often the owner agreed and how
-// often they overturned it; most overturned first. Reasons of 0 points
-// (evidence, a text model in shadow) are left out. It reads every lead of
+// often the owner or a CRM stage overturned it; most overturned first.
+// Reasons of 0 points (evidence, a text model in shadow) are left out. It reads every lead of
 // the period's reasons: about 0.3 s for 30,000 leads (1,000 a day) on
 // either engine, a few milliseconds for a clinic's hundreds.
 func (q Q) ReasonAgreement(ctx context.Context, site model.SiteID, since time.Time) ([]CodeAgreement, error) {
@@ -87,31 +92,35 @@ func (q Q) ReasonAgreement(ctx context.Context, site model.SiteID, since time.Ti
 		SUM(CASE WHEN decided_by = 'owner' THEN 1 ELSE 0 END),
 		SUM(CASE WHEN decided_by = 'owner' AND verdict = 'junk' THEN 1 ELSE 0 END),
 		SUM(CASE WHEN decided_by = 'owner' AND verdict = 'clean' THEN 1 ELSE 0 END),
-		SUM(CASE WHEN decided_by = 'owner' AND verdict = 'clean' AND rules_verdict IN ('review', 'junk') THEN 1 ELSE 0 END)
+		SUM(CASE WHEN decided_by IN ('owner', 'crm') AND verdict = 'clean' AND rules_verdict IN ('review', 'junk') THEN 1 ELSE 0 END),
+		SUM(CASE WHEN decided_by = 'crm' AND verdict = 'clean' AND rules_verdict IN ('review', 'junk') THEN 1 ELSE 0 END)
 		FROM (SELECT `+q.jsonText("r.value", "code")+` AS code, l.decided_by, l.verdict,
-			CASE WHEN l.decided_by = 'owner' THEN `+q.rulesVerdict()+` ELSE '' END AS rules_verdict
+			CASE WHEN l.decided_by IN ('owner', 'crm') THEN `+q.rulesVerdict()+` ELSE '' END AS rules_verdict
 			FROM leads l, `+q.jsonElements("l.reasons", "r")+`
 			WHERE l.site_id = ? AND l.received_at >= ? AND `+q.jsonInt("r.value", "points")+` > 0) x
 		GROUP BY code
 		ORDER BY 6 DESC, 2 DESC, code`, string(site), since.UnixMilli())
 	return scanAll(rows, err, "reason agreement", func(r scanner) (CodeAgreement, error) {
 		var a CodeAgreement
-		err := r.Scan(&a.Code, &a.Leads, &a.Judged, &a.Junk, &a.Customers, &a.Overturned)
+		err := r.Scan(&a.Code, &a.Leads, &a.Judged, &a.Junk, &a.Customers, &a.Overturned, &a.CRM)
 		return a, err
 	})
 }
 
 // AgreementTotals sums up the owner's word on the site's leads received
-// since the given time, against the rules' verdicts at intake.
+// since the given time, against the rules' verdicts at intake, and the
+// leads the rules held that a CRM stage made clean.
 func (q Q) AgreementTotals(ctx context.Context, site model.SiteID, since time.Time) (AgreementTotals, error) {
 	var t AgreementTotals
-	err := q.queryRow(ctx, `/* Store.AgreementTotals */ SELECT COUNT(*),
-		COALESCE(SUM(CASE WHEN verdict = 'junk' THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(CASE WHEN verdict = 'junk' AND rules_verdict = 'clean' THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(CASE WHEN verdict = 'clean' AND rules_verdict IN ('review', 'junk') THEN 1 ELSE 0 END), 0)
-		FROM (SELECT l.verdict, `+q.rulesVerdict()+` AS rules_verdict FROM leads l
-			WHERE l.site_id = ? AND l.received_at >= ? AND l.decided_by = 'owner') x`,
-		string(site), since.UnixMilli()).Scan(&t.Judged, &t.Junk, &t.Missed, &t.Rescued)
+	err := q.queryRow(ctx, `/* Store.AgreementTotals */ SELECT
+		COALESCE(SUM(CASE WHEN decided_by = 'owner' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN decided_by = 'owner' AND verdict = 'junk' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN decided_by = 'owner' AND verdict = 'junk' AND rules_verdict = 'clean' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN decided_by = 'owner' AND verdict = 'clean' AND rules_verdict IN ('review', 'junk') THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN decided_by = 'crm' AND verdict = 'clean' AND rules_verdict IN ('review', 'junk') THEN 1 ELSE 0 END), 0)
+		FROM (SELECT l.verdict, l.decided_by, `+q.rulesVerdict()+` AS rules_verdict FROM leads l
+			WHERE l.site_id = ? AND l.received_at >= ? AND l.decided_by IN ('owner', 'crm')) x`,
+		string(site), since.UnixMilli()).Scan(&t.Judged, &t.Junk, &t.Missed, &t.Rescued, &t.CRMRescued)
 	if err != nil {
 		return t, fmt.Errorf("store: agreement totals: %w", err)
 	}

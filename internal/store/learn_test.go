@@ -165,3 +165,57 @@ func TestTextModelStorage(t *testing.T) {
 		}
 	})
 }
+
+// TestReasonAgreementCRM: a lead the rules held that a CRM stage made clean
+// turned out real, as surely as when the owner says so; a CRM stage on a
+// lead the rules passed changes no figure, nor does the CRM_QUALIFIED
+// reason (0 points) count as a code.
+func TestReasonAgreementCRM(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+		if err := db.SiteUpsert(ctx, &model.Site{ID: "dent", Name: "dent"}, now); err != nil {
+			t.Fatal(err)
+		}
+		fast := model.Reason{Code: "FILL_TOO_FAST", Points: 70, Final: true}
+		price := model.Reason{Code: "PRICE_ONLY", Points: 35}
+		crm := model.Reason{Code: "CRM_QUALIFIED", Evidence: map[string]any{"stage": "won"}}
+		h := func(n int) time.Time { return now.Add(-time.Duration(n) * time.Hour) }
+		byCRM := func(id string, at time.Time, rules model.Verdict, reasons ...model.Reason) {
+			t.Helper()
+			judgedLead(t, db, "dent", id, at, rules, "", "", reasons...)
+			d := model.Decision{Verdict: model.VerdictClean, Reasons: append(append([]model.Reason(nil), reasons...), crm),
+				RulesVersion: "test", DecidedBy: model.DecidedByCRM}
+			if err := db.LeadSetDecision(ctx, model.LeadID(id), d, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.HistoryInsert(ctx, &model.HistoryEntry{ID: "h2_" + id, LeadID: model.LeadID(id), At: at.Add(time.Hour),
+				Kind: model.HistoryVerdict, Data: map[string]any{"verdict": "clean", "was": rules, "decided_by": "crm"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		byCRM("c1", h(1), model.VerdictJunk, fast)
+		byCRM("c2", h(2), model.VerdictReview, price)
+		judgedLead(t, db, "dent", "c3", h(3), model.VerdictReview, model.VerdictClean, "", price)
+		judgedLead(t, db, "dent", "c4", h(4), model.VerdictJunk, model.VerdictJunk, "", fast)
+
+		got, err := db.ReasonAgreement(ctx, "dent", now.AddDate(0, 0, -30))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []store.CodeAgreement{
+			{Code: "PRICE_ONLY", Leads: 2, Judged: 1, Customers: 1, Overturned: 2, CRM: 1},
+			{Code: "FILL_TOO_FAST", Leads: 2, Judged: 1, Junk: 1, Overturned: 1, CRM: 1},
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("agreement:\n got %+v\nwant %+v", got, want)
+		}
+		tot, err := db.AgreementTotals(ctx, "dent", now.AddDate(0, 0, -30))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (store.AgreementTotals{Judged: 2, Junk: 1, Rescued: 1, CRMRescued: 2}); tot != want {
+			t.Errorf("totals %+v, want %+v", tot, want)
+		}
+	})
+}

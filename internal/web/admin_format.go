@@ -99,10 +99,19 @@ func reasonText(lang string, r model.Reason) string {
 }
 
 // topReason is the reason that weighs most: a final one, else the most
-// points.
+// points. A verdict decided since by evidence, a CRM or the owner is
+// explained by the last reason they added: a clean lead must not read "held
+// until the person answers".
 func topReason(l *model.Lead) (model.Reason, bool) {
 	if len(l.Reasons) == 0 {
 		return model.Reason{}, false
+	}
+	if l.DecidedBy != "" && l.DecidedBy != model.DecidedByRules {
+		for i := len(l.Reasons) - 1; i >= 0; i-- {
+			if !qualify.RuleReason(l.Reasons[i].Code) {
+				return l.Reasons[i], true
+			}
+		}
 	}
 	rs := append([]model.Reason(nil), l.Reasons...)
 	sort.SliceStable(rs, func(i, j int) bool {

@@ -181,7 +181,7 @@ func (s *Server) techFacts(lang string, l *model.Lead) []kv {
 	add("External id", l.ExternalID)
 	add("Lead Ads id", l.LeadAdsID)
 	if l.FillMS != nil {
-		add("Time to fill", fmt.Sprintf("%.1f s", float64(*l.FillMS)/1000))
+		add("Time to fill", fmt.Sprintf("%.1f s", float64(*l.FillMS)/1000)+fillByNote(lang, app.LeadFillBy(l)))
 	}
 	if l.Consent != nil {
 		add("Consent", map[bool]string{true: tr(lang, "yes"), false: tr(lang, "no")}[*l.Consent])
@@ -191,6 +191,18 @@ func (s *Server) techFacts(lang string, l *model.Lead) []kv {
 	}
 	add("Rules version", l.RulesVersion)
 	return out
+}
+
+// fillByNote says who measured a lead's fill time, as the rules weigh it:
+// our tracker's figure settles a fast fill, the site's server's gives points.
+func fillByNote(lang, by string) string {
+	switch by {
+	case model.FillByTracker:
+		return " (" + tr(lang, "measured by our tracker in the visitor's browser") + ")"
+	case model.FillByBackend:
+		return " (" + tr(lang, "the site's server's figure, not measured by us") + ")"
+	}
+	return ""
 }
 
 // timeline puts the lead's moments in order: the click, the submit, each
@@ -212,7 +224,7 @@ func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry,
 		detail = sourceSummary(lang, l)
 	}
 	if l.FillMS != nil {
-		detail = strings.TrimSpace(detail + " · " + tr(lang, "filled in %.1f s", float64(*l.FillMS)/1000))
+		detail = strings.TrimSpace(detail + " · " + tr(lang, "filled in %.1f s", float64(*l.FillMS)/1000) + fillByNote(lang, app.LeadFillBy(l)))
 	}
 	items = append(items, timelineItem{at: l.SubmittedAt, order: 1, Kind: "submit", Title: submit, Detail: detail})
 	for _, h := range hist {

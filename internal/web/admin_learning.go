@@ -21,7 +21,7 @@ type learningData struct {
 }
 
 // agreementRow is one reason code's figures, with the sentence an owner
-// reads ("PRICE_ONLY: 63 leads, 22 turned out real customers").
+// reads after the code ("63 leads, 22 turned out real customers").
 type agreementRow struct {
 	store.CodeAgreement
 	Summary string
@@ -39,13 +39,7 @@ func (s *Server) learning(ctx context.Context, lang string, site *model.Site, si
 		return d, err
 	}
 	for _, c := range codes {
-		row := agreementRow{CodeAgreement: c}
-		if c.Overturned == 0 {
-			row.Summary = tr(lang, "%s: %d leads, overturned 0", c.Code, c.Leads)
-		} else {
-			row.Summary = tr(lang, "%s: %d leads, %d turned out real customers", c.Code, c.Leads, c.Overturned)
-		}
-		d.Codes = append(d.Codes, row)
+		d.Codes = append(d.Codes, agreementRow{CodeAgreement: c, Summary: agreementSummary(lang, c)})
 	}
 	st, err := s.app.TextModelStatus(ctx, site)
 	if err != nil {
@@ -59,6 +53,29 @@ func (s *Server) learning(ctx context.Context, lang string, site *model.Site, si
 	return d, nil
 }
 
+// agreementSummary is a code's figures as an owner reads them after the
+// code: "PRICE_ONLY: 63 leads, 22 turned out real customers (5 shown by the
+// CRM)".
+func agreementSummary(lang string, c store.CodeAgreement) string {
+	var s string
+	switch {
+	case c.Leads == 1 && c.Overturned == 0:
+		s = tr(lang, "1 lead, overturned 0")
+	case c.Overturned == 0:
+		s = tr(lang, "%d leads, overturned 0", c.Leads)
+	case c.Leads == 1:
+		s = tr(lang, "1 lead, it turned out a real customer")
+	case c.Overturned == 1:
+		s = tr(lang, "%d leads, 1 turned out a real customer", c.Leads)
+	default:
+		s = tr(lang, "%d leads, %d turned out real customers", c.Leads, c.Overturned)
+	}
+	if c.CRM > 0 {
+		s += " " + tr(lang, "(%d shown by the CRM)", c.CRM)
+	}
+	return s
+}
+
 // textModelSentence says what the text model is doing.
 func textModelSentence(lang string, st app.TextModelStatus, maxPts int) string {
 	switch {
@@ -66,6 +83,8 @@ func textModelSentence(lang string, st app.TextModelStatus, maxPts int) string {
 		return tr(lang, "The text model is off for this site (qualify.text_model.enabled: false).")
 	case st.Judged == 0:
 		return tr(lang, "The text model has nothing to learn from yet: mark leads as junk or as real customers.")
+	case !st.Live && st.Judged == 1:
+		return tr(lang, "The text model runs in shadow: it learnt from 1 lead you judged and counts from %d. Its reason shows on each lead with 0 points.", st.MinJudged)
 	case !st.Live:
 		return tr(lang, "The text model runs in shadow: it learnt from %d leads you judged and counts from %d. Its reason shows on each lead with 0 points.", st.Judged, st.MinJudged)
 	}

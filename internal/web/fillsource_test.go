@@ -35,6 +35,10 @@ func TestFillTimeSource(t *testing.T) {
 			if l["verdict"] != "junk" || len(l["reasons"].([]any)) != 1 {
 				t.Errorf("verdict %v, reasons %v", l["verdict"], l["reasons"])
 			}
+			// Who measured it is kept with the lead (a replay reads it).
+			if l["fill_by"] != tt.source {
+				t.Errorf("fill_by %v, want %s", l["fill_by"], tt.source)
+			}
 			var found bool
 			for _, r := range l["reasons"].([]any) {
 				x := r.(map[string]any)
