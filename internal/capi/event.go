@@ -201,6 +201,12 @@ func BuildLeadEvent(p BuildParams) (Event, error) {
 	e.EventTime = at.Unix()
 	if e.ActionSource == SourceWebsite {
 		e.EventSourceURL = l.PageURL
+		if e.EventSourceURL == "" && len(s.Settings.Origins) > 0 {
+			// A lead the site's own server posted without the page: Meta
+			// refuses a website event without a URL, and the site's
+			// origin is where the form was.
+			e.EventSourceURL = s.Settings.Origins[0] + "/"
+		}
 	}
 
 	c := p.Contact

@@ -90,6 +90,24 @@ func TestBuildLeadEvent(t *testing.T) {
 	}
 }
 
+// A lead posted without its page (by the site's own server) still has a
+// URL for Meta's website event: the site's first origin.
+func TestBuildLeadEventWithoutPage(t *testing.T) {
+	l, site := testLead(), testSite()
+	l.PageURL = ""
+	site.Settings.Origins = []string{"https://www.istanbuldis.example", "https://istanbuldis.example"}
+	e, err := BuildLeadEvent(BuildParams{Site: site, Lead: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.EventSourceURL != "https://www.istanbuldis.example/" {
+		t.Errorf("event_source_url = %q, want the site's first origin", e.EventSourceURL)
+	}
+	if err := Precheck(&e, submitted.Add(time.Hour)); err != nil {
+		t.Errorf("Precheck: %v", err)
+	}
+}
+
 func TestBuildLeadEventKinds(t *testing.T) {
 	l := testLead()
 	l.FBC, l.Email, l.Phone, l.Name, l.FirstName, l.LastName = "fb.1.1716000000000.keep", "bad", "", "", "Ali", ""
