@@ -109,11 +109,15 @@ func refuseExisting(paths ...string) error {
 			return err
 		}
 	}
-	if len(found) > 0 {
+	switch len(found) {
+	case 0:
+		return nil
+	case 1:
 		return fmt.Errorf("%s already exists; init never overwrites a file and wrote nothing: "+
-			"to start over, move it away, or give another --dir", strings.Join(found, " and "))
+			"to start over, move it away, or give another --dir", found[0])
 	}
-	return nil
+	return fmt.Errorf("%s already exist; init never overwrites a file and wrote nothing: "+
+		"to start over, move them away, or give another --dir", strings.Join(found, ", "))
 }
 
 // isTerminal tells whether r is a terminal (not merely a character device
