@@ -76,14 +76,20 @@ func (in *install) doctor(t *testing.T, env map[string]string, flags ...string) 
 		args = append(args, "--url", in.base)
 	}
 	code := runWithEnv(&out, &errOut, all, args...)
-	verdicts := map[string]string{}
-	for _, line := range strings.Split(out.String(), "\n") {
+	return code, out.String() + errOut.String(), verdicts(out.String())
+}
+
+// verdicts reads doctor's output: each check's verdict ("ok" or
+// "problem") by its name.
+func verdicts(out string) map[string]string {
+	got := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
 		status, rest, _ := strings.Cut(line, " ")
 		if name, _, found := strings.Cut(strings.TrimSpace(rest), ":"); found && (status == "ok" || status == "problem") {
-			verdicts[name] = status
+			got[name] = status
 		}
 	}
-	return code, out.String() + errOut.String(), verdicts
+	return got
 }
 
 // want checks the verdicts: the named checks are problems, every other
@@ -289,14 +295,7 @@ func TestDoctorOnTLS(t *testing.T) {
 	doctor := func(cfg string, flags ...string) (int, string, map[string]string) {
 		var out, errOut syncBuffer
 		code := runWithEnv(&out, &errOut, nil, append([]string{"doctor", "--config", cfg}, flags...)...)
-		verdicts := map[string]string{}
-		for _, line := range strings.Split(out.String(), "\n") {
-			status, rest, _ := strings.Cut(line, " ")
-			if name, _, found := strings.Cut(strings.TrimSpace(rest), ":"); found {
-				verdicts[name] = status
-			}
-		}
-		return code, out.String() + errOut.String(), verdicts
+		return code, out.String() + errOut.String(), verdicts(out.String())
 	}
 
 	// No --url: https://localhost:PORT, the certificate's name.
