@@ -34,7 +34,8 @@ VOLUME /data
 # every address of its own network namespace.
 ENV CLEANADS_CONFIG=/data/cleanads.yaml \
     CLEANADS_LISTEN=0.0.0.0:8080
-EXPOSE 8080
+# 8080 behind a proxy; 80 and 443 with tls: (publish those instead).
+EXPOSE 8080 80 443
 # No curl in the image: the binary probes its own /readyz, where the config
 # says it listens (8080, or port 80's plain side once tls: is set).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \

@@ -58,7 +58,7 @@ func (d *doctorRun) report(ok bool, name, msg, fix string) {
 func doctor(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("doctor")
 	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
-	rawURL := fs.String("url", "", "the server's address as browsers reach it (default public_url, else http://listen)")
+	rawURL := fs.String("url", "", "the server's address as browsers reach it (default public_url, else https://the tls name, else http://listen)")
 	caFile := fs.String("ca-file", "", "also trust the certificates in this PEM file (a private CA)")
 	warnDays := fs.Int("warn-days", 14, "a certificate that expires within this many days is a problem (within a third of its lifetime, if that is less)")
 	if err := parse(fs, args); err != nil {
@@ -104,7 +104,7 @@ func doctor(ctx context.Context, e *env, args []string) error {
 	sites := d.database(ctx, c)
 	serverUp := d.server(ctx)
 	if d.base.Scheme == "https" {
-		d.certificate(ctx)
+		d.certificate(ctx, c)
 	}
 	for _, s := range sites {
 		if serverUp {
@@ -119,11 +119,15 @@ func doctor(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// doctorURL is where the server is reached: the flag, public_url, or the
-// listen address (an unspecified host becomes the loopback).
+// doctorURL is where the server is reached: the flag, public_url, the
+// name it serves HTTPS for (with tls: listen is not used), or the listen
+// address (an unspecified host becomes the loopback).
 func doctorURL(raw string, c *config.Config) (*url.URL, error) {
 	if raw == "" {
 		raw = c.PublicURL
+	}
+	if raw == "" && c.TLS.Enabled() {
+		raw = tlsURL(&c.TLS)
 	}
 	if raw == "" {
 		host, port, _ := net.SplitHostPort(c.Listen)
@@ -137,6 +141,38 @@ func doctorURL(raw string, c *config.Config) (*url.URL, error) {
 		return nil, fmt.Errorf("--url: want http(s)://host[:port], got %q", raw)
 	}
 	return u, nil
+}
+
+// tlsURL is https:// and the name the server's certificate is for: the
+// first of tls.acme.domains, or the first name in tls.cert_file (the
+// loopback when it names none), with listen_https's port unless 443.
+func tlsURL(t *config.TLS) string {
+	host := "127.0.0.1"
+	if len(t.ACME.Domains) > 0 {
+		host = t.ACME.Domains[0]
+	} else if pair, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile); err == nil && len(pair.Leaf.DNSNames) > 0 {
+		host = pair.Leaf.DNSNames[0]
+	}
+	if _, port, err := net.SplitHostPort(t.ListenHTTPS); err == nil && port != "443" {
+		host = net.JoinHostPort(host, port)
+	}
+	return "https://" + host
+}
+
+// untrustedFix is what to do about a certificate no public authority
+// signed, read from where the config says it comes from.
+func untrustedFix(c *config.Config) string {
+	const priv = " (--ca-file trusts a private CA here)"
+	a := c.TLS.ACME
+	switch {
+	case len(a.Domains) > 0 && a.Directory == config.LetsEncryptStaging:
+		return "tls.acme.directory is staging, whose certificates no browser trusts: remove that line once things work, and restart for a certificate from Let's Encrypt" + priv
+	case len(a.Domains) > 0 && a.Directory != config.LetsEncrypt:
+		return fmt.Sprintf("tls.acme.directory is %s, not a public authority: browsers block the tracker and Meta refuses webhooks with its certificates. Remove the line for Let's Encrypt%s", a.Directory, priv)
+	case c.TLS.CertFile != "":
+		return "Put a certificate from a public authority in tls.cert_file, or use tls.acme: browsers block the tracker and Meta refuses webhooks with this one" + priv
+	}
+	return "Use tls.acme, or a certificate from a public authority: browsers block the tracker and Meta refuses webhooks with this one" + priv
 }
 
 // database opens the configured database as the server does, checks its
@@ -252,7 +288,7 @@ func (d *doctorRun) server(ctx context.Context) bool {
 // certificate connects to the server and judges its certificate as a
 // browser or Meta would: trusted, for this name, not expired, and not
 // about to expire.
-func (d *doctorRun) certificate(ctx context.Context) {
+func (d *doctorRun) certificate(ctx context.Context, c *config.Config) {
 	const name = "certificate"
 	host, port := d.base.Hostname(), d.base.Port()
 	if port == "" {
@@ -277,8 +313,8 @@ func (d *doctorRun) certificate(ctx context.Context) {
 		return
 	}
 	inter := x509.NewCertPool()
-	for _, c := range certs[1:] {
-		inter.AddCert(c)
+	for _, ic := range certs[1:] {
+		inter.AddCert(ic)
 	}
 	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: d.roots, Intermediates: inter, CurrentTime: now}); err != nil {
 		var hostErr x509.HostnameError
@@ -288,8 +324,7 @@ func (d *doctorRun) certificate(ctx context.Context) {
 			d.report(false, name, fmt.Sprintf("it is for %s, not %s", strings.Join(leaf.DNSNames, ", "), host),
 				"Add the name to tls.acme.domains (or get a certificate for it)")
 		case errors.As(err, &authErr):
-			d.report(false, name, fmt.Sprintf("not signed by an authority browsers trust (issuer %q)", leaf.Issuer.CommonName),
-				"Use tls.acme, or a certificate from a public authority: browsers block the tracker and Meta refuses webhooks with this one (--ca-file trusts a private CA here)")
+			d.report(false, name, fmt.Sprintf("not signed by an authority browsers trust (issuer %q)", leaf.Issuer.CommonName), untrustedFix(c))
 		default:
 			d.report(false, name, err.Error(), "")
 		}

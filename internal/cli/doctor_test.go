@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -75,14 +76,20 @@ func (in *install) doctor(t *testing.T, env map[string]string, flags ...string) 
 		args = append(args, "--url", in.base)
 	}
 	code := runWithEnv(&out, &errOut, all, args...)
-	verdicts := map[string]string{}
-	for _, line := range strings.Split(out.String(), "\n") {
+	return code, out.String() + errOut.String(), verdicts(out.String())
+}
+
+// verdicts reads doctor's output: each check's verdict ("ok" or
+// "problem") by its name.
+func verdicts(out string) map[string]string {
+	got := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
 		status, rest, _ := strings.Cut(line, " ")
 		if name, _, found := strings.Cut(strings.TrimSpace(rest), ":"); found && (status == "ok" || status == "problem") {
-			verdicts[name] = status
+			got[name] = status
 		}
 	}
-	return code, out.String() + errOut.String(), verdicts
+	return got
 }
 
 // want checks the verdicts: the named checks are problems, every other
@@ -265,5 +272,65 @@ func TestDoctorCertificate(t *testing.T) {
 				t.Errorf("doctor does not say %q:\n%s", tc.says, out)
 			}
 		})
+	}
+}
+
+// With tls: and no public_url, doctor checks the server where it serves
+// HTTPS, under the name its certificate is for (listen is not used then),
+// and a certificate no public authority signed is named with what to do
+// for the tls setup the config has.
+func TestDoctorOnTLS(t *testing.T) {
+	ca := newTestCA(t)
+	dir := t.TempDir()
+	certFile, keyFile, caFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), filepath.Join(dir, "ca.pem")
+	cert, key := ca.leaf(t, 7, "localhost")
+	writeTestFile(t, certFile, cert)
+	writeTestFile(t, keyFile, key)
+	writeTestFile(t, caFile, ca.pem)
+	port := freePorts(t, 1)[0]
+	dsn := storetest.DSN(t)
+	block := fmt.Sprintf("  cert_file: %s\n  key_file: %s\n  listen_https: \"127.0.0.1:%d\"\n  listen_http: \"\"\n", certFile, keyFile, port)
+	startServe(t, dir, tlsServeConfig(dsn, block), nil)
+	cfg := filepath.Join(dir, "cleanads.yaml")
+	doctor := func(cfg string, flags ...string) (int, string, map[string]string) {
+		var out, errOut syncBuffer
+		code := runWithEnv(&out, &errOut, nil, append([]string{"doctor", "--config", cfg}, flags...)...)
+		return code, out.String() + errOut.String(), verdicts(out.String())
+	}
+
+	// No --url: https://localhost:PORT, the certificate's name.
+	code, out, got := doctor(cfg, "--ca-file", caFile)
+	want(t, out, got)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("server: https://localhost:%d/readyz answers 200", port)) ||
+		!strings.Contains(out, "valid for localhost") {
+		t.Errorf("doctor on tls.cert_file: exit %d\n%s", code, out)
+	}
+	// Without the CA: the fix speaks of cert_file.
+	code, out, got = doctor(cfg)
+	want(t, out, got, "certificate")
+	if code == 0 || !strings.Contains(out, "Put a certificate from a public authority in tls.cert_file") {
+		t.Errorf("doctor on an untrusted tls.cert_file: exit %d\n%s", code, out)
+	}
+
+	// ACME from Let's Encrypt's staging directory, or from another CA: the
+	// fix names the directory line. (The same server stands in for one
+	// that got such a certificate.)
+	for _, tc := range []struct{ directory, says string }{
+		{"staging", "tls.acme.directory is staging"},
+		{"https://acme.internal.example/directory", "tls.acme.directory is https://acme.internal.example/directory, not a public authority"},
+	} {
+		acme := filepath.Join(t.TempDir(), "acme.yaml")
+		writeFile(t, acme, tlsServeConfig(dsn, fmt.Sprintf("  acme:\n    domains: [localhost.example]\n    directory: %q\n", tc.directory)), 0o600)
+		code, out, got = doctor(acme, "--url", fmt.Sprintf("https://localhost:%d", port))
+		want(t, out, got, "certificate")
+		if code == 0 || !strings.Contains(out, tc.says) {
+			t.Errorf("doctor on tls.acme.directory %s: exit %d\n%s", tc.directory, code, out)
+		}
+	}
+	// No --url with tls.acme: the first domain, on listen_https's port.
+	acme := filepath.Join(t.TempDir(), "acme.yaml")
+	writeFile(t, acme, tlsServeConfig(dsn, "  acme:\n    domains: [t.doctor.invalid, www.doctor.invalid]\n  listen_https: \":8443\"\n"), 0o600)
+	if _, out, _ := doctor(acme); !strings.Contains(out, "server: https://t.doctor.invalid:8443 does not answer") {
+		t.Errorf("doctor on tls.acme without --url does not check https://t.doctor.invalid:8443:\n%s", out)
 	}
 }

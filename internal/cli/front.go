@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/config"
@@ -39,7 +40,7 @@ func startFront(ctx context.Context, c *config.Config, db *store.DB, handler htt
 	if !c.TLS.Enabled() {
 		ln, err := net.Listen("tcp", c.Listen)
 		if err != nil {
-			return nil, err
+			return nil, listenError("listen", err)
 		}
 		f.serve(newHTTPServer(c, handler, log), ln)
 		f.url = "http://" + ln.Addr().String()
@@ -49,13 +50,13 @@ func startFront(ctx context.Context, c *config.Config, db *store.DB, handler htt
 	t := c.TLS
 	ln, err := net.Listen("tcp", t.ListenHTTPS)
 	if err != nil {
-		return nil, fmt.Errorf("tls.listen_https: %w", err)
+		return nil, listenError("tls.listen_https", err)
 	}
 	var pln net.Listener
 	if t.ListenHTTP != "" {
 		if pln, err = net.Listen("tcp", t.ListenHTTP); err != nil {
 			ln.Close()
-			return nil, fmt.Errorf("tls.listen_http: %w", err)
+			return nil, listenError("tls.listen_http", err)
 		}
 	}
 	httpsPort := ln.Addr().(*net.TCPAddr).Port
@@ -151,6 +152,16 @@ func (h handshakeLog) Write(p []byte) (int, error) {
 	}
 	h.log.Log(context.Background(), level, msg)
 	return len(p), nil
+}
+
+// listenError names the key whose address could not be listened on and,
+// for a port below 1024 refused to an ordinary user, what lets it bind.
+func listenError(key string, err error) error {
+	if errors.Is(err, syscall.EACCES) {
+		return fmt.Errorf("%s: %w; ports below 1024 need root or the capability CAP_NET_BIND_SERVICE "+
+			"(the systemd unit gives it: AmbientCapabilities=CAP_NET_BIND_SERVICE; or setcap cap_net_bind_service=+ep on the binary)", key, err)
+	}
+	return fmt.Errorf("%s: %w", key, err)
 }
 
 func closeAll(err error, lns ...net.Listener) error {

@@ -137,7 +137,8 @@ func TestInitNeverOverwrites(t *testing.T) {
 	runInit(t, dir)
 	before := snapshotDir(t, dir)
 	code, out, errOut := runCLI("", initFlags(dir)...)
-	if code == 0 || !strings.Contains(errOut, "already exists") || !strings.Contains(errOut, "wrote nothing") {
+	if code == 0 || !strings.Contains(errOut, "cleanads.yaml, "+filepath.Join(dir, "secret.key")) ||
+		!strings.Contains(errOut, "already exist;") || !strings.Contains(errOut, "wrote nothing") {
 		t.Errorf("a second init: exit %d, %s %s", code, out, errOut)
 	}
 	if passwordLine.MatchString(out) {

@@ -109,11 +109,15 @@ func refuseExisting(paths ...string) error {
 			return err
 		}
 	}
-	if len(found) > 0 {
+	switch len(found) {
+	case 0:
+		return nil
+	case 1:
 		return fmt.Errorf("%s already exists; init never overwrites a file and wrote nothing: "+
-			"to start over, move it away, or give another --dir", strings.Join(found, " and "))
+			"to start over, move it away, or give another --dir", found[0])
 	}
-	return nil
+	return fmt.Errorf("%s already exist; init never overwrites a file and wrote nothing: "+
+		"to start over, move them away, or give another --dir", strings.Join(found, ", "))
 }
 
 // isTerminal tells whether r is a terminal (not merely a character device
@@ -481,7 +485,7 @@ func (a *initAnswers) configText(apiKey string) string {
 	w("# and restart the server. This file holds secrets: keep it mode 0600.")
 	w("")
 	w("# The address the server listens on. Behind a reverse proxy (nginx, Caddy) keep it on")
-	w("# 127.0.0.1; for HTTPS by itself, without a proxy, see tls: below.")
+	w("# 127.0.0.1. For HTTPS by itself, without a proxy, see tls: below (listen is then not used).")
 	w("listen: %s", q(a.listen))
 	w("# How browsers reach this server: the install snippet and the admin UI use it.")
 	w("public_url: %s", q("https://"+a.domain))
@@ -495,14 +499,19 @@ func (a *initAnswers) configText(apiKey string) string {
 	w("secret_key_file: %s", q(a.keyPath))
 	w("")
 	w("# HTTPS without a reverse proxy: point %s's DNS (A/AAAA records) at this", a.domain)
-	w("# server, open ports 80 and 443, uncomment the block, and restart. The certificate comes")
-	w("# from Let's Encrypt and renews by itself; `directory: staging` tries Let's Encrypt's")
-	w("# staging directory first. Or give a certificate you have with cert_file and key_file.")
+	w("# server, open ports 80 and 443, uncomment the block (one # off each line), and restart.")
+	w("# The server then listens on listen_https and listen_http, not on listen; ports below")
+	w("# 1024 need root or CAP_NET_BIND_SERVICE (the systemd unit has it; a container may).")
+	w("# The certificate comes from Let's Encrypt and renews by itself; `directory: staging`")
+	w("# tries Let's Encrypt's staging directory first (its certificates are not trusted), or")
+	w("# give another ACME CA's directory URL, with directory_ca_file for a private CA's root.")
+	w("# Or, instead of acme:, give a certificate you have with cert_file and key_file.")
 	w("# tls:")
 	w("#   acme:")
 	w("#     domains: [%s]", q(a.domain))
 	w("#     email: %s", q(a.email))
 	w("#     # directory: staging")
+	w("#     # directory_ca_file: /etc/cleanads/acme-ca.pem")
 	w("#   # cert_file: /etc/cleanads/%s.crt", a.domain)
 	w("#   # key_file: /etc/cleanads/%s.key", a.domain)
 	w("#   # listen_https: \":443\"")
