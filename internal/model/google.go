@@ -46,6 +46,10 @@ type GoogleSettings struct {
 	Consent GoogleConsent `json:"consent" yaml:"consent"`
 	// Mode is live (default) or validate.
 	Mode string `json:"mode,omitempty" yaml:"mode"`
+	// Credentials is a fingerprint of the config's credentials (never
+	// the credentials): when it or any other setting here changes, the
+	// site's Google pause is lifted and the parked rows go again.
+	Credentials string `json:"credentials,omitempty" yaml:"-"`
 }
 
 // GoogleConsent is a default for Google's two consent signals, each

@@ -89,3 +89,62 @@ func TestGoogleDeliveries(t *testing.T) {
 		}
 	})
 }
+
+// A site's Google pause stands when the site is saved unchanged (a
+// restart provisions it again) and is lifted when its Google settings or
+// credentials' fingerprint change, as a new access token lifts Meta's.
+func TestGooglePauseLiftsOnChange(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		sh := model.Share{Site: "a", Destination: model.DestinationGoogle}
+		g := model.GoogleSettings{OperatingAccountID: "1234567890", QualifiedConversionAction: "555", Credentials: "aaaa"}
+		save := func(g model.GoogleSettings) {
+			t.Helper()
+			if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A", Settings: model.SiteSettings{Google: &g}}, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		paused := func() string {
+			t.Helper()
+			r, err := db.DestinationPauseReason(ctx, sh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		pause := func() {
+			t.Helper()
+			if err := db.DestinationPauseSet(ctx, sh, "the terms are not accepted", now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		save(g)
+		pause()
+		save(g)
+		if paused() == "" {
+			t.Fatal("saving the site unchanged lifted its Google pause")
+		}
+		g.Credentials = "bbbb"
+		save(g)
+		if r := paused(); r != "" {
+			t.Errorf("new credentials left the pause: %q", r)
+		}
+		pause()
+		g.LoginAccountID = "9999999999"
+		save(g)
+		if r := paused(); r != "" {
+			t.Errorf("a new login account left the pause: %q", r)
+		}
+		// Meta's pause is the site's own and is not touched.
+		if err := db.SitePause(ctx, "a", "token refused", now); err != nil {
+			t.Fatal(err)
+		}
+		pause()
+		g.Mode = model.GoogleModeValidate
+		save(g)
+		if s, _ := db.SiteByID(ctx, "a"); s.PausedReason != "token refused" || paused() != "" {
+			t.Errorf("Meta's pause %q, Google's %q", s.PausedReason, paused())
+		}
+	})
+}

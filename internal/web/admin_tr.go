@@ -337,4 +337,13 @@ var turkish = map[string]string{
 	"%d refused":                          "%d reddedildi",
 	"Too old to replay: Google takes click conversions for 90 days.":                                               "Yeniden göndermek için çok eski: Google tıklama dönüşümlerini 90 gün alır.",
 	"Events for Google Ads are listed too, with Google's answer; their transaction id stays the same on a replay.": "Google Ads olayları da Google'ın yanıtıyla listelenir; yeniden gönderimde işlem kimlikleri aynı kalır.",
+	"Google Ads: account %s, validate only (Google checks the events and records nothing)":                         "Google Ads: hesap %s, yalnızca doğrulama (Google olayları denetler, hiçbirini kaydetmez)",
+	"Google Ads: account %s":                               "Google Ads: hesap %s",
+	"Google Ads: off (no google block in the config file)": "Google Ads: kapalı (yapılandırma dosyasında google bloğu yok)",
+	"Google Ads: not available for a site added here. Google's credentials are kept only in the config file: define the site there, with its google block, to send to Google.": "Google Ads: burada eklenen bir site için kullanılamaz. Google'ın kimlik bilgileri yalnızca yapılandırma dosyasında tutulur: Google'a göndermek için siteyi orada, google bloğuyla tanımlayın.",
+	"Google Ads deliveries of this site are not paused.":                                                                   "Bu sitenin Google Ads gönderimleri durdurulmuş değil.",
+	"Google Ads deliveries resumed: the waiting events go now. If Google still refuses, they pause again with its reason.": "Google Ads gönderimleri sürdürüldü: bekleyen olaylar şimdi gider. Google yine reddederse gerekçesiyle yeniden durur.",
+	"Resume Google Ads deliveries": "Google Ads gönderimlerini sürdür",
+	"Once you have fixed it in Google Ads. A change of the site's google block or credentials resumes them too.":  "Google Ads'te düzelttikten sonra. Sitenin google bloğu ya da kimlik bilgileri değişince de sürer.",
+	"A site added here sends to Meta only: Google Ads needs credentials, which are kept only in the config file.": "Burada eklenen bir site yalnızca Meta'ya gönderir: Google Ads kimlik bilgisi ister ve bunlar yalnızca yapılandırma dosyasında tutulur.",
 }
