@@ -228,3 +228,37 @@ func TestGoogleRefusedEventIsDeadLettered(t *testing.T) {
 		t.Errorf("%d at Google", len(gg.Events()))
 	}
 }
+
+// TestGooglePartialSuccess: Google processes a request only in part and
+// counts the failures without naming the events: the rows stay sent and
+// each says how many of its request's events failed, and why.
+func TestGooglePartialSuccess(t *testing.T) {
+	f, gg := googleFixture(t)
+	gg.SetPartialFailure("INVALID_EMAIL_FORMAT", 1)
+	var leads []model.LeadID
+	for i := range 3 {
+		in := lead(i)
+		in.GClid = fmt.Sprintf("gclid-%d", i)
+		l, _, err := f.svc.Submit(f.ctx, f.site, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leads = append(leads, l.ID)
+	}
+	f.run(t)
+	if got := f.googleRows(t, leads); got[model.DeliverySent] != 3 {
+		t.Fatalf("google rows: %v", got)
+	}
+	for _, id := range leads {
+		ds, _ := f.db.DeliveriesByLead(f.ctx, id)
+		for _, d := range ds {
+			if d.Destination != model.DestinationGoogle {
+				continue
+			}
+			if !strings.Contains(d.LastError, "only in part: 1 of 3 events failed: INVALID_EMAIL_FORMAT (1)") ||
+				!strings.Contains(string(d.Response), "PARTIAL_SUCCESS") {
+				t.Errorf("row %s: %q %s", d.ID, d.LastError, d.Response)
+			}
+		}
+	}
+}

@@ -36,7 +36,8 @@ func TestAdminGoogleDeliveries(t *testing.T) {
 	sent := &model.Delivery{ID: "dl_gsent", SiteID: "dent", LeadID: lead, Destination: model.DestinationGoogle,
 		Kind: model.KindQualified, EventName: "QualifiedLead", EventID: "fedcba9876543210fedcba9876543210", PixelID: "1234567890",
 		Payload: json.RawMessage(`{}`), State: model.DeliverySent, NextAt: now, DeadlineAt: now.Add(80 * 24 * time.Hour),
-		Response: json.RawMessage(`{"requestId":"r1","status":{"requestStatus":"SUCCESS"}}`), CreatedAt: now, UpdatedAt: now}
+		Response: json.RawMessage(`{"requestId":"r1","status":{"requestStatus":"PARTIAL_SUCCESS"}}`), CreatedAt: now, UpdatedAt: now,
+		LastError: "Google took the request for conversion action 555 only in part: 1 of 3 events failed: INVALID_EMAIL_FORMAT (1)."}
 	for _, d := range []*model.Delivery{dead, sent} {
 		if _, err := e.db.DeliveryInsert(ctx, d); err != nil {
 			t.Fatal(err)
@@ -52,8 +53,12 @@ func TestAdminGoogleDeliveries(t *testing.T) {
 		!strings.Contains(p.body, "/admin/deliveries/dl_gdead/replay") {
 		t.Errorf("deliveries page lacks the Google dead letter:\n%s", p.body)
 	}
-	if p := c.get("/admin/leads/" + string(lead)); !strings.Contains(p.body, "Google&#39;s answer") {
-		t.Errorf("the lead's story lacks Google's answer")
+	if p := c.get("/admin/leads/" + string(lead)); !strings.Contains(p.body, "Google&#39;s answer") ||
+		!strings.Contains(p.body, "only in part: 1 of 3 events failed: INVALID_EMAIL_FORMAT (1)") {
+		t.Errorf("the lead's story lacks Google's answer or its partial success")
+	}
+	if p := c.get("/admin/deliveries?state=sent"); !strings.Contains(p.body, "Google&#39;s message: Google took the request for conversion action 555 only in part") {
+		t.Errorf("deliveries page lacks Google's partial success")
 	}
 	if p := c.get("/admin/sites"); !strings.Contains(p.body, "Google Ads deliveries: the Google Ads account has not accepted") {
 		t.Errorf("sites page lacks the Google pause")
