@@ -106,8 +106,17 @@ func TestGoogleOutageAndRevokedGrantLeaveMetaAlone(t *testing.T) {
 	if err != nil || !strings.Contains(strings.ToLower(reason), "authorise cleanads again") {
 		t.Fatalf("pause reason %q %v", reason, err)
 	}
+	// The site saved unchanged (a restart) keeps the pause; the owner's
+	// new refresh token (another credentials fingerprint) lifts it.
+	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := f.db.DestinationPauseReason(f.ctx, model.Share{Site: "dent", Destination: model.DestinationGoogle}); r == "" {
+		t.Fatal("saving the site unchanged lifted the pause")
+	}
 	gg.RestoreGrant()
-	if err := f.db.DestinationResume(f.ctx, model.Share{Site: "dent", Destination: model.DestinationGoogle}); err != nil {
+	f.site.Settings.Google.Credentials = "fingerprint-of-the-new-grant"
+	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	f.clk.Add(deliver.DefaultPoll * 2)
