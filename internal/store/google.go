@@ -42,8 +42,8 @@ func (q Q) resumeGoogleOnChange(ctx context.Context, s *model.Site) error {
 	var old model.SiteSettings
 	if err := json.Unmarshal([]byte(raw), &old); err == nil {
 		was, _ := json.Marshal(old.Google)
-		now, _ := json.Marshal(s.Settings.Google)
-		if bytes.Equal(was, now) {
+		next, _ := json.Marshal(s.Settings.Google)
+		if bytes.Equal(was, next) {
 			return nil
 		}
 	}
