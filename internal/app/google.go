@@ -115,3 +115,25 @@ func redactGooglePayload(ev map[string]json.RawMessage) json.RawMessage {
 	}
 	return b
 }
+
+// ResumeGoogle lifts a site's Google pause after the owner fixed what
+// Google refused in Google Ads itself (the customer data terms, enhanced
+// conversions for leads, the account's access), where no setting here
+// changes: the parked rows are due at once and the runner is woken. A
+// pause that still stands at Google comes back after one request. It
+// returns how many parked rows (of every destination now free) are due.
+func (s *Service) ResumeGoogle(ctx context.Context, site model.SiteID) (int, error) {
+	sh := model.Share{Site: site, Destination: model.DestinationGoogle}
+	if _, err := s.db.DestinationPauseOf(ctx, sh); err != nil {
+		return 0, err
+	}
+	if err := s.db.DestinationResume(ctx, sh); err != nil {
+		return 0, err
+	}
+	_, resumed, err := s.db.DeliverySweep(ctx, s.now())
+	if err != nil {
+		return 0, err
+	}
+	s.wake()
+	return resumed, nil
+}

@@ -23,9 +23,9 @@ import (
 // googleDestinations returns the google destination's handler when a site
 // sends to Google, with one token source per credential for every worker,
 // its requests counted when metrics are on.
-// A start lifts the sites' Google pauses: the owner fixes the credentials
-// or the account and restarts, and the parked rows get their chance (a
-// pause that still stands comes back after one request).
+// A site's Google pause stands across a restart: it is lifted when the
+// site's google block or credentials change (provision, before this) or
+// from the sites page, once the owner has fixed the account.
 func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, m *metrics.Metrics) (map[string]deliver.Destination, *deliver.Google, error) {
 	creds := map[model.SiteID]google.Credentials{}
 	for _, s := range c.Sites {
@@ -37,10 +37,8 @@ func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log
 		if reason, err := db.DestinationPauseReason(ctx, sh); err != nil {
 			return nil, nil, err
 		} else if reason != "" {
-			if err := db.DestinationResume(ctx, sh); err != nil {
-				return nil, nil, err
-			}
-			log.Info("google deliveries resumed at start", "site", s.ID, "paused_for", reason)
+			log.Warn("google deliveries stay paused for site: change its google credentials or settings, or resume on the sites page",
+				"site", s.ID, "reason", reason)
 		}
 	}
 	if len(creds) == 0 {

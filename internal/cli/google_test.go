@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,11 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/google"
 	"github.com/cleanads/cleanads/internal/google/googletest"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 )
 
@@ -62,9 +65,9 @@ func TestServeDeliversToMetaAndGoogle(t *testing.T) {
 			t.Errorf("serve exited %d: %s", code, errOut.String())
 		}
 	}()
-	post := func(path, body string) map[string]any {
+	call := func(method, path, body string) map[string]any {
 		t.Helper()
-		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer dent-key-0123456789abcdef")
 		resp, err := http.DefaultClient.Do(req)
@@ -80,12 +83,14 @@ func TestServeDeliversToMetaAndGoogle(t *testing.T) {
 		json.Unmarshal(b, &m)
 		return m
 	}
+	post := func(path, body string) map[string]any { t.Helper(); return call("POST", path, body) }
+	verdict := func(id any) any { t.Helper(); return call("GET", fmt.Sprintf("/v1/leads/%v", id), "")["verdict"] }
 	lead := post("/v1/leads", `{"site":"dent","email":"Ayse.Yilmaz+dis@gmail.com","phone":"05324128719","name":"Ayşe Yılmaz","fill_ms":8400,`+
 		`"message":"Implant tedavisi için randevu almak istiyorum, hafta içi akşam uygunum.","gclid":"Cj0KCQiA-gclid",`+
 		`"page_url":"https://www.istanbuldis.example/x","user_agent":"Mozilla/5.0","client_ip":"203.0.113.1"}`)
 	id, _ := lead["id"].(string)
-	if id == "" {
-		t.Fatalf("lead answer %v", lead)
+	if id == "" || verdict(id) != "clean" {
+		t.Fatalf("lead answer %v, verdict %v", lead, verdict(id))
 	}
 	waitUntil(t, func() bool { return len(g.Events()) == 2 && len(gg.Events()) == 1 })
 	ev := gg.Events()[0]
@@ -127,11 +132,17 @@ func TestServeDeliversToMetaAndGoogle(t *testing.T) {
 	// The grey lead's raw Lead goes to Meta as every lead's does; nothing
 	// qualified goes anywhere until evidence comes.
 	waitUntil(t, func() bool { return len(g.Events()) == 4 })
+	if v := verdict(gid); v != "review" || g.Events()[3].EventName != "Lead" {
+		t.Fatalf("the price-only lead: verdict %v, its event at Meta %s", v, g.Events()[3].EventName)
+	}
 	if len(gg.Events()) != 2 {
 		t.Fatalf("a grey lead reached Google: %d events", len(gg.Events()))
 	}
 	post("/v1/leads/"+gid+"/events", `{"type":"call","duration_s":95}`)
 	waitUntil(t, func() bool { return len(g.Events()) == 5 && len(gg.Events()) == 3 })
+	if m := g.Events()[4]; m.EventName != "QualifiedLead" || !strings.Contains(string(m.JSON), `"action_source":"system_generated"`) {
+		t.Errorf("the grey lead's qualified event at Meta after the call: %s", m.JSON)
+	}
 	json.Unmarshal(gg.Events()[2].JSON, &e)
 	if e.AdIdentifiers.GClid != "grey-gclid" {
 		t.Errorf("grey lead at Google: %s", gg.Events()[2].JSON)
@@ -189,5 +200,54 @@ func TestSendTestGoogle(t *testing.T) {
 	}
 	if code, _, errOut := runCLI("", "send-test", "--google", "--site", "nope", "--config", cfg); code == 0 || !strings.Contains(errOut, "nope") {
 		t.Errorf("unknown site: %d %s", code, errOut)
+	}
+}
+
+// TestGooglePauseAcrossRestart: a site's Google pause stands when serve
+// starts again on the same config, and is lifted at the start whose
+// config brings new Google credentials (the owner authorised again).
+func TestGooglePauseAcrossRestart(t *testing.T) {
+	g := graphtest.New(t)
+	gg := googletest.New(t)
+	dsn := storetest.DSN(t)
+	cfg := func(refresh string) string {
+		return fmt.Sprintf(googleConfig, dsn, g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
+			googletest.ClientID, googletest.ClientSecret, refresh)
+	}
+	serveOnce := func(config string) {
+		t.Helper()
+		_, stop, errOut := serveConfig(t, config)
+		if code := stop(); code != 0 {
+			t.Fatalf("serve exited %d: %s", code, errOut.String())
+		}
+	}
+	sh := model.Share{Site: "dent", Destination: model.DestinationGoogle}
+	withDB := func(f func(db *store.DB)) {
+		t.Helper()
+		db, err := store.Open(context.Background(), dsn, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		f(db)
+	}
+	paused := func() (r string) {
+		t.Helper()
+		withDB(func(db *store.DB) { r, _ = db.DestinationPauseReason(context.Background(), sh) })
+		return r
+	}
+	serveOnce(cfg(googletest.RefreshToken))
+	withDB(func(db *store.DB) {
+		if err := db.DestinationPauseSet(context.Background(), sh, "the customer data terms are not accepted", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	serveOnce(cfg(googletest.RefreshToken))
+	if paused() == "" {
+		t.Fatal("a restart on the same config lifted the Google pause")
+	}
+	serveOnce(cfg("1//a-new-refresh-token"))
+	if r := paused(); r != "" {
+		t.Errorf("new credentials left the pause: %q", r)
 	}
 }

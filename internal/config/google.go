@@ -165,5 +165,6 @@ func (s *Site) googleModel() *model.GoogleSettings {
 		return nil
 	}
 	g := s.Google.GoogleSettings
+	g.Credentials = s.Google.Credentials.Fingerprint()
 	return &g
 }

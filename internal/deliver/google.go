@@ -260,6 +260,10 @@ func applyStatus(requestID string, res *google.StatusResponse, rows []*model.Del
 				d.State, d.SentAt = model.DeliveryDead, nil
 				d.LastError = "Google failed the request for conversion action " + ref + reasons(*ds)
 				failed++
+			case google.StatusPartialSuccess:
+				// Google counts what failed and names no event: the row
+				// stays sent, and says so.
+				d.LastError = partialWords(ref, *ds)
 			}
 			d.Response, _ = json.Marshal(a)
 		}
@@ -326,6 +330,25 @@ func (g *Google) Follow(ctx context.Context) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// partialWords says what Google's PARTIAL_SUCCESS of a request means for
+// one of its rows: how many of the request's events failed and why, and
+// that Google does not say which.
+func partialWords(ref string, ds google.DestinationStatus) string {
+	total := ""
+	if ds.EventsIngestionStatus != nil && ds.EventsIngestionStatus.RecordCount != "" {
+		total = " of " + string(ds.EventsIngestionStatus.RecordCount)
+	}
+	var n int64
+	if ds.ErrorInfo != nil {
+		for _, c := range ds.ErrorInfo.ErrorCounts {
+			k, _ := c.RecordCount.Int64()
+			n += k
+		}
+	}
+	return fmt.Sprintf("Google took the request for conversion action %s only in part: %d%s events failed%s. "+
+		"Google does not say which: this event may be one of them", ref, n, total, reasons(ds))
 }
 
 func reasons(ds google.DestinationStatus) string {

@@ -106,8 +106,17 @@ func TestGoogleOutageAndRevokedGrantLeaveMetaAlone(t *testing.T) {
 	if err != nil || !strings.Contains(strings.ToLower(reason), "authorise cleanads again") {
 		t.Fatalf("pause reason %q %v", reason, err)
 	}
+	// The site saved unchanged (a restart) keeps the pause; the owner's
+	// new refresh token (another credentials fingerprint) lifts it.
+	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := f.db.DestinationPauseReason(f.ctx, model.Share{Site: "dent", Destination: model.DestinationGoogle}); r == "" {
+		t.Fatal("saving the site unchanged lifted the pause")
+	}
 	gg.RestoreGrant()
-	if err := f.db.DestinationResume(f.ctx, model.Share{Site: "dent", Destination: model.DestinationGoogle}); err != nil {
+	f.site.Settings.Google.Credentials = "fingerprint-of-the-new-grant"
+	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	f.clk.Add(deliver.DefaultPoll * 2)
@@ -226,5 +235,39 @@ func TestGoogleRefusedEventIsDeadLettered(t *testing.T) {
 	}
 	if len(gg.Events()) != 4 {
 		t.Errorf("%d at Google", len(gg.Events()))
+	}
+}
+
+// TestGooglePartialSuccess: Google processes a request only in part and
+// counts the failures without naming the events: the rows stay sent and
+// each says how many of its request's events failed, and why.
+func TestGooglePartialSuccess(t *testing.T) {
+	f, gg := googleFixture(t)
+	gg.SetPartialFailure("INVALID_EMAIL_FORMAT", 1)
+	var leads []model.LeadID
+	for i := range 3 {
+		in := lead(i)
+		in.GClid = fmt.Sprintf("gclid-%d", i)
+		l, _, err := f.svc.Submit(f.ctx, f.site, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leads = append(leads, l.ID)
+	}
+	f.run(t)
+	if got := f.googleRows(t, leads); got[model.DeliverySent] != 3 {
+		t.Fatalf("google rows: %v", got)
+	}
+	for _, id := range leads {
+		ds, _ := f.db.DeliveriesByLead(f.ctx, id)
+		for _, d := range ds {
+			if d.Destination != model.DestinationGoogle {
+				continue
+			}
+			if !strings.Contains(d.LastError, "only in part: 1 of 3 events failed: INVALID_EMAIL_FORMAT (1)") ||
+				!strings.Contains(string(d.Response), "PARTIAL_SUCCESS") {
+				t.Errorf("row %s: %q %s", d.ID, d.LastError, d.Response)
+			}
+		}
 	}
 }

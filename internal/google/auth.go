@@ -3,6 +3,7 @@ package google
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +54,19 @@ func (c *Credentials) Validate() error {
 		return errors.New("no credentials: set credentials_file (a service account key) or client_id, client_secret and refresh_token")
 	}
 	return nil
+}
+
+// Fingerprint is a short digest of the credentials that tells one from
+// another and gives none of them away: the site's settings keep it, so a
+// change of key file, client or refresh token is seen (and lifts the
+// site's Google pause) without a secret in the database.
+func (c Credentials) Fingerprint() string {
+	if c == (Credentials{}) {
+		return ""
+	}
+	b, _ := json.Marshal(c)
+	sum := sha256.Sum256(append([]byte("cleanads google credentials\n"), b...))
+	return hex.EncodeToString(sum[:8])
 }
 
 // Tokens keeps one cached, refreshing token source per credential, shared

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/cleanads/cleanads/internal/google"
 )
 
 // refuseWhen is an HTTP client that answers a plain INVALID_ARGUMENT, with
@@ -28,3 +30,23 @@ func refuseWhen(t *testing.T, match func(body string) bool) *http.Client {
 type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A credentials' fingerprint tells one from another, is stable, and gives
+// none of their secrets away.
+func TestCredentialsFingerprint(t *testing.T) {
+	a := google.Credentials{ClientID: "id", ClientSecret: "secret-value", RefreshToken: "1//refresh-token"}
+	b := a
+	b.RefreshToken = "1//another-token"
+	fa, fb := a.Fingerprint(), b.Fingerprint()
+	if fa == "" || fa == fb || fa != a.Fingerprint() || len(fa) != 16 {
+		t.Errorf("fingerprints %q %q", fa, fb)
+	}
+	for _, s := range []string{"secret", "refresh", "id"} {
+		if strings.Contains(fa, s) {
+			t.Errorf("fingerprint %q shows %q", fa, s)
+		}
+	}
+	if (google.Credentials{}).Fingerprint() != "" {
+		t.Error("no credentials have a fingerprint")
+	}
+}

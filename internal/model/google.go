@@ -12,6 +12,19 @@ const DestinationGoogle = "google"
 // this (the click came before), Meta's 7 days being Meta's own.
 const GoogleMaxEventAge = 90 * 24 * time.Hour
 
+// DeadlineWords says in words the window a destination's row must be sent
+// within (its deadline_at): each platform's own, for the messages that
+// say a row is past it.
+func DeadlineWords(destination string) string {
+	switch destination {
+	case DestinationGoogle:
+		return "Google's 90-day window for click conversions"
+	case DestinationMetaLeadgen:
+		return "the 90 days Meta keeps a Lead Ads lead"
+	}
+	return "Meta's 7-day window"
+}
+
 // Google modes of a site.
 const (
 	GoogleModeLive     = "live"     // events go to Google Ads
@@ -46,6 +59,10 @@ type GoogleSettings struct {
 	Consent GoogleConsent `json:"consent" yaml:"consent"`
 	// Mode is live (default) or validate.
 	Mode string `json:"mode,omitempty" yaml:"mode"`
+	// Credentials is a fingerprint of the config's credentials (never
+	// the credentials): when it or any other setting here changes, the
+	// site's Google pause is lifted and the parked rows go again.
+	Credentials string `json:"credentials,omitempty" yaml:"-"`
 }
 
 // GoogleConsent is a default for Google's two consent signals, each

@@ -696,7 +696,8 @@ func (q Q) DeliveryPayloads(ctx context.Context, site model.SiteID, states []mod
 // DeliveryReplay puts a dead letter back in the queue after a fix: state
 // pending, due now, attempts kept, and the replay noted in last_error with
 // the error it had. Only a dead delivery whose deadline has not passed can be
-// replayed; anything else fails with model.ErrConflict.
+// replayed (each destination's row has its own deadline: Meta's 7 days,
+// Google's 90); anything else fails with model.ErrConflict.
 func (q Q) DeliveryReplay(ctx context.Context, id, note string, now time.Time) error {
 	res, err := q.exec(ctx, `/* Store.DeliveryReplay */ UPDATE deliveries
 		SET state = ?, next_at = ?, updated_at = ?, lease_owner = '', lease_until = NULL,
@@ -717,5 +718,5 @@ func (q Q) DeliveryReplay(ctx context.Context, id, note string, now time.Time) e
 	if d.State != model.DeliveryDead {
 		return fmt.Errorf("delivery %s is %s, not dead: %w", id, d.State, model.ErrConflict)
 	}
-	return fmt.Errorf("delivery %s is past Meta's 7-day window: %w", id, model.ErrConflict)
+	return fmt.Errorf("delivery %s is past %s: %w", id, model.DeadlineWords(d.Destination), model.ErrConflict)
 }

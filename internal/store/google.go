@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -21,6 +23,31 @@ func (q Q) DestinationPauseReason(ctx context.Context, sh model.Share) (string, 
 		return "", err
 	}
 	return p.Reason, nil
+}
+
+// resumeGoogleOnChange lifts a site's Google pause when its Google
+// settings change (the account, a conversion action, the mode, or the
+// credentials, whose fingerprint the settings keep), as a new access
+// token lifts Meta's: the fix gets its chance. An unchanged site keeps
+// its pause, whoever saves it.
+func (q Q) resumeGoogleOnChange(ctx context.Context, s *model.Site) error {
+	var raw string
+	err := q.queryRow(ctx, `/* Store.SiteUpsert */ SELECT settings FROM sites WHERE id = ?`, string(s.ID)).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: site %s: %w", s.ID, err)
+	}
+	var old model.SiteSettings
+	if err := json.Unmarshal([]byte(raw), &old); err == nil {
+		was, _ := json.Marshal(old.Google)
+		next, _ := json.Marshal(s.Settings.Google)
+		if bytes.Equal(was, next) {
+			return nil
+		}
+	}
+	return q.DestinationResume(ctx, model.Share{Site: s.ID, Destination: model.DestinationGoogle})
 }
 
 // DeliveryStatsByDestination counts a site's rows of one kind (every kind

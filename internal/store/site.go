@@ -32,6 +32,9 @@ func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 	if err := q.resumeLeadAdsOnNewToken(ctx, s); err != nil {
 		return err
 	}
+	if err := q.resumeGoogleOnChange(ctx, s); err != nil {
+		return err
+	}
 	_, err = q.exec(ctx, `/* Store.SiteUpsert */
 		INSERT INTO sites (`+siteColumns+`) VALUES (?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET

@@ -26,6 +26,10 @@ type siteRow struct {
 	// Holds are the pauses of the site's other destinations (the Lead Ads
 	// fetch, ...), each its label and reason.
 	Holds []string
+	// Google is how the site stands with Google Ads, in words; GooglePaused
+	// offers the resume button.
+	Google       string
+	GooglePaused bool
 }
 
 // destinationLabel is how the sites page names a destination's pause.
@@ -63,6 +67,9 @@ type siteForm struct {
 // adminSites lists the sites, with a form to add one.
 func (s *Server) adminSites(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "sites", "Sites")
+	if r.URL.Query().Get("google_resumed") != "" {
+		p.Notice = tr(p.Lang, "Google Ads deliveries resumed: the waiting events go now. If Google still refuses, they pause again with its reason.")
+	}
 	s.renderSites(w, r, p, http.StatusOK, siteForm{Country: "TR"})
 }
 
@@ -78,13 +85,19 @@ func (s *Server) renderSites(w http.ResponseWriter, r *http.Request, p *page, st
 		return
 	}
 	holds := map[model.SiteID][]string{}
+	googlePaused := map[model.SiteID]bool{}
 	for _, h := range pauses {
 		holds[h.Share.Site] = append(holds[h.Share.Site], destinationLabel(p.Lang, h.Share.Destination)+": "+h.Reason)
+		if h.Share.Destination == model.DestinationGoogle {
+			googlePaused[h.Share.Site] = true
+		}
 	}
 	d := sitesData{New: form}
 	for _, site := range sites {
-		d.Sites = append(d.Sites, siteRow{ID: string(site.ID), Name: site.Name, Mode: site.Settings.Meta.Mode,
-			PixelID: site.Settings.Meta.PixelID, Paused: site.PausedReason, Pinned: site.Pinned, Holds: holds[site.ID]})
+		row := siteRow{ID: string(site.ID), Name: site.Name, Mode: site.Settings.Meta.Mode,
+			PixelID: site.Settings.Meta.PixelID, Paused: site.PausedReason, Pinned: site.Pinned, Holds: holds[site.ID]}
+		row.Google, row.GooglePaused = googleState(p.Lang, site), googlePaused[site.ID] && site.Settings.Google != nil
+		d.Sites = append(d.Sites, row)
 	}
 	p.D = d
 	s.render(w, r, status, "sites", p)

@@ -93,6 +93,7 @@ type Server struct {
 	actions     map[string]bool
 	processing  int
 	failAs      string
+	partial     int
 	requests    int
 	validations int
 	events      []Received
@@ -182,7 +183,22 @@ func (s *Server) SetProcessing(n int) { s.mu.Lock(); s.processing = n; s.mu.Unlo
 // SetProcessingFailure makes Google fail the requests accepted from now on
 // when it processes them (requestStatus FAILED, with reason in
 // errorInfo), as it does with events it cannot use; "" undoes it.
-func (s *Server) SetProcessingFailure(reason string) { s.mu.Lock(); s.failAs = reason; s.mu.Unlock() }
+func (s *Server) SetProcessingFailure(reason string) {
+	s.mu.Lock()
+	s.failAs, s.partial = reason, 0
+	s.mu.Unlock()
+}
+
+// SetPartialFailure makes Google process the requests accepted from now
+// on only in part: n events of each destination fail with reason
+// (requestStatus PARTIAL_SUCCESS, the counts in errorInfo, and no word
+// of which events), as Google answers a batch some of whose events it
+// could not use; n 0 undoes it.
+func (s *Server) SetPartialFailure(reason string, n int) {
+	s.mu.Lock()
+	s.failAs, s.partial = reason, n
+	s.mu.Unlock()
+}
 
 // Grants is how many tokens the token endpoint issued.
 func (s *Server) Grants() int { s.mu.Lock(); defer s.mu.Unlock(); return s.grants }
@@ -494,7 +510,11 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 			"requestStatus":         "SUCCESS",
 			"eventsIngestionStatus": map[string]any{"recordCount": strconv.Itoa(perDest[d.ProductDestinationID])},
 		}
-		if s.failAs != "" {
+		if s.partial > 0 && s.failAs != "" {
+			failed := min(s.partial, perDest[d.ProductDestinationID])
+			r["requestStatus"] = "PARTIAL_SUCCESS"
+			r["errorInfo"] = map[string]any{"errorCounts": []map[string]any{{"recordCount": strconv.Itoa(failed), "reason": s.failAs}}}
+		} else if s.failAs != "" {
 			r["requestStatus"] = "FAILED"
 			r["errorInfo"] = map[string]any{"errorCounts": []map[string]any{{"recordCount": strconv.Itoa(perDest[d.ProductDestinationID]), "reason": s.failAs}}}
 			r["eventsIngestionStatus"] = map[string]any{"recordCount": "0"}
