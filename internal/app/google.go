@@ -20,21 +20,21 @@ import (
 // its own state, attempts and deadline: Google takes click conversions
 // for 90 days, not Meta's 7. An event Google could not match (no click id,
 // no usable contact), and one of a lead that came from a Meta ad without a
-// Google click id, is not queued.
+// Google click id, is not queued; it tells whether a row was.
 func (s *Service) queueGoogle(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec,
-	eventName string, at time.Time, now time.Time) error {
+	eventName string, at time.Time, now time.Time) (bool, error) {
 	g := site.Settings.Google
 	if g.ConversionAction(spec.Kind) == "" {
-		return nil
+		return false, nil
 	}
 	clicks, err := googleClicks(ctx, tx, site.ID, lead)
 	if err != nil {
-		return err
+		return false, err
 	}
 	// A lead from a Meta Instant Form or a WhatsApp ad came from no Google
 	// ad: Google could attribute it to nothing.
 	if lead.Source != "" && lead.Source != model.SourceWeb && clicks == (model.ClickIDs{}) {
-		return nil
+		return false, nil
 	}
 	p := google.Params{Settings: g, Country: site.Settings.Country, Lead: lead, Kind: spec.Kind, At: at, Clicks: clicks}
 	if v, ok := spec.CustomData["value"].(float64); ok {
@@ -46,26 +46,35 @@ func (s *Service) queueGoogle(ctx context.Context, tx *store.Tx, site *model.Sit
 	ev, err := google.BuildEvent(p)
 	if errors.Is(err, google.ErrNotSent) {
 		slog.Debug("google: event not queued", "lead", string(lead.ID), "kind", spec.Kind, "why", err.Error())
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("app: build google %s event: %w", spec.Kind, err)
+		return false, fmt.Errorf("app: build google %s event: %w", spec.Kind, err)
 	}
 	payload, err := json.Marshal(ev)
 	if err != nil {
-		return fmt.Errorf("app: encode google %s event: %w", spec.Kind, err)
+		return false, fmt.Errorf("app: encode google %s event: %w", spec.Kind, err)
 	}
 	submitted := lead.SubmittedAt
 	if submitted.IsZero() {
 		submitted = at
 	}
-	_, err = tx.DeliveryInsert(ctx, &model.Delivery{
+	return tx.DeliveryInsert(ctx, &model.Delivery{
 		ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Destination: model.DestinationGoogle, Kind: spec.Kind,
 		EventName: eventName, EventID: ev.TransactionID, PixelID: g.OperatingAccountID, Payload: payload,
 		State: model.DeliveryPending, NextAt: now, DeadlineAt: submitted.Add(model.GoogleMaxEventAge),
 		CreatedAt: now, UpdatedAt: now,
 	})
-	return err
+}
+
+// queueGoogleOnly queues a stage's event for Google alone, for a stage too
+// old for Meta; it tells whether a Google row was queued (an event Google
+// could not match, or a lead without consent, is not).
+func (s *Service) queueGoogleOnly(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (bool, error) {
+	if !mayQueueLead(site, lead) {
+		return false, nil
+	}
+	return s.queueGoogle(ctx, tx, site, lead, spec, spec.EventName, spec.EventTime, now)
 }
 
 // googleClicks is the lead's Google click: its own gclid, else the click

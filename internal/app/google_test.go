@@ -3,12 +3,15 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/google"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
 )
 
 // googleSite makes the fixture's site send to Google too.
@@ -97,4 +100,91 @@ func TestForgetGoogleRows(t *testing.T) {
 		!strings.Contains(string(d.Payload), "transactionId") || d.State == model.DeliveryPending {
 		t.Errorf("after forget: %s %s", d.State, d.Payload)
 	}
+}
+
+// A deal won more than 7 days after the click is too old for Meta but not
+// for Google, which takes click conversions for 90 days: the stage is
+// recorded and goes to Google alone; past Google's window too it is
+// refused as before. An owner's junk holds it back, and changing the word
+// releases it to Google.
+func TestLateStageGoesToGoogleOnly(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.googleSite()
+	in := realLead()
+	in.GClid = "Cj0-gclid-late"
+	l := f.submit(in)
+	f.clk.t = f.clk.t.Add(20 * 24 * time.Hour)
+	v := 6000.0
+	wonAt := f.clk.t.Add(-9 * 24 * time.Hour).Format(time.RFC3339)
+	got, err := f.svc.AddLeadEvent(ctx, f.site, l.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won", At: wonAt,
+		Value: &v, Currency: "EUR"})
+	if err != nil {
+		t.Fatalf("a stage Google still takes was refused: %v", err)
+	}
+	var won *model.Delivery
+	for _, d := range f.googleRows(l.ID) {
+		if d.Kind == "stage:won" {
+			won = d
+		}
+	}
+	if won == nil || won.State != model.DeliveryPending {
+		t.Fatalf("no pending google row for the late stage: %+v", f.googleRows(l.ID))
+	}
+	for _, d := range f.deliveries(l.ID) {
+		if d.Destination != model.DestinationGoogle && d.Kind == "stage:won" {
+			t.Errorf("the late stage was queued for Meta too: %+v", d)
+		}
+	}
+	var e google.Event
+	json.Unmarshal(won.Payload, &e)
+	if e.ConversionValue != 6000 || e.EventTimestamp != wonAt {
+		t.Errorf("late won: %s", won.Payload)
+	}
+	h := f.history(got.ID)
+	if last := h[len(h)-1]; last.Kind != model.HistoryStage || !strings.Contains(fmt.Sprint(last.Data["meta"]), "Google Ads only") {
+		t.Errorf("the story does not say Meta was left out: %+v", last.Data)
+	}
+
+	// A lead the owner called junk holds the late stage; changing the word
+	// sends it to Google.
+	l2 := f.submit(realLeadFrom("ayse.kaya@gmail.com", "+905324128720", "Cj0-gclid-late-2"))
+	f.evidence(l2.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
+	f.clk.t = f.clk.t.Add(10 * 24 * time.Hour)
+	if _, err := f.svc.AddLeadEvent(ctx, f.site, l2.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won",
+		At: f.clk.t.Add(-8 * 24 * time.Hour).Format(time.RFC3339), Value: &v, Currency: "EUR"}); err != nil {
+		t.Fatal(err)
+	}
+	if rows := f.googleRows(l2.ID); hasKind(rows, "stage:won") {
+		t.Errorf("an owner-junk lead's late stage was queued: %+v", rows)
+	}
+	f.evidence(l2.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
+	if rows := f.googleRows(l2.ID); !hasKind(rows, "stage:won") {
+		t.Errorf("changing the word did not release the late stage to Google: %+v", rows)
+	}
+
+	// Past Google's 90 days as well: refused.
+	f.clk.t = f.clk.t.Add(80 * 24 * time.Hour)
+	l3 := f.submit(realLeadFrom("ayse.demir@gmail.com", "+905324128721", "Cj0-gclid-late-3"))
+	f.clk.t = f.clk.t.Add(95 * 24 * time.Hour)
+	if _, err := f.svc.AddLeadEvent(ctx, f.site, l3.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won",
+		At: f.clk.t.Add(-8 * 24 * time.Hour).Format(time.RFC3339)}); err == nil {
+		t.Error("a stage past both windows was accepted")
+	}
+}
+
+func hasKind(ds []*model.Delivery, kind string) bool {
+	for _, d := range ds {
+		if d.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// realLeadFrom is realLead from another person with its own Google click.
+func realLeadFrom(email, phone, gclid string) *app.LeadInput {
+	in := realLead()
+	in.Email, in.Phone, in.GClid = email, phone, gclid
+	return in
 }

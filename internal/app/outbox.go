@@ -73,5 +73,6 @@ func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site
 	if err != nil || !inserted {
 		return inserted, err
 	}
-	return true, s.queueGoogle(ctx, tx, site, lead, spec, ev.EventName, at, now)
+	_, err = s.queueGoogle(ctx, tx, site, lead, spec, ev.EventName, at, now)
+	return true, err
 }

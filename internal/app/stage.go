@@ -148,7 +148,8 @@ func stageOutsideWindow(at, now time.Time) string {
 // addStage records a CRM stage of a lead and queues its Meta event, once per
 // lead and stage: a repeated call changes nothing and answers the lead as it
 // stands. A stage outside Meta's 7-day window is recorded in the lead's
-// history and refused. A stage is evidence that the person is real: a lead
+// history and refused, unless Google still takes it (googleTakesLate): it
+// then goes to Google alone. A stage is evidence that the person is real: a lead
 // in review or judged junk by the rules becomes clean, decided by the CRM,
 // and its qualified event goes before the stage's. A lead the owner called
 // junk stays junk: the stage is recorded and held back from Meta until the
@@ -191,15 +192,23 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 	if has, err := s.hasStage(ctx, tx, lead.ID, c.name); err != nil || has {
 		return err
 	}
-	if why := stageOutsideWindow(c.at, now); why != "" {
+	kind := model.KindStage + ":" + c.name
+	if c.shared {
+		kind = model.KindQualified
+	}
+	// Too old for Meta is not too old for Google, which takes click
+	// conversions for 90 days: a deal won after a week still teaches
+	// Google's bidding, so such a stage is recorded and sent there only.
+	why := stageOutsideWindow(c.at, now)
+	googleOnly := why != "" && googleTakesLate(site, lead, kind, c.at, now)
+	if why != "" && !googleOnly {
 		hist["refused"] = "at " + why
 		*refused = model.Invalid("at", fmt.Sprintf("%s %s", c.at.Format(time.RFC3339), why))
 		return tx.HistoryInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now,
 			Kind: model.HistoryStage, Data: hist})
 	}
-	kind := model.KindStage + ":" + c.name
-	if c.shared {
-		kind = model.KindQualified
+	if googleOnly {
+		hist["meta"] = "not sent: the stage is more than 7 days ago, too old for Meta; sent to Google Ads only"
 	}
 	// A Click-to-WhatsApp lead's stage goes under its messaging name; one
 	// sent under the qualified event's name is that event, as a stage
@@ -249,6 +258,10 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 	switch {
 	case held:
 		hist["held"] = HeldOwnerJunk
+	case googleOnly:
+		if queued, err = s.queueGoogleOnly(ctx, tx, site, lead, spec, now); err != nil {
+			return err
+		}
 	case !queued:
 		// For a stage that is the qualified event of a lead already clean,
 		// the qualified event is in the outbox already and this adds
@@ -309,10 +322,15 @@ func (s *Service) releaseHeld(ctx context.Context, tx *store.Tx, site *model.Sit
 		return 0, err
 	}
 	for i := range stages {
+		kind := storedStageKind(site, lead, &stages[i])
+		queue := s.queueEvent
 		if stageOutsideWindow(stages[i].At, now) != "" {
-			continue
+			if !googleTakesLate(site, lead, kind, stages[i].At, now) {
+				continue
+			}
+			queue = s.queueGoogleOnly
 		}
-		ok, err := s.queueEvent(ctx, tx, site, lead, stageSpec(&stages[i], storedStageKind(site, lead, &stages[i])), now)
+		ok, err := queue(ctx, tx, site, lead, stageSpec(&stages[i], kind), now)
 		if err != nil {
 			return 0, err
 		}
@@ -321,6 +339,21 @@ func (s *Service) releaseHeld(ctx context.Context, tx *store.Tx, site *model.Sit
 		}
 	}
 	return n, nil
+}
+
+// googleTakesLate tells whether a stage at the given time, too old for
+// Meta, is one Google still takes: the site sends the kind to Google, the
+// stage is not in the future, and the lead came within Google's 90 days
+// (with the margin Meta's window keeps for the delivery worker).
+func googleTakesLate(site *model.Site, lead *model.Lead, kind string, at, now time.Time) bool {
+	if site.Settings.Google.ConversionAction(kind) == "" || at.After(now.Add(capi.MaxClockSkew)) {
+		return false
+	}
+	since := lead.SubmittedAt
+	if since.IsZero() || since.After(at) {
+		since = at
+	}
+	return now.Sub(since) <= model.GoogleMaxEventAge-stageSendMargin
 }
 
 // hasStage tells whether the lead already reached the stage.
