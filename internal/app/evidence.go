@@ -95,6 +95,15 @@ func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Sit
 			at, expired = q.EventTime, false
 		}
 		switch {
+		case now.After(at.Add(model.MaxEventAge-time.Hour)) && !expired && googleTakesLate(site, lead, q.Kind, at, now):
+			// Too late for Meta, not for Google, which takes click
+			// conversions for 90 days.
+			q.EventTime = at
+			var err error
+			if queued, err = s.queueGoogleOnly(ctx, tx, site, lead, q, now); err != nil {
+				return false, err
+			}
+			hist["note"] = "too late for Meta: the lead came in more than 7 days ago; sent to Google Ads only"
 		case now.After(at.Add(model.MaxEventAge - time.Hour)):
 			// Meta takes no event older than 7 days, and the qualified
 			// event carries the submit time: too late to tell Meta.

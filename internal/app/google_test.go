@@ -188,3 +188,35 @@ func realLeadFrom(email, phone, gclid string) *app.LeadInput {
 	in.Email, in.Phone, in.GClid = email, phone, gclid
 	return in
 }
+
+// A lead the rules called junk and the owner calls a real customer after a
+// week: too late for Meta's qualified event, not for Google's.
+func TestLateQualifiedGoesToGoogleOnly(t *testing.T) {
+	f := newFixture(t)
+	f.googleSite()
+	in := realLeadFrom("ayse.sahin@gmail.com", "+905324128722", "Cj0-gclid-late-q")
+	in.Honeypot = "http://spam.example"
+	l := f.submit(in)
+	if l.Verdict != model.VerdictJunk || len(f.googleRows(l.ID)) != 0 {
+		t.Fatalf("want a rules-junk lead with nothing queued: %s %+v", l.Verdict, f.googleRows(l.ID))
+	}
+	f.clk.t = f.clk.t.Add(10 * 24 * time.Hour)
+	got := f.evidence(l.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
+	if got.Verdict != model.VerdictClean {
+		t.Fatalf("after the owner's word: %s", got.Verdict)
+	}
+	rows := f.googleRows(l.ID)
+	if !hasKind(rows, model.KindQualified) {
+		t.Fatalf("no Google qualified row: %+v", rows)
+	}
+	for _, d := range f.deliveries(l.ID) {
+		if d.Destination != model.DestinationGoogle && d.Kind == model.KindQualified {
+			t.Errorf("a qualified event too old for Meta was queued for it: %+v", d)
+		}
+	}
+	var e google.Event
+	json.Unmarshal(rows[0].Payload, &e)
+	if e.EventTimestamp != l.SubmittedAt.UTC().Format(time.RFC3339) {
+		t.Errorf("the qualified event's time is %s, want the submit time %s", e.EventTimestamp, l.SubmittedAt)
+	}
+}
