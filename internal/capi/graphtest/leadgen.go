@@ -150,18 +150,12 @@ func (s *Server) serveLeadgen(w http.ResponseWriter, r *http.Request, trace stri
 			return false
 		}
 	}
-	valid, secret := s.tokens[token], st.appSecret
+	secret := st.appSecret
 	s.mu.Unlock()
-	switch {
-	case token == "":
-		s.fail(w, http.StatusBadRequest, metaError{Code: 104, FBTraceID: trace,
-			Message: "An access token is required to request this resource."})
+	if !s.authorized(w, token, trace) {
 		return true
-	case !valid:
-		s.fail(w, http.StatusBadRequest, metaError{Code: 190, FBTraceID: trace,
-			Message: "Invalid OAuth access token - Cannot parse access token"})
-		return true
-	case secret != "" && !validProof(q.Get("appsecret_proof"), token, secret):
+	}
+	if secret != "" && !validProof(q.Get("appsecret_proof"), token, secret) {
 		s.fail(w, http.StatusBadRequest, metaError{Code: 100, Type: "GraphMethodException", FBTraceID: trace,
 			Message: "Invalid appsecret_proof provided in the API argument"})
 		return true
