@@ -186,8 +186,8 @@ func (q Q) DeliveryRedact(ctx context.Context, id string, payload json.RawMessag
 // VisitsDeleteBefore deletes visits older than the time, in batches, and
 // returns how many.
 func (q Q) VisitsDeleteBefore(ctx context.Context, before time.Time) (int, error) {
-	return q.deleteBatches(ctx, `/* Store.VisitsDeleteBefore */ DELETE FROM visits WHERE id IN
-		(SELECT id FROM visits WHERE at < ? LIMIT ?)`, before.UnixMilli())
+	return q.deleteBatches(ctx, `/* Store.VisitsDeleteBefore */ DELETE FROM visits WHERE (site_id, event_id) IN
+		(SELECT site_id, event_id FROM visits WHERE at < ? LIMIT ?)`, before.UnixMilli())
 }
 
 // VisitorsDeleteIdle deletes visitors not seen since the time that have no

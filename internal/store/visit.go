@@ -12,12 +12,23 @@ import (
 const visitColumns = `id, site_id, visitor_id, page_url, referrer, fbclid, gclid, wbraid, gbraid, ttclid, msclkid,
 	utm_source, utm_medium, utm_campaign, utm_term, utm_content, client_ip, user_agent, at, event_id`
 
-// VisitInsert stores a visit; its visitor must exist.
+// visitSelect reads visitColumns back; the optional texts are stored NULL
+// when empty (see VisitInsert).
+const visitSelect = `id, site_id, visitor_id, COALESCE(page_url, ''), COALESCE(referrer, ''), COALESCE(fbclid, ''),
+	COALESCE(gclid, ''), COALESCE(wbraid, ''), COALESCE(gbraid, ''), COALESCE(ttclid, ''), COALESCE(msclkid, ''),
+	COALESCE(utm_source, ''), COALESCE(utm_medium, ''), COALESCE(utm_campaign, ''), COALESCE(utm_term, ''),
+	COALESCE(utm_content, ''), COALESCE(client_ip, ''), COALESCE(user_agent, ''), at, event_id`
+
+// VisitInsert stores a visit; its visitor must exist. Its optional texts,
+// most of them empty (click ids, UTM tags), go in as NULL when empty:
+// SQLite's driver copies every text argument into C memory and frees it
+// after the statement, and a NULL costs it nothing (migration 0200).
 func (q Q) VisitInsert(ctx context.Context, v *model.Visit) error {
 	_, err := q.exec(ctx, `/* Store.VisitInsert */ INSERT INTO visits (`+visitColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		v.ID, string(v.SiteID), v.VisitorID, v.PageURL, v.Referrer, v.FBClid, v.GClid, v.WBraid, v.GBraid, v.TTClid,
-		v.MSClkid, v.Source, v.Medium, v.Campaign, v.Term, v.Content, v.ClientIP, v.UserAgent, v.At.UnixMilli(), v.EventID)
+		v.ID, string(v.SiteID), v.VisitorID, orNull(v.PageURL), orNull(v.Referrer), orNull(v.FBClid), orNull(v.GClid),
+		orNull(v.WBraid), orNull(v.GBraid), orNull(v.TTClid), orNull(v.MSClkid), orNull(v.Source), orNull(v.Medium),
+		orNull(v.Campaign), orNull(v.Term), orNull(v.Content), orNull(v.ClientIP), orNull(v.UserAgent), v.At.UnixMilli(), v.EventID)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("visit with event_id %s: %w", v.EventID, model.ErrConflict)
 	}
@@ -29,7 +40,7 @@ func (q Q) VisitInsert(ctx context.Context, v *model.Visit) error {
 
 // VisitByEventID returns the site's visit whose PageView had the event_id.
 func (q Q) VisitByEventID(ctx context.Context, site model.SiteID, eventID string) (*model.Visit, error) {
-	row := q.queryRow(ctx, `/* Store.VisitByEventID */ SELECT `+visitColumns+` FROM visits WHERE site_id = ? AND event_id = ?`,
+	row := q.queryRow(ctx, `/* Store.VisitByEventID */ SELECT `+visitSelect+` FROM visits WHERE site_id = ? AND event_id = ?`,
 		string(site), eventID)
 	v, err := scanVisit(row)
 	if err != nil {
@@ -40,7 +51,7 @@ func (q Q) VisitByEventID(ctx context.Context, site model.SiteID, eventID string
 
 // VisitsByVisitor returns a visitor's visits, oldest first.
 func (q Q) VisitsByVisitor(ctx context.Context, site model.SiteID, visitorID string) ([]*model.Visit, error) {
-	rows, err := q.query(ctx, `/* Store.VisitsByVisitor */ SELECT `+visitColumns+` FROM visits
+	rows, err := q.query(ctx, `/* Store.VisitsByVisitor */ SELECT `+visitSelect+` FROM visits
 		WHERE site_id = ? AND visitor_id = ? ORDER BY at, id`, string(site), visitorID)
 	return scanAll(rows, err, "visits", scanVisit)
 }
@@ -74,4 +85,13 @@ func scanVisit(r scanner) (*model.Visit, error) {
 	v.SiteID = model.SiteID(site)
 	v.At = time.UnixMilli(at).UTC()
 	return &v, nil
+}
+
+// orNull is s, or NULL for the empty string, for columns that store
+// nothing as NULL.
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -66,10 +66,18 @@ func TestVisitorAndVisits(t *testing.T) {
 		if err := db.VisitInsert(ctx, &dup); !errors.Is(err, model.ErrConflict) {
 			t.Errorf("a second visit with the same PageView event_id: %v", err)
 		}
-		orphan := *visit
-		orphan.ID, orphan.EventID, orphan.VisitorID = "vi_3", "ev-3", "v_nobody"
-		if err := db.VisitInsert(ctx, &orphan); err == nil {
-			t.Errorf("a visit of an unknown visitor was stored")
+		// On PostgreSQL another node may forget the visitor between a
+		// collect's look-up and its insert, and the foreign key refuses
+		// the orphan. SQLite's one writer runs the look-up and the insert
+		// in one transaction that nothing interleaves with, and its
+		// visits carry no foreign key (migration 0200): one B-tree less
+		// per collect.
+		if db.Dialect() == store.Postgres {
+			orphan := *visit
+			orphan.ID, orphan.EventID, orphan.VisitorID = "vi_3", "ev-3", "v_nobody"
+			if err := db.VisitInsert(ctx, &orphan); err == nil {
+				t.Errorf("a visit of an unknown visitor was stored")
+			}
 		}
 		byEvent, err := db.VisitByEventID(ctx, "dent", "ev-1")
 		if err != nil || *byEvent != *visit {
