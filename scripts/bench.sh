@@ -141,6 +141,19 @@ config 2 "$PORT2" "$METRICS_PORT2"
 wait_port() { for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 did not open" >&2; exit 1; }
 # cpu_ticks PID...: their user and system CPU, in clock ticks.
 cpu_ticks() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat"; done | awk '{s += $1} END {print s}'; }
+# db_ticks DB: on PostgreSQL, the CPU in clock ticks of the server's
+# backends connected to database DB (the floor's or the servers'), found by
+# their process titles; 0 on SQLite, which runs inside the server.
+db_ticks() {
+	[ "$ENGINE" = postgres ] || {
+		echo 0
+		return
+	}
+	local f
+	for f in /proc/[0-9]*; do
+		tr '\0' ' ' <"$f/cmdline" 2>/dev/null | grep -q "^postgres: .* $1 " && awk '{print $14 + $15}' "$f/stat" 2>/dev/null || true
+	done | awk '{s += $1} END {print s + 0}'
+}
 field() { grep -o "\\b$1=[^ ]*" | head -1 | cut -d= -f2; }
 # writer: the SQLite writer's counters from /metrics, as "commits calls syncs"
 # (zeros before the server runs; on PostgreSQL, without a group committer,
@@ -191,36 +204,45 @@ settle() {
 
 # run NAME CONNS RATE PIDS ARGS...: one load step over CONNS connections at
 # RATE requests/s (0: full speed) against the processes PIDS (a
-# comma-separated list); prints its line and their CPU per request.
+# comma-separated list) on database STEP_DB (PostgreSQL); prints its line
+# and their CPU per request (and PostgreSQL's).
 run() {
 	local name=$1 conns=$2 rate=$3 pids
 	IFS=, read -ra pids <<<"$4"
 	shift 4
-	local before after out w0 w1
+	local before after db0 db1 out w0 w1
 	w0=$(writer)
 	before=$(cpu_ticks "${pids[@]}")
+	db0=$(db_ticks "$STEP_DB")
 	out=$("$WORK/cleanads-load" -q -c "$conns" -d "$DURATION" -rate "$rate" "$@")
 	after=$(cpu_ticks "${pids[@]}")
+	db1=$(db_ticks "$STEP_DB")
 	w1=$(writer)
 	local ok
 	ok=$(echo "$out" | field ok)
 	local cpu_us=$(((after - before) * 1000000 / $(getconf CLK_TCK) / (ok > 0 ? ok : 1)))
+	local db_us=- db_note=""
+	if [ "$ENGINE" = postgres ]; then
+		db_us=$(((db1 - db0) * 1000000 / $(getconf CLK_TCK) / (ok > 0 ? ok : 1)))
+		db_note=" (PostgreSQL's backends $db_us)"
+	fi
 	# Requests (and runner transactions) per commit, commits per fsync.
 	local shared
 	shared=$(echo "$(echo "$w0" | cut -d' ' -f1-3) $(echo "$w1" | cut -d' ' -f1-3)" | awk '{c = $4 - $1; n = $5 - $2; s = $6 - $3; if (c > 0 && s > 0) printf "%.1f/%.1f", n / c, c / s; else printf "-"}')
 	local sync99
 	sync99=$(sync_p99 "$w0" "$w1")
-	echo "$out conns=$conns due=$rate cpu_us=$cpu_us shared=$shared sync99=$sync99" >"$WORK/$name.res"
+	echo "$out conns=$conns due=$rate cpu_us=$cpu_us db_us=$db_us shared=$shared sync99=$sync99" >"$WORK/$name.res"
 	local reached=""
 	if [ "$rate" != 0 ]; then
 		reached=$(awk -v r="$(echo "$out" | field rps)" -v d="$rate" 'BEGIN {if (r < 0.95 * d) printf "  RATE NOT REACHED: %d of %d/s", r, d}')
 	fi
-	printf '%-14s %s  server CPU %d us/request, calls/commit and commits/fsync %s, fsync p99 <= %s ms%s\n' "$name" "$(echo "$out" | sed 's/^result //; s/ status=.*//')" "$cpu_us" "$shared" "$sync99" "$reached"
+	printf '%-14s %s  server CPU %d us/request%s, calls/commit and commits/fsync %s, fsync p99 <= %s ms%s\n' "$name" "$(echo "$out" | sed 's/^result //; s/ status=.*//')" "$cpu_us" "$db_note" "$shared" "$sync99" "$reached"
 }
 half() { awk -v r="$(field rps <"$WORK/$1.res")" 'BEGIN{printf "%d", r / 2}'; }
 # urls PORT...: -url flags for them.
 urls() { for p in "$@"; do printf -- '-url http://127.0.0.1:%s ' "$p"; done; }
 
+STEP_DB=none
 echo "== ceiling: bare handler, $CONNS connections, $DURATION"
 run ceiling "$CONNS" 0 "$STANDIN" -url "http://127.0.0.1:$CEIL_PORT/" -kind bare
 
@@ -242,6 +264,7 @@ else
 	PIDS+=($!)
 	wait_port "$FLOOR_PORT"
 fi
+STEP_DB=${PG_DBS[1]:-none}
 FLOOR_PIDS=$(
 	IFS=,
 	echo "${FLOORS[*]}"
@@ -258,6 +281,7 @@ for p in "${FLOORS[@]}"; do kill "$p"; done
 wait "${FLOORS[@]}" 2>/dev/null || true
 rm -rf "$WORK/floor"
 
+STEP_DB=${PG_DBS[0]:-none}
 SERVERS=() SERVER_PORTS=("$PORT")
 [ "$NODES" = 2 ] && SERVER_PORTS+=("$PORT2")
 for i in $(seq "$NODES"); do
@@ -325,7 +349,7 @@ verdict() {
 	echo "$1" >>"$WORK/verdicts"
 	if [ "$1" = 1 ]; then echo met; else echo "NOT MET"; fi
 }
-printf '%-16s %5s %10s %8s %8s %8s %7s %7s %9s  %-24s %s\n' step conns "requests/s" "to floor" "p50 ms" "p99 ms" "CPU us" calls/c "fsync p99" target ""
+printf '%-16s %5s %10s %8s %8s %8s %7s %7s %7s %9s  %-24s %s\n' step conns "requests/s" "to floor" "p50 ms" "p99 ms" "CPU us" "DB us" calls/c "fsync p99" target ""
 # row NAME KIND: KIND is ratio:MIN (a ratio to the floor), p99 (p99 under
 # the target at the step's rate), or - (context).
 row() {
@@ -335,6 +359,7 @@ row() {
 	p99=$(field p99_ms <"$WORK/$name.res")
 	due=$(field due <"$WORK/$name.res")
 	ratio=$(awk -v a="$r" -v b="$F" 'BEGIN{printf "%.2f", a / b}')
+	[ "$due" != 0 ] && ratio="" # paced: the rate is the script's, not a ratio
 	case "$kind" in
 	ratio:*)
 		target=">= ${kind#ratio:} of the floor"
@@ -355,8 +380,8 @@ row() {
 		fi
 		;;
 	esac
-	printf '%-16s %5s %10s %8s %8s %8s %7s %7s %9s  %-24s %s\n' "$name" "$(field conns <"$WORK/$name.res")" "$r" "$ratio" "$p50" "$p99" \
-		"$(field cpu_us <"$WORK/$name.res")" "$(field shared <"$WORK/$name.res" | cut -d/ -f1)" "$(field sync99 <"$WORK/$name.res")" "$target" "$result"
+	printf '%-16s %5s %10s %8s %8s %8s %7s %7s %7s %9s  %-24s %s\n' "$name" "$(field conns <"$WORK/$name.res")" "$r" "$ratio" "$p50" "$p99" \
+		"$(field cpu_us <"$WORK/$name.res")" "$(field db_us <"$WORK/$name.res")" "$(field shared <"$WORK/$name.res" | cut -d/ -f1)" "$(field sync99 <"$WORK/$name.res")" "$target" "$result"
 }
 row ceiling -
 row floor -
@@ -378,4 +403,6 @@ while read -r line; do
 	heap=$(echo "$line" | awk '{for (i = 1; i <= NF; i++) if ($i == "peak_heap_MB") print $(i-1)}')
 	printf 'delivery drain (%s): %s events/s, target >= %d: %s; peak Go heap %s MB\n' "$name" "$eps" "$DRAIN_TARGET" "$(verdict $((eps >= DRAIN_TARGET)))" "$heap"
 done <"$WORK/drain.res"
+echo "(CPU us: the server's CPU per request, both nodes' on PostgreSQL, the floor's for the floor rows; DB us: PostgreSQL's backends';"
+echo " calls/c: InTx calls per SQLite commit; fsync p99: bound of the histogram bucket holding the step's p99 of the log's fsyncs)"
 echo "targets met: $(grep -c 1 "$WORK/verdicts"), not met: $(grep -c 0 "$WORK/verdicts")"
