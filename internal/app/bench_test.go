@@ -14,6 +14,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 )
 
@@ -45,7 +46,7 @@ func (c *benchClock) now() time.Time { return time.Now().Add(time.Duration(c.shi
 // benchService returns a service on a fresh database of the engine under
 // test, with the site scripts/bench.sh configures (live Meta mode:
 // PageViews go to their queue, lead events to the outbox).
-func benchService(b *testing.B) (*app.Service, *model.Site, *benchClock) {
+func benchService(b *testing.B) (*app.Service, *model.Site, *benchClock, *store.DB) {
 	b.Helper()
 	ctx := context.Background()
 	db := storetest.New(b)
@@ -61,7 +62,7 @@ func benchService(b *testing.B) (*app.Service, *model.Site, *benchClock) {
 	}
 	clk := &benchClock{}
 	svc := app.New(app.Options{Store: db, Now: clk.now, SecretKey: "bench-only-secret-key-0123456789abcdef"})
-	return svc, site, clk
+	return svc, site, clk, db
 }
 
 // parallel runs body b.N times over benchCallers goroutines, each with its
@@ -77,10 +78,14 @@ func parallel(b *testing.B, body func(rng *rand.Rand)) {
 	})
 }
 
-// perOp reports the wall time per call in microseconds under name: with
-// benchCallers calls in flight, what one costs the machine.
-func perOp(b *testing.B, name string) {
+// perOp reports the wall time per call in microseconds under name (with
+// benchCallers calls in flight, what one costs the machine) and, on SQLite,
+// how many calls shared a commit since before (the fsync's share).
+func perOp(b *testing.B, name string, db *store.DB, before model.WriterStats) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), name)
+	if st := db.WriterStats(); st.Commits > before.Commits {
+		b.ReportMetric(float64(st.Calls-before.Calls)/float64(st.Commits-before.Commits), "calls/commit")
+	}
 }
 
 // visitMix makes visits as cmd/cleanads-load's collect traffic does.
@@ -155,9 +160,10 @@ func (m *visitMix) seen(in *app.CollectInput, res *app.CollectResult) {
 // BenchmarkIntakeCollect is one visit: the visitor looked up or created,
 // the visit stored, its PageView queued, a form token signed.
 func BenchmarkIntakeCollect(b *testing.B) {
-	svc, site, _ := benchService(b)
+	svc, site, _, db := benchService(b)
 	ctx := context.Background()
 	mix := &visitMix{}
+	before := db.WriterStats()
 	b.ReportAllocs()
 	b.ResetTimer()
 	parallel(b, func(rng *rand.Rand) {
@@ -169,7 +175,7 @@ func BenchmarkIntakeCollect(b *testing.B) {
 		}
 		mix.seen(in, res)
 	})
-	perOp(b, "us/visit")
+	perOp(b, "us/visit", db, before)
 }
 
 // formVisit is a visitor and the form token its visit got.
@@ -269,7 +275,7 @@ func (m *leadMix) next(rng *rand.Rand) *app.LeadInput {
 // minutes (the time a person takes to fill the form); the verdicts are
 // reported as shares of the leads, to show the mix.
 func BenchmarkIntakeSubmit(b *testing.B) {
-	svc, site, clk := benchService(b)
+	svc, site, clk, db := benchService(b)
 	ctx := context.Background()
 	mix := &leadMix{}
 	visits := &visitMix{}
@@ -298,6 +304,7 @@ func BenchmarkIntakeSubmit(b *testing.B) {
 	wg.Wait()
 	clk.shift.Store(0)
 	var verdicts [3]atomic.Int64 // clean, review, junk
+	before := db.WriterStats()
 	b.ReportAllocs()
 	b.ResetTimer()
 	parallel(b, func(rng *rand.Rand) {
@@ -315,7 +322,7 @@ func BenchmarkIntakeSubmit(b *testing.B) {
 			verdicts[2].Add(1)
 		}
 	})
-	perOp(b, "us/lead")
+	perOp(b, "us/lead", db, before)
 	b.ReportMetric(100*float64(verdicts[0].Load())/float64(b.N), "clean_pct")
 	b.ReportMetric(100*float64(verdicts[2].Load())/float64(b.N), "junk_pct")
 }
