@@ -150,9 +150,9 @@ db_ticks() {
 		return
 	}
 	local f
-	for f in /proc/[0-9]*; do
-		tr '\0' ' ' <"$f/cmdline" 2>/dev/null | grep -q "^postgres: .* $1 " && awk '{print $14 + $15}' "$f/stat" 2>/dev/null || true
-	done | awk '{s += $1} END {print s + 0}'
+	for f in /proc/[0-9]*; do # processes may end meanwhile: no messages
+		tr '\0' ' ' <"$f/cmdline" | grep -q "^postgres: .* $1 " && awk '{print $14 + $15}' "$f/stat" || true
+	done 2>/dev/null | awk '{s += $1} END {print s + 0}'
 }
 field() { grep -o "\\b$1=[^ ]*" | head -1 | cut -d= -f2; }
 # writer: the SQLite writer's counters from /metrics, as "commits calls syncs"
