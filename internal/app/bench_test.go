@@ -78,13 +78,34 @@ func parallel(b *testing.B, body func(rng *rand.Rand)) {
 	})
 }
 
-// perOp reports the wall time per call in microseconds under name (with
-// benchCallers calls in flight, what one costs the machine) and, on SQLite,
-// how many calls shared a commit since before (the fsync's share).
-func perOp(b *testing.B, name string, db *store.DB, before model.WriterStats) {
+// counters are what perOp compares with after the timed part.
+type counters struct {
+	writer model.WriterStats
+	cpu    time.Duration
+}
+
+// start resets the timer and takes the counters.
+func start(b *testing.B, db *store.DB) counters {
+	b.ReportAllocs()
+	cpu, _ := processCPU()
+	c := counters{writer: db.WriterStats(), cpu: cpu}
+	b.ResetTimer()
+	return c
+}
+
+// perOp reports per call, in microseconds: the wall time under name (with
+// benchCallers calls in flight, what one costs the machine) and this
+// process's CPU time under "cpu_"+name (the steadier figure on a shared
+// machine; on PostgreSQL the server's own CPU is not in it); and, on
+// SQLite, how many calls shared a commit (the fsync's share).
+func perOp(b *testing.B, name string, db *store.DB, before counters) {
+	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), name)
-	if st := db.WriterStats(); st.Commits > before.Commits {
-		b.ReportMetric(float64(st.Calls-before.Calls)/float64(st.Commits-before.Commits), "calls/commit")
+	if cpu, ok := processCPU(); ok {
+		b.ReportMetric(float64((cpu-before.cpu).Microseconds())/float64(b.N), "cpu_"+name)
+	}
+	if st := db.WriterStats(); st.Commits > before.writer.Commits {
+		b.ReportMetric(float64(st.Calls-before.writer.Calls)/float64(st.Commits-before.writer.Commits), "calls/commit")
 	}
 }
 
@@ -163,9 +184,7 @@ func BenchmarkIntakeCollect(b *testing.B) {
 	svc, site, _, db := benchService(b)
 	ctx := context.Background()
 	mix := &visitMix{}
-	before := db.WriterStats()
-	b.ReportAllocs()
-	b.ResetTimer()
+	before := start(b, db)
 	parallel(b, func(rng *rand.Rand) {
 		in := mix.next(rng)
 		res, err := svc.Collect(ctx, site, in)
@@ -304,9 +323,7 @@ func BenchmarkIntakeSubmit(b *testing.B) {
 	wg.Wait()
 	clk.shift.Store(0)
 	var verdicts [3]atomic.Int64 // clean, review, junk
-	before := db.WriterStats()
-	b.ReportAllocs()
-	b.ResetTimer()
+	before := start(b, db)
 	parallel(b, func(rng *rand.Rand) {
 		l, _, err := svc.Submit(ctx, site, mix.next(rng))
 		if err != nil {
