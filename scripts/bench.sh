@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench.sh measures CleanAds on this machine, in one run (about 4 minutes):
+# bench.sh measures CleanAds on this machine, in one run (about 3 minutes):
 #   1. the ceiling: a bare net/http handler that reads the body and answers 204;
 #      then the floor: that handler plus one row committed in an InTx of its
 #      own (fsynced before the 204), the least a durable request costs; then
