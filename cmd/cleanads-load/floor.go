@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -14,10 +15,16 @@ import (
 // floorSite is the site the floor's rows belong to.
 const floorSite model.SiteID = "floor"
 
-// openFloor opens (and migrates) the SQLite database at path for the floor
-// handler, with one site its rows belong to.
-func openFloor(ctx context.Context, path string) (*store.DB, error) {
-	db, err := store.Open(ctx, "sqlite:"+path, store.Options{})
+// openFloor opens (and migrates) the floor handler's database, with one
+// site its rows belong to: where is a SQLite file, or a postgres:// URL
+// (several floor processes may share one PostgreSQL database, as the
+// server's nodes do).
+func openFloor(ctx context.Context, where string) (*store.DB, error) {
+	dsn := where
+	if !strings.HasPrefix(where, "postgres://") && !strings.HasPrefix(where, "postgresql://") {
+		dsn = "sqlite:" + strings.TrimPrefix(where, "sqlite:")
+	}
+	db, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -34,8 +41,10 @@ func openFloor(ctx context.Context, path string) (*store.DB, error) {
 
 // floor is the least a durable request costs with CleanAds' storage: the
 // ceiling's handler plus the smallest write the server makes, one row into
-// the PageView queue (a single B-tree) through the store's group commit,
-// answered 204 only once its commit is fsynced, exactly as a collect is.
+// the PageView queue (a single B-tree) in an InTx of its own (on SQLite
+// through the store's group commit; on PostgreSQL one transaction on the
+// pool), answered 204 only once its commit is fsynced, exactly as a
+// collect is.
 // Between the ceiling and it lies what SQLite and the disk cost; between it
 // and collect, what the server's own work costs.
 func floor(db *store.DB) http.Handler {

@@ -22,10 +22,10 @@ import (
 type options struct {
 	serve, graph string // serve mode: ceiling and Graph stand-in addresses
 
-	floor      string // serve the floor handler here
-	floorDB    string // its SQLite database
-	url        string
-	kind       string // bare, collect or leads
+	floor      string   // serve the floor handler here
+	floorDB    string   // its database: a SQLite file or a postgres:// URL
+	urls       []string // the targets; connection i goes to urls[i % len(urls)]
+	kind       string   // bare, collect or leads
 	site       string
 	origin     string
 	conns      int
@@ -43,17 +43,20 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.serve, "serve", "", "serve the ceiling handler (read the body, answer 204) on this address")
 	fs.StringVar(&o.graph, "graph", "", "serve a lean Graph API stand-in on this address")
-	fs.StringVar(&o.floor, "floor", "", "serve the floor handler (one durable SQLite row per request, through the store's group commit) on this address")
-	fs.StringVar(&o.floorDB, "floor-db", "", "the floor's SQLite database file (created if missing; required with -floor)")
-	fs.StringVar(&o.url, "url", "", "base URL of the target, e.g. http://127.0.0.1:8080")
+	fs.StringVar(&o.floor, "floor", "", "serve the floor handler (one durable row per request, through the store's InTx) on this address")
+	fs.StringVar(&o.floorDB, "floor-db", "", "the floor's database: a SQLite file (created if missing) or a postgres:// URL (required with -floor)")
+	fs.Func("url", "base URL of the target, e.g. http://127.0.0.1:8080; repeat it for several nodes (the connections are split evenly)", func(v string) error {
+		o.urls = append(o.urls, v)
+		return nil
+	})
 	fs.StringVar(&o.kind, "kind", "bare", "traffic: bare (POST a small body to the URL), collect or leads")
 	fs.StringVar(&o.site, "site", "dent", "site id (collect, leads)")
 	fs.StringVar(&o.origin, "origin", "https://www.istanbuldis.example", "the Origin header (one of the site's origins)")
 	fs.IntVar(&o.conns, "c", 32, "keep-alive connections, each with one request in flight")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "how long to send")
 	fs.Float64Var(&o.rate, "rate", 0, "target requests/s over all connections (0: as fast as the server answers)")
-	fs.StringVar(&o.saveTokens, "save-tokens", "", "collect: write the visitor ids and form tokens received to this file")
-	fs.StringVar(&o.tokens, "tokens", "", "leads: use the visitor ids and form tokens in this file (each once)")
+	fs.StringVar(&o.saveTokens, "save-tokens", "", "collect: add the visitor ids and form tokens received to this file")
+	fs.StringVar(&o.tokens, "tokens", "", "leads: use the visitor ids and form tokens in this file, each once (those used are removed from it)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout")
 	fs.BoolVar(&o.quiet, "q", false, "print only the summary line")
 	if err := fs.Parse(args); err != nil {
@@ -64,14 +67,19 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.serve != "" || o.graph != "" || o.floor != "" {
 		if o.floor != "" && o.floorDB == "" {
-			return nil, errors.New("-floor: needs -floor-db, the SQLite file to write to")
+			return nil, errors.New("-floor: needs -floor-db, the SQLite file or PostgreSQL URL to write to")
 		}
 		return o, nil
 	}
 	var errs []error
-	u, err := url.Parse(o.url)
-	if o.url == "" || err != nil || u.Scheme != "http" || u.Host == "" {
+	if len(o.urls) == 0 {
 		errs = append(errs, errors.New("-url: want an http:// URL (https is not supported: measure the server, not TLS)"))
+	}
+	for _, v := range o.urls {
+		u, err := url.Parse(v)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			errs = append(errs, fmt.Errorf("-url %q: want an http:// URL (https is not supported: measure the server, not TLS)", v))
+		}
 	}
 	switch o.kind {
 	case "bare", "collect", "leads":
@@ -80,6 +88,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.conns < 1 || o.conns > 10000 {
 		errs = append(errs, errors.New("-c: want 1 to 10000 connections"))
+	} else if o.conns < len(o.urls) {
+		errs = append(errs, fmt.Errorf("-c: %d connections cannot reach %d URLs", o.conns, len(o.urls)))
 	}
 	if o.duration <= 0 {
 		errs = append(errs, errors.New("-d: want a positive duration"))
@@ -102,7 +112,7 @@ type result struct {
 // worker is one keep-alive connection with one request in flight at a time.
 type worker struct {
 	o      *options
-	host   string
+	host   string // host:port of its URL
 	gen    generator
 	conn   net.Conn
 	br     *bufio.Reader
@@ -115,13 +125,9 @@ type worker struct {
 // With a target rate every connection sends on its own schedule (rate/c per
 // second), and latency counts from when a request was due, not from when it
 // went out, so a stalled server cannot hide its queue (coordinated
-// omission).
+// omission). With several URLs connection i sends to the i-th modulo their
+// number, so the load is split evenly over the nodes.
 func load(ctx context.Context, o *options) (*result, error) {
-	u, _ := url.Parse(o.url)
-	host := u.Host
-	if u.Port() == "" {
-		host += ":80"
-	}
 	shared, err := newShared(o)
 	if err != nil {
 		return nil, err
@@ -132,7 +138,13 @@ func load(ctx context.Context, o *options) (*result, error) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range workers {
-		w := &worker{o: o, host: host, gen: newGenerator(o, shared, i), status: map[int]int{}, errs: map[string]int{}}
+		target := o.urls[i%len(o.urls)]
+		u, _ := url.Parse(target)
+		host := u.Host
+		if u.Port() == "" {
+			host += ":80"
+		}
+		w := &worker{o: o, host: host, gen: newGenerator(o, shared, target, i), status: map[int]int{}, errs: map[string]int{}}
 		workers[i] = w
 		wg.Add(1)
 		go func() {
@@ -317,7 +329,7 @@ func (r *result) print(w io.Writer, o *options) {
 		if o.rate > 0 {
 			target = fmt.Sprintf("%.0f/s", o.rate)
 		}
-		fmt.Fprintf(w, "%s %s: %d connections, %s, rate %s\n", o.kind, o.url, o.conns, r.elapsed.Round(time.Millisecond), target)
+		fmt.Fprintf(w, "%s %s: %d connections, %s, rate %s\n", o.kind, strings.Join(o.urls, " "), o.conns, r.elapsed.Round(time.Millisecond), target)
 		fmt.Fprintf(w, "  requests/s %.0f (ok %d, errors %d)\n", rps, r.ok, errs)
 		fmt.Fprintf(w, "  latency ms p50 %s  p90 %s  p99 %s  max %s\n", ms(p50), ms(p90), ms(p99), ms(maxLat))
 		fmt.Fprintf(w, "  by status %s", strings.Join(statuses, " "))

@@ -3,12 +3,16 @@
 // at full speed or at a target rate, and reports requests per second,
 // latency percentiles and errors by status. It also serves, for the
 // benchmark script, the ceiling handler, a lean Graph API stand-in and the
-// floor: the ceiling plus one durable SQLite row per request, through the
-// store's group commit, the least any request that keeps data costs here.
+// floor: the ceiling plus one durable row per request (SQLite through the
+// store's group commit, or PostgreSQL), the least any request that keeps
+// data costs here. Repeated -url flags split the connections evenly over
+// several nodes.
 //
 //	cleanads-load -serve 127.0.0.1:9100 -graph 127.0.0.1:9200
 //	cleanads-load -floor 127.0.0.1:9300 -floor-db /tmp/floor.db
+//	cleanads-load -floor 127.0.0.1:9301 -floor-db 'postgres://postgres@127.0.0.1:5432/floor?sslmode=disable'
 //	cleanads-load -url http://127.0.0.1:9100/ -kind bare -c 64 -d 10s
+//	cleanads-load -url http://127.0.0.1:8080 -url http://127.0.0.1:8081 -kind collect -c 256 -d 10s
 //	cleanads-load -url http://127.0.0.1:8080 -kind collect -site dent -c 64 -d 10s
 //	cleanads-load -url http://127.0.0.1:8080 -kind leads -site dent -rate 2000 -d 10s
 package main

@@ -70,21 +70,39 @@ func (s *shared) take() (visitorToken, bool) {
 	return vt, true
 }
 
-// save writes the tokens collect received, for a later leads run.
+// save adds the tokens collect received to the -save-tokens file, for later
+// leads runs; after a leads run it writes back to the -tokens file those it
+// did not use, so that the next run does not replay a token.
 func (s *shared) save() error {
-	if s.o.kind != "collect" || s.o.saveTokens == "" {
+	var path string
+	flags := os.O_WRONLY | os.O_CREATE
+	switch {
+	case s.o.kind == "collect" && s.o.saveTokens != "":
+		path, flags = s.o.saveTokens, flags|os.O_APPEND
+	case s.o.kind == "leads" && s.o.tokens != "":
+		path, flags = s.o.tokens, flags|os.O_TRUNC
+	default:
 		return nil
 	}
 	var b bytes.Buffer
 	for _, vt := range s.tokens {
 		fmt.Fprintf(&b, "%s %s\n", vt.visitor, vt.token)
 	}
-	return os.WriteFile(s.o.saveTokens, b.Bytes(), 0o600)
+	f, err := os.OpenFile(path, flags, 0o600)
+	if err != nil {
+		return fmt.Errorf("tokens: %w", err)
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("tokens: %w", err)
+	}
+	return f.Close()
 }
 
-func newGenerator(o *options, s *shared, i int) generator {
+// newGenerator makes connection i's generator, sending to target.
+func newGenerator(o *options, s *shared, target string, i int) generator {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)))
-	u, _ := url.Parse(o.url)
+	u, _ := url.Parse(target)
 	base := traffic{o: o, s: s, rng: rng, host: u.Host, path: u.EscapedPath()}
 	switch o.kind {
 	case "collect":

@@ -43,7 +43,7 @@ func (g *leanGraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // beside it writes as an intake request would, every 2 ms: its p99 and
 // longest wait are what a visit or lead waits for the writer while a
 // backlog drains. The events are lead events in the outbox, or PageViews
-// in their queue.
+// in their queue. On the engine under test (CLEANADS_TEST_ENGINE).
 func BenchmarkDrain100k(b *testing.B) {
 	b.Run("outbox", func(b *testing.B) { drain(b, false) })
 	b.Run("pageviews", func(b *testing.B) { drain(b, true) })
@@ -79,7 +79,7 @@ func drain(b *testing.B, pageViews bool) {
 	const sites, perSite = 8, 12500
 	for range b.N {
 		b.StopTimer()
-		db := storetest.SQLite(b)
+		db := storetest.New(b) // the engine under test: CLEANADS_TEST_ENGINE
 		ctx := context.Background()
 		clk := &clock{t: time.Now().UTC()}
 		g := &leanGraph{}
