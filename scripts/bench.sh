@@ -32,6 +32,9 @@
 #   DURATION=5s CONNS=64 LOW_CONNS=16 scripts/bench.sh
 #   DATABASE='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' scripts/bench.sh
 #   PPROF=127.0.0.1:6060 scripts/bench.sh   # the (first) server's profiler on, for go tool pprof
+#   TAGS=cgosqlite scripts/bench.sh          # server and floor on SQLite's C library (needs gcc)
+#   CLEANADS_BIN=/tmp/old/cleanads scripts/bench.sh   # another server binary (an older commit's,
+#                                            # for an A/B run in turn), with this tree's load and floor
 #
 # 256 connections, because a request that waits for its commit's fsync
 # needs company to fill a commit: at 64 collect and leads answered 25-40%
@@ -114,7 +117,11 @@ else
 fi
 
 echo "building into $WORK"
-(cd "$ROOT" && go build -o "$WORK/cleanads" ./cmd/cleanads && go build -o "$WORK/cleanads-load" ./cmd/cleanads-load)
+(cd "$ROOT" && go build ${TAGS:+-tags "$TAGS"} -o "$WORK/cleanads" ./cmd/cleanads && go build ${TAGS:+-tags "$TAGS"} -o "$WORK/cleanads-load" ./cmd/cleanads-load)
+if [ -n "${CLEANADS_BIN:-}" ]; then
+	cp "$CLEANADS_BIN" "$WORK/cleanads"
+fi
+echo "server: $("$WORK/cleanads" version 2>/dev/null || echo "$CLEANADS_BIN")"
 
 # config N LISTEN METRICS: node N's configuration file.
 config() {
