@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/secret"
 )
