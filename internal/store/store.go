@@ -18,9 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/secret"
 )
@@ -174,7 +171,7 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	// RSS under load and nothing measurable to throughput; 24 MB against
 	// 16 MB, at 256 connections: 12-22 MB more RSS (147-149 MB), 4-7% more
 	// leads a second.
-	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)&_pragma=temp_store(memory)&_pragma=cache_size(-16384)&_txlock=immediate&"+common)
+	w, err := sql.Open(SQLiteDriver, "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)&_pragma=temp_store(memory)&_pragma=cache_size(-16384)&_txlock=immediate&"+common)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -185,7 +182,7 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, unavailable(err))
 	}
-	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&"+common)
+	r, err := sql.Open(SQLiteDriver, "file:"+path+"?_pragma=query_only(1)&"+common)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: %w", err)
@@ -198,7 +195,7 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	// The checkpointer's own connection (synchronous=NORMAL still syncs
 	// the log before a checkpoint and the database file after it).
-	c, err := sql.Open("sqlite", "file:"+path+"?_pragma=synchronous(NORMAL)&"+common)
+	c, err := sql.Open(SQLiteDriver, "file:"+path+"?_pragma=synchronous(NORMAL)&"+common)
 	if err != nil {
 		w.Close()
 		r.Close()
@@ -371,9 +368,8 @@ func notFound(err error, what string) error {
 // isUniqueViolation tells whether err is a unique-constraint failure, by
 // the engines' error codes.
 func isUniqueViolation(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	if code, ok := sqliteCode(err); ok {
+		return code == codeUniqueConstraint || code == codePrimaryKey
 	}
 	return pgUniqueViolation(err)
 }
@@ -410,11 +406,10 @@ func unavailable(err error) error {
 
 // isUnavailable classifies a driver error.
 func isUnavailable(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
+	if code, ok := sqliteCode(err); ok {
 		// The primary code is the low byte of an extended code.
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
+		switch code & 0xff {
+		case codeBusy, codeLocked, codeFull, codeIOErr:
 			return true
 		}
 		return false
@@ -463,3 +458,14 @@ func newestFirst(where string, args []any, timeCol string, before time.Time, bef
 	}
 	return where + " ORDER BY " + timeCol + " DESC, id DESC LIMIT ?", append(args, limit)
 }
+
+// SQLite's result codes the store tells apart (sqlite.org/rescode.html),
+// the same whichever driver runs it (sqliteCode).
+const (
+	codeBusy             = 5
+	codeLocked           = 6
+	codeIOErr            = 10
+	codeFull             = 13
+	codePrimaryKey       = 19 | 6<<8 // SQLITE_CONSTRAINT_PRIMARYKEY
+	codeUniqueConstraint = 19 | 8<<8 // SQLITE_CONSTRAINT_UNIQUE
+)
