@@ -72,7 +72,9 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 // (its Source and SourceDetail) before it is judged.
 func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, source func(*model.Lead)) (lead *model.Lead, created bool, err error) {
 	now := s.now().UTC()
-	lead, err = s.leadFromInput(site, in, now)
+	// The phone is parsed once, for its key, its hash and the rules.
+	var phoneMemo capi.PhoneMemo
+	lead, err = s.leadFromInput(site, in, now, phoneMemo.Parse)
 	if err != nil {
 		return nil, false, err
 	}
@@ -93,8 +95,8 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 	// the verdict judged here, as if the token's nonce were fresh and the
 	// person new, is the one the transaction keeps unless it finds the
 	// nonce used or an earlier lead; then it judges again.
-	contact := capi.HashContact(lead, site.Settings.Country)
-	phone := qualify.CheckPhone(lead.Phone, site.Settings.Country)
+	contact := capi.HashContactKeys(lead, site.Settings.Country)
+	phone := qualify.CheckPhoneWith(lead.Phone, site.Settings.Country, phoneMemo.Parse)
 	ahead, ft, useNonce := s.readToken(key, site, in.FormToken, now)
 	rules := s.rules(site)
 	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: ahead, Phone: phone, Text: s.textFor(ctx, site)}
@@ -200,7 +202,9 @@ func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Sit
 	return err
 }
 
-func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) (*model.Lead, error) {
+// leadFromInput checks a posted lead and makes it a new lead; parse parses
+// its phone (nil: capi.ParsePhone).
+func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time, parse capi.PhoneParser) (*model.Lead, error) {
 	var errs []error
 	check := func(field, v string, max int) string {
 		v = strings.TrimSpace(v)
@@ -289,7 +293,7 @@ func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) 
 	if k, err := capi.NormalizeEmail(l.Email); err == nil {
 		l.EmailKey = k
 	}
-	if k, err := capi.NormalizePhone(l.Phone, site.Settings.Country); err == nil {
+	if k, err := capi.NormalizePhoneWith(l.Phone, site.Settings.Country, parse); err == nil {
 		l.PhoneKey = k
 	}
 	return l, nil
