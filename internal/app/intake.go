@@ -191,15 +191,12 @@ func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Sit
 	if lead.Verdict == model.VerdictJunk {
 		return nil
 	}
-	if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindLead, Contact: contact}, now); err != nil {
-		return err
+	specs := []eventSpec{{Kind: model.KindLead, Contact: contact}}
+	if lead.Verdict == model.VerdictClean {
+		// Judged clean at submit: the rules saw the visit, so website.
+		specs = append(specs, eventSpec{Kind: model.KindQualified, ActionSource: capi.SourceWebsite, Contact: contact})
 	}
-	if lead.Verdict != model.VerdictClean {
-		return nil
-	}
-	// Judged clean at submit: the rules saw the visit, so website.
-	_, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindQualified, ActionSource: capi.SourceWebsite, Contact: contact}, now)
-	return err
+	return s.queueEvents(ctx, tx, site, lead, specs, now)
 }
 
 // leadFromInput checks a posted lead and makes it a new lead; parse parses
