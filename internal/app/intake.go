@@ -72,7 +72,9 @@ func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (
 // (its Source and SourceDetail) before it is judged.
 func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, source func(*model.Lead)) (lead *model.Lead, created bool, err error) {
 	now := s.now().UTC()
-	lead, err = s.leadFromInput(site, in, now)
+	// The phone is parsed once, for its key, its hash and the rules.
+	var phoneMemo capi.PhoneMemo
+	lead, err = s.leadFromInput(site, in, now, phoneMemo.Parse)
 	if err != nil {
 		return nil, false, err
 	}
@@ -86,33 +88,60 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 			return nil, false, err
 		}
 	}
-	// Hashed and judged once, before the transaction: on SQLite the
-	// transaction runs on the one writer, and a clean lead's two events
-	// share the hashes.
-	contact := capi.HashContact(lead, site.Settings.Country)
-	phone := qualify.CheckPhone(lead.Phone, site.Settings.Country)
-	s.textFor(ctx, site) // the text model (re)loaded, if it must be, before the writer is held
+	// Hashed, the token's signature checked and the lead judged before the
+	// transaction: on SQLite the transaction runs on the one writer, and a
+	// clean lead's two events share the hashes. The rules read only the
+	// lead's own fields, its token and the same person's earlier lead, so
+	// the verdict judged here, as if the token's nonce were fresh and the
+	// person new, is the one the transaction keeps unless it finds the
+	// nonce used or an earlier lead; then it judges again.
+	contact := capi.HashContactKeys(lead, site.Settings.Country)
+	phone := qualify.CheckPhoneWith(lead.Phone, site.Settings.Country, phoneMemo.Parse)
+	ahead, ft, useNonce := s.readToken(key, site, in.FormToken, now)
+	rules := s.rules(site)
+	qc := qualify.Context{Now: now, Country: site.Settings.Country, Token: ahead, Phone: phone, Text: s.textFor(ctx, site)}
+	leadContext(&qc, lead)
+	judged := rules.Score(lead, qc)
+	look := store.IntakeLookup{EventID: lead.EventID, EmailKey: lead.EmailKey, PhoneKey: lead.PhoneKey,
+		Since: lead.ReceivedAt.Add(-rules.DuplicateWindow()), Exclude: lead.ID, VisitEventID: lead.EventID}
+	for i, id := range []string{lead.VisitorID, ft.visitor} {
+		if validVisitorID(id) {
+			look.VisitorIDs[i] = id
+		}
+	}
+	var tc qualify.TokenCheck
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		old, err := tx.LeadByEventID(ctx, site.ID, lead.EventID)
-		if err == nil {
+		found, err := tx.LeadIntake(ctx, site.ID, look)
+		if err != nil {
+			return err
+		}
+		if found.Existing != "" {
+			old, err := tx.LeadByID(ctx, found.Existing)
+			if err != nil {
+				return err
+			}
 			lead = old
 			return nil
 		}
-		if !errors.Is(err, model.ErrNotFound) {
+		if tc, err = s.useToken(ctx, tx, site, lead, ahead, ft, useNonce, now); err != nil {
 			return err
 		}
-		tc, ft, err := s.checkToken(ctx, tx, key, site, lead, in.FormToken, now)
-		if err != nil {
-			return err
-		}
-		if err := s.link(ctx, tx, site, lead, ft.visitor); err != nil {
-			return err
-		}
-		d, err := s.judge(ctx, tx, site, lead, now, tc, phone)
-		if err != nil {
-			return err
+		linkVisitor(lead, found.Visitor)
+		d := judged
+		if tc != ahead || found.Previous != "" {
+			qc := qc
+			qc.Token = tc
+			if found.Previous != "" {
+				qc.Previous = &qualify.Previous{LeadID: found.Previous, At: found.PreviousAt, Match: found.Match}
+			}
+			d = rules.Score(lead, qc)
 		}
 		lead.Decision = d
+		lead.ReviewUntil = nil
+		if d.Verdict == model.VerdictReview {
+			until := lead.SubmittedAt.Add(rules.ReviewTimeout())
+			lead.ReviewUntil = &until
+		}
 		if err := tx.LeadInsert(ctx, lead); err != nil {
 			return err
 		}
@@ -131,6 +160,9 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		}
 		return s.enqueueLead(ctx, tx, site, lead, contact, now)
 	})
+	if err == nil && created {
+		s.logText(site, lead.ID, lead.Decision)
+	}
 	if errors.Is(err, model.ErrConflict) {
 		// Another node (PostgreSQL) stored the same event_id between our
 		// look-up and our insert: the post is a replay after all.
@@ -159,18 +191,17 @@ func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Sit
 	if lead.Verdict == model.VerdictJunk {
 		return nil
 	}
-	if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindLead, Contact: contact}, now); err != nil {
-		return err
+	specs := []eventSpec{{Kind: model.KindLead, Contact: contact}}
+	if lead.Verdict == model.VerdictClean {
+		// Judged clean at submit: the rules saw the visit, so website.
+		specs = append(specs, eventSpec{Kind: model.KindQualified, ActionSource: capi.SourceWebsite, Contact: contact})
 	}
-	if lead.Verdict != model.VerdictClean {
-		return nil
-	}
-	// Judged clean at submit: the rules saw the visit, so website.
-	_, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindQualified, ActionSource: capi.SourceWebsite, Contact: contact}, now)
-	return err
+	return s.queueEvents(ctx, tx, site, lead, specs, now)
 }
 
-func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) (*model.Lead, error) {
+// leadFromInput checks a posted lead and makes it a new lead; parse parses
+// its phone (nil: capi.ParsePhone).
+func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time, parse capi.PhoneParser) (*model.Lead, error) {
 	var errs []error
 	check := func(field, v string, max int) string {
 		v = strings.TrimSpace(v)
@@ -259,7 +290,7 @@ func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time) 
 	if k, err := capi.NormalizeEmail(l.Email); err == nil {
 		l.EmailKey = k
 	}
-	if k, err := capi.NormalizePhone(l.Phone, site.Settings.Country); err == nil {
+	if k, err := capi.NormalizePhoneWith(l.Phone, site.Settings.Country, parse); err == nil {
 		l.PhoneKey = k
 	}
 	return l, nil

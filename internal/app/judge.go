@@ -77,7 +77,7 @@ func (s *Service) judge(ctx context.Context, tx *store.Tx, site *model.Site, lea
 // or sent. It is what `cleanads score` prints.
 func (s *Service) Score(site *model.Site, in *LeadInput) (*model.Lead, error) {
 	now := s.now().UTC()
-	lead, err := s.leadFromInput(site, in, now)
+	lead, err := s.leadFromInput(site, in, now, nil)
 	if err != nil {
 		return nil, err
 	}

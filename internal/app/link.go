@@ -1,46 +1,18 @@
 package app
 
 import (
-	"context"
-	"errors"
-
 	"github.com/cleanads/cleanads/internal/model"
-	"github.com/cleanads/cleanads/internal/store"
 )
 
-// link ties a new lead to the visitor it came from, named by the lead's
-// visitor_id (the visitor cookie, or a server passing it on), else by the
-// visitor in its form token, else by the event_id of one of the visitor's
-// PageViews; and fills what the lead lacks from the visitor: fbc, fbp, IP,
-// user agent and consent. What the lead brings itself is kept.
-func (s *Service) link(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, tokenVisitor string) error {
-	var v *model.Visitor
-	for _, id := range []string{lead.VisitorID, tokenVisitor} {
-		if !validVisitorID(id) {
-			continue
-		}
-		found, err := tx.VisitorByID(ctx, site.ID, id)
-		if err == nil {
-			v = found
-			break
-		}
-		if !errors.Is(err, model.ErrNotFound) {
-			return err
-		}
-	}
-	if v == nil && lead.EventID != "" {
-		visit, err := tx.VisitByEventID(ctx, site.ID, lead.EventID)
-		switch {
-		case err == nil:
-			if v, err = tx.VisitorByID(ctx, site.ID, visit.VisitorID); err != nil {
-				return err
-			}
-		case !errors.Is(err, model.ErrNotFound):
-			return err
-		}
-	}
+// linkVisitor ties a new lead to the visitor it came from (nil: none was
+// found), named by the lead's visitor_id (the visitor cookie, or a server
+// passing it on), else by the visitor in its form token, else by the
+// event_id of one of the visitor's PageViews (store.LeadIntake finds it);
+// and fills what the lead lacks from the visitor: fbc, fbp, IP, user agent
+// and consent. What the lead brings itself is kept.
+func linkVisitor(lead *model.Lead, v *model.Visitor) {
 	if v == nil {
-		return nil
+		return
 	}
 	lead.VisitorID = v.ID
 	fill := func(dst *string, v string) {
@@ -55,7 +27,6 @@ func (s *Service) link(ctx context.Context, tx *store.Tx, site *model.Site, lead
 	if lead.Consent == nil {
 		lead.Consent = v.Consent
 	}
-	return nil
 }
 
 // mayQueueLead tells whether a lead's events may go to Meta at all: not

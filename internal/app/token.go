@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -44,8 +45,14 @@ var b64 = base64.RawURLEncoding
 // issueToken signs a new token for the site and visitor (empty without
 // consent: the token still lets the server time the form).
 func (s *Service) issueToken(key []byte, site model.SiteID, visitor string, now time.Time) string {
+	// The nonce starts with the issue time (48 bits of milliseconds), then
+	// 80 random bits: the tokens used in one commit were issued about the
+	// same time, so their rows in form_token_uses, keyed by nonce, share a
+	// few pages of its primary key, where random nonces dirtied a page of
+	// their own each.
 	var n [16]byte
-	rand.Read(n[:])
+	binary.BigEndian.PutUint64(n[:8], uint64(now.UnixMilli())<<16)
+	rand.Read(n[6:])
 	nonce := b64.EncodeToString(n[:])
 	issued := strconv.FormatInt(now.UnixMilli(), 10)
 	return "t1." + visitor + "." + issued + "." + nonce + "." + tokenMAC(key, site, visitor, issued, nonce)
@@ -75,33 +82,44 @@ func parseToken(key []byte, site model.SiteID, tok string) (formToken, bool) {
 	return formToken{visitor: p[1], issued: time.UnixMilli(ms), nonce: p[3]}, true
 }
 
-// checkToken judges a lead's form token inside the lead's transaction: a
-// genuine, fresh token's nonce is used up here, so a second lead with the
-// same token is a replay.
-func (s *Service) checkToken(ctx context.Context, tx *store.Tx, key []byte, site *model.Site, lead *model.Lead, tok string, now time.Time) (qualify.TokenCheck, formToken, error) {
+// readToken judges a lead's form token ahead of the lead's transaction:
+// its form, signature and age. A genuine, fresh token is judged valid as if
+// its nonce were unused, and use says the transaction must use the nonce up
+// (useToken), which may find it used.
+func (s *Service) readToken(key []byte, site *model.Site, tok string, now time.Time) (tc qualify.TokenCheck, ft formToken, use bool) {
 	if tok == "" {
-		return qualify.TokenCheck{}, formToken{}, nil
+		return qualify.TokenCheck{}, formToken{}, false
 	}
-	tc := qualify.TokenCheck{Checked: true}
+	tc = qualify.TokenCheck{Checked: true}
 	ft, ok := parseToken(key, site.ID, tok)
 	if !ok || ft.issued.Sub(now) > tokenSkew {
 		tc.Problem = TokenForged
-		return tc, formToken{}, nil
+		return tc, formToken{}, false
 	}
 	tc.ServerFillMS = max(0, now.Sub(ft.issued).Milliseconds())
 	if now.Sub(ft.issued) > TokenMaxAge {
 		tc.Problem = TokenExpired
-		return tc, ft, nil
+		return tc, ft, false
+	}
+	tc.Valid = true
+	return tc, ft, true
+}
+
+// useToken uses up a genuine, fresh token's nonce inside the lead's
+// transaction, so a second lead with the same token is a replay: it returns
+// the token check readToken made, judged replayed when the nonce was used.
+func (s *Service) useToken(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, tc qualify.TokenCheck, ft formToken, use bool, now time.Time) (qualify.TokenCheck, error) {
+	if !use {
+		return tc, nil
 	}
 	switch err := tx.FormTokenUse(ctx, site.ID, ft.nonce, lead.ID, now); {
 	case errors.Is(err, model.ErrConflict):
-		tc.Problem = TokenReplayed
-		return tc, ft, nil
+		tc.Valid, tc.Problem = false, TokenReplayed
+		return tc, nil
 	case err != nil:
-		return qualify.TokenCheck{}, formToken{}, err
+		return qualify.TokenCheck{}, err
 	}
-	tc.Valid = true
-	return tc, ft, nil
+	return tc, nil
 }
 
 // tokenKey returns the key that signs form tokens: derived from the

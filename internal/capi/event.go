@@ -135,6 +135,20 @@ func HashContact(l *model.Lead, country string) *Contact {
 	return c
 }
 
+// HashContactKeys is HashContact for a new lead whose PhoneKey is
+// NormalizePhone's answer for its Phone and country ("" when it refused
+// the phone), as intake sets it: the phone is not normalised again.
+func HashContactKeys(l *model.Lead, country string) *Contact {
+	c := HashContact(&model.Lead{Email: l.Email, FirstName: l.FirstName, LastName: l.LastName, Name: l.Name,
+		ExternalID: l.ExternalID, Fields: l.Fields}, country)
+	if l.PhoneKey != "" {
+		if h, err := hashNormalized(FieldPhone, l.PhoneKey); err == nil {
+			c.Phone = []string{h}
+		}
+	}
+	return c
+}
+
 // addressKeys hashes the lead's city, state, zip and country answers into
 // c; the lead's own country wins over the site's when it is a valid one.
 func addressKeys(c *Contact, l *model.Lead, country string) {

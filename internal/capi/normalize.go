@@ -94,6 +94,11 @@ func HashField(field, value, country string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return hashNormalized(field, n)
+}
+
+// hashNormalized is HashField after Normalize.
+func hashNormalized(field, n string) (string, error) {
 	if h, ok := hashedForm(n); ok {
 		switch {
 		case len(h) == 64:
@@ -291,6 +296,18 @@ func emailProblem(e string) string {
 // kept as the vectors want. Digits that already start with the region's
 // country code and parse as such keep it ("905324128719" stays).
 func NormalizePhone(s, country string) (string, error) {
+	return NormalizePhoneWith(s, country, nil)
+}
+
+// PhoneParser parses a phone number as
+// phonenumbers.ParseAndKeepRawInputToNumber does: NormalizePhoneWith and
+// qualify.CheckPhoneWith take one, so a caller that needs both parses the
+// number once (libphonenumber's parse is tens of microseconds).
+type PhoneParser func(raw, region string) (*phonenumbers.PhoneNumber, error)
+
+// NormalizePhoneWith is NormalizePhone with the number parsed by parse
+// (nil: parsed here).
+func NormalizePhoneWith(s, country string, parse PhoneParser) (string, error) {
 	t := trim(s)
 	if t == "" {
 		return "", reject(FieldPhone, "empty")
@@ -302,7 +319,7 @@ func NormalizePhone(s, country string) (string, error) {
 	if digits == "" {
 		return "", reject(FieldPhone, "no digits other than leading zeros")
 	}
-	if n, ok := phoneWithCountry(t, country); ok {
+	if n, ok := phoneWithCountry(t, country, parse); ok {
 		return n, nil
 	}
 	return digits, nil
@@ -323,7 +340,7 @@ func phoneDigits(s string) string {
 
 // phoneWithCountry parses s with libphonenumber and returns country code and
 // national significant number when the rules in NormalizePhone allow.
-func phoneWithCountry(s, country string) (string, bool) {
+func phoneWithCountry(s, country string, parse PhoneParser) (string, bool) {
 	region := "ZZ"
 	if country != "" {
 		region = strings.ToUpper(country)
@@ -335,25 +352,58 @@ func phoneWithCountry(s, country string) (string, bool) {
 	if region == "ZZ" && !international {
 		return "", false
 	}
-	var pn phonenumbers.PhoneNumber
-	if err := phonenumbers.ParseAndKeepRawInputToNumber(s, region, &pn); err != nil {
+	if parse == nil {
+		parse = ParsePhone
+	}
+	pn, err := parse(s, region)
+	if err != nil {
 		return "", false
 	}
 	switch pn.GetCountryCodeSource() {
 	case phonenumbers.PhoneNumber_FROM_DEFAULT_COUNTRY:
-		if !phonenumbers.IsPossibleNumber(&pn) {
+		if !phonenumbers.IsPossibleNumber(pn) {
 			return "", false
 		}
 	case phonenumbers.PhoneNumber_FROM_NUMBER_WITH_PLUS_SIGN, phonenumbers.PhoneNumber_FROM_NUMBER_WITH_IDD:
 		// Extensions are kept by the vectors (digits run together), so only a
 		// plain valid number is rewritten.
-		if pn.GetExtension() != "" || !phonenumbers.IsValidNumber(&pn) {
+		if pn.GetExtension() != "" || !phonenumbers.IsValidNumber(pn) {
 			return "", false
 		}
 	default:
 		return "", false
 	}
-	return strconv.Itoa(int(pn.GetCountryCode())) + phonenumbers.GetNationalSignificantNumber(&pn), true
+	return strconv.Itoa(int(pn.GetCountryCode())) + phonenumbers.GetNationalSignificantNumber(pn), true
+}
+
+// ParsePhone is the PhoneParser that parses every time.
+func ParsePhone(raw, region string) (*phonenumbers.PhoneNumber, error) {
+	var pn phonenumbers.PhoneNumber
+	if err := phonenumbers.ParseAndKeepRawInputToNumber(raw, region, &pn); err != nil {
+		return nil, err
+	}
+	return &pn, nil
+}
+
+// PhoneMemo parses phone numbers like ParsePhone and keeps the last
+// answer: the checks of one lead's phone share its parse. It is for one
+// goroutine.
+type PhoneMemo struct {
+	raw, region string
+	n           *phonenumbers.PhoneNumber
+	err         error
+	done        bool
+}
+
+// Parse is a PhoneParser: the last answer again for the same raw number
+// and region.
+func (m *PhoneMemo) Parse(raw, region string) (*phonenumbers.PhoneNumber, error) {
+	if m.done && m.raw == raw && m.region == region {
+		return m.n, m.err
+	}
+	m.n, m.err = ParsePhone(raw, region)
+	m.raw, m.region, m.done = raw, region, true
+	return m.n, m.err
 }
 
 // isNamePunct is ASCII punctuation, which Meta's builder strips from names.

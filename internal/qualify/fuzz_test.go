@@ -31,7 +31,7 @@ func FuzzPhoneRules(f *testing.F) {
 	now := time.Date(2026, 11, 3, 8, 0, 0, 0, time.UTC)
 	fill := int64(30000)
 	f.Fuzz(func(t *testing.T, phone, region string) {
-		pr := checkPhone(phone, region)
+		pr := checkPhone(phone, region, nil)
 		if pr.code != "" && pr.evidence == nil {
 			t.Fatalf("checkPhone(%q, %q): %s without evidence", phone, region, pr.code)
 		}

@@ -151,7 +151,7 @@ func digitsOf(s string) string {
 // ISO 3166 code). Numbers without a country code are read as national
 // numbers of region; when region is empty they can only be checked for
 // patterns.
-func checkPhone(raw, region string) phoneResult {
+func checkPhone(raw, region string, parse func(raw, region string) (*phonenumbers.PhoneNumber, error)) phoneResult {
 	raw = strings.TrimSpace(raw)
 	digits := digitsOf(raw)
 	if digits == "" {
@@ -174,7 +174,10 @@ func checkPhone(raw, region string) phoneResult {
 	if parseRegion == "" {
 		parseRegion = "ZZ"
 	}
-	n, err := phonenumbers.Parse(raw, parseRegion)
+	if parse == nil {
+		parse = phonenumbers.Parse
+	}
+	n, err := parse(raw, parseRegion)
 	if err != nil {
 		d := strings.TrimLeft(digits, "0")
 		if p, part := phonePattern(d); p != "" {
@@ -215,7 +218,7 @@ func checkPhone(raw, region string) phoneResult {
 		if !intl && region != "" && digits[0] != '0' {
 			// A customer abroad may give their own country code without the
 			// "+" (46 70 482 17 35): a number valid that way is theirs.
-			if alt := checkPhone("+"+digits, region); alt.usable && alt.code == "" {
+			if alt := checkPhone("+"+digits, region, parse); alt.usable && alt.code == "" {
 				return alt
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/nyaruka/phonenumbers"
 )
 
 // Defaults of the per-site settings (model.Qualify zero values).
@@ -85,8 +86,16 @@ type PhoneCheck struct {
 // CheckPhone judges phone (a lead's, as given) for the site's country,
 // as Score would.
 func CheckPhone(phone, country string) *PhoneCheck {
+	return CheckPhoneWith(phone, country, nil)
+}
+
+// CheckPhoneWith is CheckPhone with the number parsed by parse, which
+// parses as phonenumbers.ParseAndKeepRawInputToNumber does (nil:
+// phonenumbers.Parse): a caller that also normalises the number parses it
+// once.
+func CheckPhoneWith(phone, country string, parse func(raw, region string) (*phonenumbers.PhoneNumber, error)) *PhoneCheck {
 	p, region := strings.TrimSpace(phone), strings.ToUpper(strings.TrimSpace(country))
-	return &PhoneCheck{phone: p, region: region, result: checkPhone(p, region)}
+	return &PhoneCheck{phone: p, region: region, result: checkPhone(p, region, parse)}
 }
 
 // Previous is an earlier lead of the same person on the same site.
@@ -332,7 +341,7 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 		if pc := c.Phone; pc != nil && pc.phone == phone && pc.region == region {
 			pr = pc.result
 		} else {
-			pr = checkPhone(phone, region)
+			pr = checkPhone(phone, region, nil)
 		}
 		if pr.code != "" {
 			s.add(pr.code, 1, 1, pr.evidence)

@@ -221,7 +221,7 @@ func TestPhones(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.region+" "+tt.phone, func(t *testing.T) {
-			got := checkPhone(tt.phone, tt.region)
+			got := checkPhone(tt.phone, tt.region, nil)
 			if got.code != tt.code {
 				t.Fatalf("code %q %v, want %q", got.code, got.evidence, tt.code)
 			}

@@ -294,13 +294,13 @@ func TestLinks(t *testing.T) {
 // without the "+".
 func TestForeignNumbers(t *testing.T) {
 	for _, p := range []string{"+353 87 214 3968", "0049 160 4827 3915", "+971 50 318 2746", "46 70 482 1735", "44 7830 514 296", "+7 916 482-17-35", "49 1512 3948207"} {
-		if got := checkPhone(p, "TR"); got.code != "" || !got.usable {
+		if got := checkPhone(p, "TR", nil); got.code != "" || !got.usable {
 			t.Errorf("%s: %q %v", p, got.code, got.evidence)
 		}
 	}
 	// A short or patterned number stays what it is.
 	for p, code := range map[string]string{"44 555 5555": CodePhonePattern, "0532 41 7": CodePhoneInvalid, "44 7700 900461": CodePhoneInvalid} {
-		if got := checkPhone(p, "TR"); got.code != code {
+		if got := checkPhone(p, "TR", nil); got.code != code {
 			t.Errorf("%s: %q, want %s", p, got.code, code)
 		}
 	}

@@ -41,6 +41,48 @@ func (q Q) DeliveryInsert(ctx context.Context, d *model.Delivery) (inserted bool
 	return n == 1, nil
 }
 
+// DeliveryInsertAll puts events in the outbox in one statement (on SQLite
+// a statement has a fixed cost in the driver, and a clean lead queues two
+// events), and reports for each whether it was inserted, as DeliveryInsert
+// does: an event already there is left as it is.
+func (q Q) DeliveryInsertAll(ctx context.Context, ds []*model.Delivery) (inserted []bool, err error) {
+	inserted = make([]bool, len(ds))
+	if len(ds) == 0 {
+		return inserted, nil
+	}
+	args := make([]any, 0, 19*len(ds))
+	for _, d := range ds {
+		args = append(args, d.ID, string(d.SiteID), string(d.LeadID), d.Kind, d.EventName, d.EventID, d.PixelID, string(d.Payload),
+			string(d.State), d.Attempts, d.NextAt.UnixMilli(), d.DeadlineAt.UnixMilli(), d.LastError,
+			string(d.Response), d.Mode, d.CreatedAt.UnixMilli(), d.UpdatedAt.UnixMilli(), nil, destinationOf(d))
+	}
+	const row = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	res, err := q.exec(ctx, `/* Store.DeliveryInsert */ INSERT INTO deliveries (`+deliveryColumns+`)
+		VALUES `+row+strings.Repeat(", "+row, len(ds)-1)+`
+		ON CONFLICT (site_id, event_name, event_id) DO NOTHING`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: insert deliveries: %w", err)
+	}
+	if n, _ := res.RowsAffected(); int(n) == len(ds) {
+		for i := range inserted {
+			inserted[i] = true
+		}
+		return inserted, nil
+	}
+	// Some were there already (a replay): the new ids say which went in.
+	for i, d := range ds {
+		var one int
+		err := q.queryRow(ctx, `/* Store.DeliveryInsert */ SELECT 1 FROM deliveries WHERE id = ?`, d.ID).Scan(&one)
+		switch {
+		case err == nil:
+			inserted[i] = true
+		case err != sql.ErrNoRows:
+			return nil, fmt.Errorf("store: insert deliveries: %w", err)
+		}
+	}
+	return inserted, nil
+}
+
 // DeliveriesByLead returns every event of a lead, oldest first. The
 // condition on a non-empty lead id lets the partial index deliveries_lead
 // serve it.

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -39,6 +40,47 @@ func TestDeliveriesByLeadLeaveOutPageViews(t *testing.T) {
 		}
 		if n, err := db.DeliveryCancelByLead(ctx, "l_1", "test", now); err != nil || n != 1 {
 			t.Errorf("DeliveryCancelByLead(l_1) = %d, %v; want 1", n, err)
+		}
+	})
+}
+
+// DeliveryInsertAll queues several events in one statement and says, as
+// DeliveryInsert does, which went in: an event already queued (same site,
+// name and id) is left as it was.
+func TestDeliveryInsertAll(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now)
+		row := func(id, name, event string) *model.Delivery {
+			return &model.Delivery{ID: id, SiteID: "a", LeadID: "l_1", Kind: model.KindLead, EventName: name, EventID: event,
+				Payload: []byte(`{"n":"` + id + `"}`), State: model.DeliveryPending, NextAt: now, DeadlineAt: now.Add(time.Hour),
+				CreatedAt: now, UpdatedAt: now}
+		}
+		for _, tt := range []struct {
+			rows []*model.Delivery
+			want []bool
+		}{
+			{nil, []bool{}},
+			{[]*model.Delivery{row("d1", "Lead", "e1"), row("d2", "QualifiedLead", "e2")}, []bool{true, true}},
+			{[]*model.Delivery{row("d3", "Lead", "e1"), row("d4", "Lead", "e4")}, []bool{false, true}},
+			{[]*model.Delivery{row("d5", "QualifiedLead", "e2")}, []bool{false}},
+		} {
+			var got []bool
+			err := db.InTx(ctx, func(tx *store.Tx) (err error) {
+				got, err = tx.DeliveryInsertAll(ctx, tt.rows)
+				return err
+			})
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("DeliveryInsertAll(%d rows) = %v, %v; want %v", len(tt.rows), got, err, tt.want)
+			}
+		}
+		list, err := db.DeliveriesByLead(ctx, "l_1")
+		if err != nil || len(list) != 3 {
+			t.Fatalf("DeliveriesByLead = %d rows, %v; want d1, d2, d4", len(list), err)
+		}
+		if string(list[0].Payload) != `{"n":"d1"}` {
+			t.Errorf("the first e1 row's payload = %s, want d1's kept", list[0].Payload)
 		}
 	})
 }
