@@ -462,12 +462,6 @@ const leadIntakeQuery = `/* Store.LeadIntake */ SELECT x.lead, x.by_phone, x.by_
 // same person's earlier lead (LeadPrevious), and the visitor to link.
 func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (IntakeFound, error) {
 	s, since := string(site), k.Since.UnixMilli()
-	orNull := func(v string) any {
-		if v == "" {
-			return nil
-		}
-		return v
-	}
 	var (
 		f                           IntakeFound
 		lead, byPhone, byEmail, vid sql.NullString
