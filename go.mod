@@ -7,7 +7,6 @@ require (
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/jackc/pgx/v5 v5.13.0
-	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/mholt/acmez/v3 v3.1.7
 	github.com/nyaruka/phonenumbers v1.8.1
 	github.com/prometheus/client_golang v1.25.0

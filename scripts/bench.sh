@@ -32,7 +32,7 @@
 #   DURATION=5s CONNS=64 LOW_CONNS=16 scripts/bench.sh
 #   DATABASE='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' scripts/bench.sh
 #   PPROF=127.0.0.1:6060 scripts/bench.sh   # the (first) server's profiler on, for go tool pprof
-#   TAGS=cgosqlite scripts/bench.sh          # server and floor on SQLite's C library (needs gcc)
+#   TAGS=netgo scripts/bench.sh              # server and floor built with those build tags
 #   CLEANADS_BIN=/tmp/old/cleanads scripts/bench.sh   # another server binary (an older commit's,
 #                                            # for an A/B run in turn), with this tree's load and floor
 #

@@ -22,7 +22,7 @@ func version(_ context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s; database schema %d; %s\n", buildinfo.Read(), store.LatestVersion(), store.SQLiteBuild)
+	fmt.Fprintf(e.stdout, "%s; database schema %d\n", buildinfo.Read(), store.LatestVersion())
 	return nil
 }
 

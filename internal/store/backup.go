@@ -44,7 +44,7 @@ func (db *DB) Backup(ctx context.Context, path string) error {
 		os.Remove(path)
 		return fmt.Errorf("store: backup: %w", err)
 	}
-	c, err := sql.Open(SQLiteDriver, "file:"+file+"?_pragma=busy_timeout(10000)")
+	c, err := sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		os.Remove(path)
 		return fmt.Errorf("store: backup: %w", err)

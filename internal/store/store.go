@@ -18,6 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/secret"
 )
@@ -171,7 +174,7 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	// RSS under load and nothing measurable to throughput; 24 MB against
 	// 16 MB, at 256 connections: 12-22 MB more RSS (147-149 MB), 4-7% more
 	// leads a second.
-	w, err := sql.Open(SQLiteDriver, "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)&_pragma=temp_store(memory)&_pragma=cache_size(-16384)&_txlock=immediate&"+common)
+	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)&_pragma=temp_store(memory)&_pragma=cache_size(-16384)&_txlock=immediate&"+common)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -182,7 +185,7 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, unavailable(err))
 	}
-	r, err := sql.Open(SQLiteDriver, "file:"+path+"?_pragma=query_only(1)&"+common)
+	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&"+common)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: %w", err)
@@ -195,7 +198,7 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	// The checkpointer's own connection (synchronous=NORMAL still syncs
 	// the log before a checkpoint and the database file after it).
-	c, err := sql.Open(SQLiteDriver, "file:"+path+"?_pragma=synchronous(NORMAL)&"+common)
+	c, err := sql.Open("sqlite", "file:"+path+"?_pragma=synchronous(NORMAL)&"+common)
 	if err != nil {
 		w.Close()
 		r.Close()
@@ -368,8 +371,9 @@ func notFound(err error, what string) error {
 // isUniqueViolation tells whether err is a unique-constraint failure, by
 // the engines' error codes.
 func isUniqueViolation(err error) bool {
-	if code, ok := sqliteCode(err); ok {
-		return code == codeUniqueConstraint || code == codePrimaryKey
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 	}
 	return pgUniqueViolation(err)
 }
@@ -406,10 +410,11 @@ func unavailable(err error) error {
 
 // isUnavailable classifies a driver error.
 func isUnavailable(err error) bool {
-	if code, ok := sqliteCode(err); ok {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
 		// The primary code is the low byte of an extended code.
-		switch code & 0xff {
-		case codeBusy, codeLocked, codeFull, codeIOErr:
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
 			return true
 		}
 		return false
@@ -458,14 +463,3 @@ func newestFirst(where string, args []any, timeCol string, before time.Time, bef
 	}
 	return where + " ORDER BY " + timeCol + " DESC, id DESC LIMIT ?", append(args, limit)
 }
-
-// SQLite's result codes the store tells apart (sqlite.org/rescode.html),
-// the same whichever driver runs it (sqliteCode).
-const (
-	codeBusy             = 5
-	codeLocked           = 6
-	codeIOErr            = 10
-	codeFull             = 13
-	codePrimaryKey       = 19 | 6<<8 // SQLITE_CONSTRAINT_PRIMARYKEY
-	codeUniqueConstraint = 19 | 8<<8 // SQLITE_CONSTRAINT_UNIQUE
-)
