@@ -2,17 +2,15 @@ package app_test
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/loadmix"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
@@ -115,47 +113,11 @@ type visitMix struct {
 	known []string // visitor ids seen, for returning visitors
 }
 
-var (
-	benchAgents = []string{
-		"Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.5 Mobile/15E148 Safari/604.1",
-		"Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/22F76 [FBAN/FBIOS;FBAV/512.0.0.51.109;FBBV/741398533;FBDV/iPhone15,3;FBMD/iPhone;FBSN/iOS;FBSV/18.5;FBSS/3;FBCR/;FBID/phone;FBLC/tr_TR;FBOP/80]",
-		"Mozilla/5.0 (Linux; Android 15; SM-S921B Build/AP3A.240905.015.A2; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/137.0.7151.89 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/516.0.0.58.71;]",
-		"Mozilla/5.0 (Linux; Android 14; Redmi Note 13 Pro) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/137.0.0.0 Mobile Safari/537.36",
-		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/137.0.0.0 Safari/537.36",
-		"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.4 Safari/605.1.15",
-	}
-	benchPages     = []string{"/", "/implant", "/ortodonti", "/dis-beyazlatma", "/iletisim", "/fiyatlar", "/blog/implant-sonrasi-bakim"}
-	benchReferrers = []string{"", "", "https://www.google.com/", "https://l.facebook.com/", "https://www.instagram.com/", "https://lm.facebook.com/"}
-	benchCampaigns = []string{"implant_tr_2026", "ortho_retarget", "whitening_spring", "brand_search"}
-)
-
-func pick(rng *rand.Rand, list []string) string { return list[rng.IntN(len(list))] }
-
-func benchIP(rng *rand.Rand) string {
-	if rng.IntN(5) == 0 {
-		return fmt.Sprintf("2a02:e0:%x:%x::%x", rng.IntN(1<<16), rng.IntN(1<<16), rng.IntN(1<<16))
-	}
-	return fmt.Sprintf("%d.%d.%d.%d", 78+rng.IntN(120), rng.IntN(256), rng.IntN(256), 1+rng.IntN(254))
-}
-
-func benchClickID(rng *rand.Rand) string {
-	const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-	b := make([]byte, 40+rng.IntN(40))
-	for i := range b {
-		b[i] = chars[rng.IntN(len(chars))]
-	}
-	return "IwAR" + string(b)
-}
-
 // next is one page view: about a third from a returning visitor once some
 // are known, a quarter of landings from an ad click (fbclid and UTM tags).
 func (m *visitMix) next(rng *rand.Rand) *app.CollectInput {
-	page := "https://www.istanbuldis.example" + pick(rng, benchPages)
-	if rng.IntN(4) == 0 {
-		q := url.Values{"fbclid": {benchClickID(rng)}, "utm_source": {"facebook"}, "utm_medium": {"paid"}, "utm_campaign": {pick(rng, benchCampaigns)}}
-		page += "?" + q.Encode()
-	}
-	in := &app.CollectInput{PageURL: page, Referrer: pick(rng, benchReferrers), ClientIP: benchIP(rng), UserAgent: pick(rng, benchAgents)}
+	in := &app.CollectInput{PageURL: loadmix.LandingURL(rng), Referrer: loadmix.Pick(rng, loadmix.Referrers),
+		ClientIP: loadmix.IP(rng), UserAgent: loadmix.Pick(rng, loadmix.UserAgents)}
 	if rng.IntN(3) == 0 {
 		m.mu.Lock()
 		if len(m.known) > 0 {
@@ -200,85 +162,23 @@ func BenchmarkIntakeCollect(b *testing.B) {
 // formVisit is a visitor and the form token its visit got.
 type formVisit struct{ visitor, token string }
 
-var (
-	benchFirst   = []string{"Ayşe", "Mehmet", "Fatma", "Mustafa", "Zeynep", "Ahmet", "Elif", "Emre", "Hatice", "Burak", "Selin", "Can", "Deniz", "Hakan", "Merve", "Oğuz"}
-	benchLast    = []string{"Yılmaz", "Kaya", "Demir", "Şahin", "Çelik", "Yıldız", "Aydın", "Öztürk", "Arslan", "Doğan", "Koç", "Kurt"}
-	benchHosts   = []string{"gmail.com", "gmail.com", "gmail.com", "hotmail.com", "outlook.com", "yahoo.com", "icloud.com", "yandex.com"}
-	benchMobiles = []string{"530", "532", "533", "535", "536", "538", "541", "542", "543", "505", "506", "507", "551", "552", "553", "561"}
-	benchClean   = []string{
-		"Merhaba, implant tedavisi hakkında bilgi almak ve muayene randevusu oluşturmak istiyorum. Hafta içi akşam saatleri uygun.",
-		"İyi günler, üst çenemde iki diş eksik. Köprü mü implant mı daha uygun olur, muayene için ne zaman gelebilirim?",
-		"Kızım için şeffaf plak tedavisi düşünüyoruz, önce bir muayene olmak istiyoruz. Cumartesi randevu var mı?",
-		"Hello, I will be in Istanbul next month and would like a consultation for veneers. Could you call me back?",
-		"Diş eti kanamam var ve sol alt dişimde ağrı başladı, en kısa zamanda muayene olmak istiyorum.",
-		"Merhaba, zirkonyum kaplama için randevu almak istiyorum, öğleden sonra arayabilirsiniz.",
-	}
-	benchGrey   = []string{"Fiyat nedir?", "", "fiyat", "İmplant fiyatı ne kadar?", "how much?"}
-	benchVendor = []string{
-		"Merhaba, web siteniz için SEO hizmeti sunuyoruz, Google'da ilk sayfaya çıkarıyoruz. Teklifimizi iletmek isteriz.",
-		"Hi, we are a digital marketing agency. We can get you more patients with our lead generation services. Can we schedule a call?",
-	}
-	benchJob = []string{
-		"Merhaba, diş hekimi asistanı olarak iş başvurusu yapmak istiyorum, CV'mi nereye gönderebilirim?",
-		"Hello, I am applying for the dental nurse position. Please find my CV attached.",
-	}
-	asciiFold = strings.NewReplacer("ı", "i", "İ", "i", "ş", "s", "Ş", "s", "ğ", "g", "ü", "u", "Ü", "u", "ö", "o", "Ö", "o", "ç", "c", "Ç", "c")
-)
-
-// leadMix makes leads as cmd/cleanads-load's leads traffic does.
+// leadMix makes leads as cmd/cleanads-load's leads traffic does
+// (loadmix.Leads), each with the form token and visitor of a visit.
 type leadMix struct {
 	mu     sync.Mutex
 	visits []formVisit // each used once
-	emails []string    // sent, for the same person again
+	leads  loadmix.Leads
 }
 
-func benchUUID(rng *rand.Rand) string {
-	var b [16]byte
-	for i := range b {
-		b[i] = byte(rng.Uint32())
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-// next is one form submit: about 60% clean, 25% grey, 15% junk (vendors,
-// job seekers, test entries, bots, keyboard mashing) and a few people
-// sending again, with the form token and visitor of a visit.
 func (m *leadMix) next(rng *rand.Rand) *app.LeadInput {
-	first, last := pick(rng, benchFirst), pick(rng, benchLast)
-	in := &app.LeadInput{
-		EventID: benchUUID(rng), FirstName: first, LastName: last,
-		Email:   fmt.Sprintf("%s.%s%d@%s", strings.ToLower(asciiFold.Replace(first)), strings.ToLower(asciiFold.Replace(last)), rng.IntN(1_000_000), pick(rng, benchHosts)),
-		Phone:   fmt.Sprintf("0%s %03d %02d %02d", pick(rng, benchMobiles), 200+rng.IntN(800), rng.IntN(100), rng.IntN(100)),
-		Message: pick(rng, benchClean), FillMS: i64(int64(15000 + rng.IntN(90000))),
-		PageURL: "https://www.istanbuldis.example" + pick(rng, benchPages), ClientIP: benchIP(rng), UserAgent: pick(rng, benchAgents),
-	}
-	yes := true
-	in.Consent = &yes
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	switch n := rng.IntN(100); {
-	case n < 60: // clean
-	case n < 85:
-		in.Message = pick(rng, benchGrey)
-	case n < 88:
-		in.Message = pick(rng, benchVendor)
-	case n < 90:
-		in.Message = pick(rng, benchJob)
-	case n < 93:
-		in.FirstName, in.LastName, in.Message, in.Phone = "test", "test", "test", "0555 555 55 55"
-	case n < 95:
-		in.Honeypot, in.FillMS = "http://cheap-pills.example", i64(int64(300+rng.IntN(500)))
-	case n < 97:
-		in.FirstName, in.LastName, in.Message, in.Email = "asdfgh", "qwerty", "sdfsdf sdfsdf", "xkq3@mailinator.com"
-	default:
-		if len(m.emails) > 0 {
-			in.Email = m.emails[rng.IntN(len(m.emails))]
-		}
-	}
-	if len(m.emails) < 2000 {
-		m.emails = append(m.emails, in.Email)
+	l := m.leads.Next(rng)
+	yes := true
+	in := &app.LeadInput{
+		EventID: loadmix.UUID(rng), FirstName: l.FirstName, LastName: l.LastName, Email: l.Email, Phone: l.Phone,
+		Message: l.Message, Honeypot: l.Honeypot, FillMS: i64(l.FillMS), PageURL: l.PageURL, Consent: &yes,
+		ClientIP: loadmix.IP(rng), UserAgent: loadmix.Pick(rng, loadmix.UserAgents),
 	}
 	if n := len(m.visits); n > 0 {
 		in.VisitorID, in.FormToken = m.visits[n-1].visitor, m.visits[n-1].token
