@@ -65,22 +65,7 @@ func TestLoadAgainstFloor(t *testing.T) {
 	}
 	srv.Close()
 	db.Close()
-	m := regexp.MustCompile(`ok=(\d+) errors=0 .* status=204:(\d+)`).FindStringSubmatch(out.String())
-	if m == nil || m[1] != m[2] || m[1] == "0" {
-		t.Fatalf("want only 204s, got %q", out.String())
-	}
-	db, err = openFloor(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	queued, _, err := db.PageViewStats(ctx, floorSite, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strconv.Itoa(queued) != m[1] {
-		t.Errorf("%d rows in the floor's database after %s answers", queued, m[1])
-	}
+	floorRowsMatch(ctx, t, path, out.String())
 }
 
 // TestLoadSplitOverURLs sends to two nodes: the connections are split
@@ -197,22 +182,7 @@ func TestFloorOnPostgres(t *testing.T) {
 	if code := run(ctx, []string{"-url", srvs[0].URL, "-url", srvs[1].URL, "-kind", "collect", "-c", "4", "-d", "300ms"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	m := regexp.MustCompile(`ok=(\d+) errors=0 .* status=204:(\d+)`).FindStringSubmatch(out.String())
-	if m == nil || m[1] != m[2] || m[1] == "0" {
-		t.Fatalf("want only 204s, got %q", out.String())
-	}
-	db, err := openFloor(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	queued, _, err := db.PageViewStats(ctx, floorSite, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strconv.Itoa(queued) != m[1] {
-		t.Errorf("%d rows in the floor's database after %s answers", queued, m[1])
-	}
+	floorRowsMatch(ctx, t, dsn, out.String())
 }
 
 func TestBadFlags(t *testing.T) {
@@ -271,5 +241,27 @@ func TestLeadMix(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "kind=leads") {
 		t.Errorf("output %q", out.String())
+	}
+}
+
+// floorRowsMatch checks that a load run against the floor got only 204s and
+// that the floor's database at dsn holds one row for each.
+func floorRowsMatch(ctx context.Context, t *testing.T, dsn, out string) {
+	t.Helper()
+	m := regexp.MustCompile(`ok=(\d+) errors=0 .* status=204:(\d+)`).FindStringSubmatch(out)
+	if m == nil || m[1] != m[2] || m[1] == "0" {
+		t.Fatalf("want only 204s, got %q", out)
+	}
+	db, err := openFloor(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	queued, _, err := db.PageViewStats(ctx, floorSite, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strconv.Itoa(queued) != m[1] {
+		t.Errorf("%d rows in the floor's database after %s answers", queued, m[1])
 	}
 }
