@@ -87,7 +87,7 @@ func (s *Service) checkStage(site *model.Site, in *LeadEventInput, now time.Time
 	if c.currency == "" {
 		c.currency = strings.ToUpper(ev.Currency)
 	}
-	if c.currency != "" && !isCurrency(c.currency) {
+	if c.currency != "" && !model.IsCurrencyCode(c.currency) {
 		return nil, model.Invalid("currency", fmt.Sprintf("want a 3-letter ISO 4217 code like EUR, got %q", in.Currency))
 	}
 	if c.value != nil && c.currency == "" {
@@ -120,18 +120,6 @@ func stageNames(site *model.Site) string {
 	}
 	sort.Strings(names)
 	return fmt.Sprintf("site %q has %s", site.ID, strings.Join(names, ", "))
-}
-
-func isCurrency(s string) bool {
-	if len(s) != 3 {
-		return false
-	}
-	for i := 0; i < 3; i++ {
-		if s[i] < 'A' || s[i] > 'Z' {
-			return false
-		}
-	}
-	return true
 }
 
 // stageOutsideWindow says why a stage's time cannot go to Meta, or "".

@@ -133,7 +133,7 @@ func validateSiteGoogle(s *Site, key string, errs *Problems) {
 		}
 	}
 	g.Currency = strings.ToUpper(strings.TrimSpace(g.Currency))
-	if g.Currency != "" && !currencyPattern.MatchString(g.Currency) {
+	if g.Currency != "" && !model.IsCurrencyCode(g.Currency) {
 		errs.add(key+".currency", "want a 3-letter code like EUR, got %q", g.Currency)
 	}
 	for k, v := range map[string]string{"ad_user_data": g.Consent.AdUserData, "ad_personalization": g.Consent.AdPersonalization} {

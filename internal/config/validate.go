@@ -22,7 +22,6 @@ var (
 	siteIDPattern     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 	apiVersionPattern = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
 	eventNamePattern  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_ ]{0,49}$`)
-	currencyPattern   = regexp.MustCompile(`^[A-Z]{3}$`)
 )
 
 // MinAPIKeyLength is the shortest API key accepted: keys are bearer secrets.
@@ -273,7 +272,7 @@ func (s *Site) validate(key string, seen map[string]bool, errs *Problems) {
 		if se.Value < 0 {
 			errs.add(key+".meta.stages."+stage, "value must not be negative")
 		}
-		if se.Currency != "" && !currencyPattern.MatchString(strings.ToUpper(se.Currency)) {
+		if se.Currency != "" && !model.IsCurrencyCode(strings.ToUpper(se.Currency)) {
 			errs.add(key+".meta.stages."+stage, "currency must be a 3-letter code, got %q", se.Currency)
 		}
 		if se.Value > 0 && se.Currency == "" {

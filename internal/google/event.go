@@ -340,7 +340,7 @@ func Check(e *Event) error {
 	if e.ConversionValue < 0 {
 		return failed("conversion_value", "negative")
 	}
-	if e.ConversionValue > 0 && !isCurrency(e.Currency) {
+	if e.ConversionValue > 0 && !model.IsCurrencyCode(e.Currency) {
 		return failed("currency", "a value needs an ISO 4217 currency, got %q", e.Currency)
 	}
 	if len(e.DestinationReferences) == 0 {
@@ -379,18 +379,6 @@ func checkIdentifier(i int, u UserIdentifier) error {
 		return failed("user_identifier", "identifier %d has %d values, exactly one is allowed", i, n)
 	}
 	return nil
-}
-
-func isCurrency(s string) bool {
-	if len(s) != 3 {
-		return false
-	}
-	for i := 0; i < 3; i++ {
-		if s[i] < 'A' || s[i] > 'Z' {
-			return false
-		}
-	}
-	return true
 }
 
 // Target is the account a site's events go to.

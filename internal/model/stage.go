@@ -63,3 +63,17 @@ type LeadStage struct {
 func (d Decision) OwnerSaidJunk() bool {
 	return d.Verdict == VerdictJunk && d.DecidedBy == DecidedByOwner
 }
+
+// IsCurrencyCode tells whether s has the form of an ISO 4217 code: three
+// capital letters, as Meta's and Google's APIs take a currency.
+func IsCurrencyCode(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for i := 0; i < 3; i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
