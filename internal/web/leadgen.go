@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
@@ -42,16 +41,7 @@ func (s *Server) leadgenVerify(w http.ResponseWriter, r *http.Request) {
 	if site == nil {
 		return
 	}
-	q := r.URL.Query()
-	if q.Get("hub.mode") != "subscribe" ||
-		subtle.ConstantTimeCompare([]byte(q.Get("hub.verify_token")), []byte(site.LeadAds.VerifyToken)) != 1 {
-		s.fail(w, r, errStatus(http.StatusForbidden, "verification failed: wrong hub.mode or hub.verify_token"))
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	io.WriteString(w, q.Get("hub.challenge"))
+	s.answerHandshake(w, r, site.LeadAds.VerifyToken)
 }
 
 // leadgenPayload is a Page webhook as Meta posts it. Ids come as strings

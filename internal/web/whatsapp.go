@@ -28,11 +28,18 @@ type WhatsAppOptions struct {
 // messages in one post.
 const maxWebhookBody = 1 << 20
 
-// whatsAppVerify answers Meta's subscription handshake: the challenge, as
-// plain text, when the mode is subscribe and the verify token is ours.
+// whatsAppVerify answers Meta's subscription handshake for the WhatsApp
+// app (answerHandshake).
 func (s *Server) whatsAppVerify(w http.ResponseWriter, r *http.Request) {
+	s.answerHandshake(w, r, s.whatsApp.VerifyToken)
+}
+
+// answerHandshake answers the subscription handshake of a Meta webhook:
+// the challenge, as plain text, when the mode is subscribe and the verify
+// token is token (compared in constant time; an empty token verifies
+// nothing).
+func (s *Server) answerHandshake(w http.ResponseWriter, r *http.Request, token string) {
 	q := r.URL.Query()
-	token := s.whatsApp.VerifyToken
 	if token == "" || q.Get("hub.mode") != "subscribe" ||
 		subtle.ConstantTimeCompare([]byte(q.Get("hub.verify_token")), []byte(token)) != 1 {
 		s.fail(w, r, errStatus(http.StatusForbidden, "verification failed: wrong hub.mode or hub.verify_token"))
