@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -95,24 +97,54 @@ func writeTestFile(t *testing.T, path string, b []byte) {
 	}
 }
 
-// freePorts returns n TCP ports free on 127.0.0.1 now. Pebble must be
-// told our ports before we listen on them, so ":0" cannot do.
+// freePorts returns n TCP ports free on 127.0.0.1 now, none of them
+// handed out before in this test process. Pebble must be told our ports
+// before we listen on them, so ":0" cannot do. The ports come from below
+// the kernel's ephemeral range: a port ":0" gave and we closed can be
+// taken again by any outgoing connection or listener before the server
+// binds it, which made these tests fail at random.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var lns []net.Listener
+	lo, hi := 20000, ephemeralLow()
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 10000 {
+			t.Fatalf("no free port in [%d, %d) after %d tries", lo, hi, tries)
 		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
+		p := lo + mrand.IntN(hi-lo)
+		if portsGiven[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
 		ln.Close()
+		portsGiven[p] = true
+		ports = append(ports, p)
 	}
 	return ports
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralLow is the first port of Linux's ephemeral range, or the
+// IANA one's where that cannot be read; freePorts stays below it.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 49152
+	}
+	var low, high int
+	if _, err := fmt.Sscan(string(b), &low, &high); err != nil || low <= 21000 {
+		return 49152
+	}
+	return low
 }
 
 // unavailable skips the test, or fails it under CI=true, where the tool
