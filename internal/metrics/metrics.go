@@ -145,6 +145,8 @@ var (
 		"Transactions committed by SQLite's group committer (requests share them).", nil, nil)
 	callsDesc = prometheus.NewDesc("cleanads_store_commit_calls_total",
 		"Transactions of callers (requests, jobs) carried by those commits.", nil, nil)
+	rebuildsDesc = prometheus.NewDesc("cleanads_store_batch_rebuilds_total",
+		"Group commits rebuilt because one of their calls failed (rolled back, the others' writes run again).", nil, nil)
 	syncsDesc = prometheus.NewDesc("cleanads_store_log_syncs_total",
 		"fsyncs of SQLite's write-ahead log (commits share them).", nil, nil)
 	syncSecondsDesc = prometheus.NewDesc("cleanads_store_log_sync_duration_seconds",
@@ -157,6 +159,7 @@ type writerCollector struct{ stats func() model.WriterStats }
 func (c writerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- commitsDesc
 	ch <- callsDesc
+	ch <- rebuildsDesc
 	ch <- syncsDesc
 	ch <- syncSecondsDesc
 }
@@ -165,6 +168,7 @@ func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.stats()
 	ch <- prometheus.MustNewConstMetric(commitsDesc, prometheus.CounterValue, float64(st.Commits))
 	ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, float64(st.Calls))
+	ch <- prometheus.MustNewConstMetric(rebuildsDesc, prometheus.CounterValue, float64(st.Rebuilds))
 	ch <- prometheus.MustNewConstMetric(syncsDesc, prometheus.CounterValue, float64(st.LogSyncs))
 	if n := len(st.LogSyncBuckets); n == len(model.LogSyncBounds)+1 {
 		buckets := make(map[float64]uint64, len(model.LogSyncBounds))

@@ -49,7 +49,7 @@ func TestMetrics(t *testing.T) {
 	}}
 	m := metrics.New(metrics.Options{Source: src, Now: func() time.Time { return now },
 		Writer: func() model.WriterStats {
-			return model.WriterStats{Commits: 40, Calls: 900, LogSyncs: 38,
+			return model.WriterStats{Commits: 40, Calls: 900, Rebuilds: 3, LogSyncs: 38,
 				LogSyncBuckets: []int64{10, 30, 35, 36, 36, 37, 37, 37, 38, 38, 38}, LogSyncSeconds: 0.125}
 		}})
 	m.ObserveRequest("POST /v1/leads", 202, 30*time.Millisecond)
@@ -78,6 +78,7 @@ func TestMetrics(t *testing.T) {
 		`cleanads_store_scrape_error 0`,
 		`cleanads_store_commits_total 40`,
 		`cleanads_store_commit_calls_total 900`,
+		`cleanads_store_batch_rebuilds_total 3`,
 		`cleanads_store_log_syncs_total 38`,
 		`cleanads_store_log_sync_duration_seconds_bucket{le="0.0005"} 10`,
 		`cleanads_store_log_sync_duration_seconds_bucket{le="0.005"} 36`,

@@ -25,6 +25,11 @@ type WriterStats struct {
 	Commits int64
 	// Calls counts the InTx calls those transactions carried.
 	Calls int64
+	// Rebuilds counts the batches rebuilt because a call failed: rolled
+	// back and their earlier calls' writes run again (see the store's
+	// group commit). A few a minute are a few failing requests; as many as
+	// commits mean most batches pay for a failure.
+	Rebuilds int64
 	// LogSyncs counts the fsyncs of the write-ahead log.
 	LogSyncs int64
 	// LogSyncBuckets[i] counts the fsyncs finished within LogSyncBounds[i]

@@ -120,3 +120,22 @@ func (db *DB) TestLeadFindPlan(ctx context.Context, col string) (string, error) 
 func (db *DB) TestExpireReviewsPlan(ctx context.Context) (string, error) {
 	return db.plan(ctx, expireReviewsQuery, string(model.VerdictReview), int64(0), 10)
 }
+
+// TestQueryAll runs a raw query (one that writes, with RETURNING, say) and
+// returns its rows' first column as text.
+func (q Q) TestQueryAll(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := q.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

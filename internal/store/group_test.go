@@ -141,6 +141,88 @@ func TestGroupCommitIsolatesEachCaller(t *testing.T) {
 	}
 }
 
+// A batch runs its calls without savepoints; a failure rolls it back and
+// runs the writes of the calls before it again. Each function runs once,
+// writes that depend on what a call read land once, and the calls after
+// the failure are still kept apart.
+func TestGroupCommitRebuildsTheBatchAfterAFailure(t *testing.T) {
+	f := newGroupFixture(t)
+	ctx := f.ctx
+	errBoom := errors.New("boom")
+	runs := make([]int, 7)
+	counted := func(i int, fn func(tx *store.Tx) error) func(tx *store.Tx) error {
+		return func(tx *store.Tx) error { runs[i]++; return fn(tx) }
+	}
+	failAfter := func(id string) func(tx *store.Tx) error {
+		return func(tx *store.Tx) error {
+			if err := siteInsert(id)(tx); err != nil {
+				return err
+			}
+			return errBoom
+		}
+	}
+	results := f.queue(ctx,
+		counted(0, siteInsert("a")),
+		counted(1, func(tx *store.Tx) error { // writes what it read, twice, the second through a query
+			name, err := tx.TestQueryString(ctx, `SELECT name FROM sites WHERE id = 'a'`)
+			if err != nil {
+				return err
+			}
+			if err := tx.TestExec(ctx, `UPDATE sites SET name = ? WHERE id = 'a'`, name+"+1"); err != nil {
+				return err
+			}
+			got, err := tx.TestQueryAll(ctx, `/* test */ UPDATE sites SET name = name || '+r' WHERE id = 'a' RETURNING name`)
+			if err != nil || len(got) != 1 || got[0] != "a+1+r" {
+				return fmt.Errorf("update returning: %v %v", got, err)
+			}
+			return nil
+		}),
+		counted(2, failAfter("gone")),
+		counted(3, func(tx *store.Tx) error { // meets a statement error and goes on
+			if err := tx.TestExec(ctx, `INSERT INTO sites (id, name, created_at, updated_at) VALUES ('base', 'dup', 0, 0)`); err == nil {
+				return errors.New("the duplicate insert succeeded")
+			}
+			return siteInsert("c")(tx)
+		}),
+		counted(4, siteInsert("d")),
+		counted(5, failAfter("gone2")),
+		counted(6, siteInsert("e")),
+	)
+	batches, _ := f.db.GroupStats()
+	rebuilds := f.db.WriterStats().Rebuilds
+	f.releaseFirst()
+	for i, ch := range results {
+		err, _ := (<-ch).(error)
+		if wantFail := i == 2 || i == 5; wantFail != errors.Is(err, errBoom) || (!wantFail && err != nil) {
+			t.Errorf("call %d: %v", i, err)
+		}
+	}
+	for i, n := range runs {
+		if n != 1 {
+			t.Errorf("call %d's function ran %d times, want once", i, n)
+		}
+	}
+	for id, want := range map[string]bool{"a": true, "c": true, "d": true, "e": true, "gone": false, "gone2": false} {
+		if f.exists(id) != want {
+			t.Errorf("site %s stored = %v, want %v", id, !want, want)
+		}
+	}
+	if s, _ := f.db.SiteByID(ctx, "a"); s == nil || s.Name != "a+1+r" {
+		t.Errorf("site a = %+v, want its name written once by each update", s)
+	}
+	if s, _ := f.db.SiteByID(ctx, "base"); s == nil || s.Name != "base" {
+		t.Errorf("site base = %+v, the failed duplicate changed it", s)
+	}
+	if after, _ := f.db.GroupStats(); after-batches != 1 {
+		t.Errorf("the seven queued calls ran in %d batches, want 1", after-batches)
+	}
+	// Once rebuilt, the batch ran its calls in savepoints: the second
+	// failure cost no rebuild.
+	if n := f.db.WriterStats().Rebuilds - rebuilds; n != 1 {
+		t.Errorf("%d rebuilds, want 1", n)
+	}
+}
+
 func TestGroupCommitCancelledBeforeItsTurn(t *testing.T) {
 	f := newGroupFixture(t)
 	ctx, cancel := context.WithCancel(f.ctx)
