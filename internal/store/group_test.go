@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -41,7 +42,15 @@ func newGroupFixture(t *testing.T) *groupFixture {
 // queue starts n calls of fn and returns their results once the
 // committer runs them (after releaseAndWait).
 func (f *groupFixture) queue(ctx context.Context, fns ...func(tx *store.Tx) error) []chan any {
-	_, before := f.db.GroupStats()
+	return queueCalls(f.t, f.db, ctx, fns)
+}
+
+// queueCalls starts a call of each fn and returns once all wait for the
+// committer; each channel then gets the call's error, or its panic as a
+// string.
+func queueCalls(t *testing.T, db *store.DB, ctx context.Context, fns []func(tx *store.Tx) error) []chan any {
+	t.Helper()
+	_, before := db.GroupStats()
 	out := make([]chan any, len(fns))
 	for i, fn := range fns {
 		out[i] = make(chan any, 1)
@@ -51,13 +60,13 @@ func (f *groupFixture) queue(ctx context.Context, fns ...func(tx *store.Tx) erro
 					out[i] <- fmt.Sprintf("panic: %v", v)
 				}
 			}()
-			out[i] <- f.db.InTx(ctx, fn)
+			out[i] <- db.InTx(ctx, fn)
 		}()
 	}
 	// Waiting for the calls to be queued is not a timing assertion: the
 	// test only proceeds once they are.
 	for {
-		if _, q := f.db.GroupStats(); q-before == int64(len(fns)) {
+		if _, q := db.GroupStats(); q-before == int64(len(fns)) {
 			return out
 		}
 		time.Sleep(time.Millisecond)
@@ -220,6 +229,143 @@ func TestGroupCommitRebuildsTheBatchAfterAFailure(t *testing.T) {
 	// failure cost no rebuild.
 	if n := f.db.WriterStats().Rebuilds - rebuilds; n != 1 {
 		t.Errorf("%d rebuilds, want 1", n)
+	}
+}
+
+// Batches of calls that read what earlier calls wrote and write from it,
+// some failing, panicking or meeting a statement error they handle, in
+// random order: every call that succeeded counts exactly once, whatever
+// rebuilds its batch went through, and nothing of a failed call is left.
+func TestGroupCommitRebuildsKeepEveryCallsWorkOnce(t *testing.T) {
+	db := storetest.SQLite(t)
+	ctx := context.Background()
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		for _, q := range []string{
+			`CREATE TABLE tally (k TEXT PRIMARY KEY, n INTEGER NOT NULL)`,
+			`CREATE TABLE calls (id TEXT PRIMARY KEY, k TEXT NOT NULL)`,
+			`INSERT INTO tally (k, n) VALUES ('a', 0), ('b', 0), ('c', 0)`,
+		} {
+			if err := tx.TestExec(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errBoom := errors.New("boom")
+	rng := rand.New(rand.NewPCG(1, 2))
+	want := map[string]int{}
+	stored := map[string]bool{}
+	rebuilds, failingRounds := db.WriterStats().Rebuilds, int64(0)
+	const rounds, perRound = 8, 40
+	for round := range rounds {
+		// A call holds the committer until the round's calls all wait, so
+		// they run in one batch.
+		hold, held, first := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			first <- db.InTx(ctx, func(tx *store.Tx) error { close(held); <-hold; return nil })
+		}()
+		<-held
+		type plan struct {
+			id, k                   string
+			fail, panics, stmtError bool
+		}
+		plans := make([]plan, perRound)
+		fns := make([]func(tx *store.Tx) error, perRound)
+		failing := false
+		for i := range plans {
+			p := plan{id: fmt.Sprintf("r%d-%d", round, i), k: string(rune('a' + rng.IntN(3)))}
+			switch rng.IntN(10) {
+			case 0:
+				p.fail = true
+			case 1:
+				p.panics = true
+			case 2:
+				p.stmtError = true
+			}
+			if p.fail || p.panics || p.stmtError {
+				failing = true
+			}
+			plans[i] = p
+			fns[i] = func(tx *store.Tx) error {
+				n, err := tx.TestQueryString(ctx, `SELECT CAST(n AS TEXT) FROM tally WHERE k = ?`, p.k)
+				if err != nil {
+					return err
+				}
+				if err := tx.TestExec(ctx, `UPDATE tally SET n = CAST(? AS INTEGER) + 1 WHERE k = ?`, n, p.k); err != nil {
+					return err
+				}
+				if err := tx.TestExec(ctx, `INSERT INTO calls (id, k) VALUES (?, ?)`, p.id, p.k); err != nil {
+					return err
+				}
+				switch {
+				case p.fail:
+					return errBoom
+				case p.panics:
+					panic("kaboom")
+				case p.stmtError:
+					if err := tx.TestExec(ctx, `INSERT INTO calls (id, k) VALUES (?, ?)`, p.id, p.k); err == nil {
+						return errors.New("the duplicate insert succeeded")
+					}
+				}
+				return nil
+			}
+		}
+		if failing {
+			failingRounds++
+		}
+		results := queueCalls(t, db, ctx, fns)
+		close(hold)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		for i, ch := range results {
+			got, p := <-ch, plans[i]
+			switch {
+			case p.fail:
+				if err, _ := got.(error); !errors.Is(err, errBoom) {
+					t.Errorf("%s: got %v, want its own error", p.id, got)
+				}
+			case p.panics:
+				if got != "panic: kaboom" {
+					t.Errorf("%s: got %v, want its panic", p.id, got)
+				}
+			default:
+				if got != nil {
+					t.Errorf("%s: %v", p.id, got)
+				}
+				want[p.k]++
+				stored[p.id] = true
+			}
+		}
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		n, err := db.TestQueryString(ctx, `SELECT CAST(n AS TEXT) FROM tally WHERE k = ?`, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != fmt.Sprint(want[k]) {
+			t.Errorf("tally %s = %s, want %d: a call's write was lost or applied twice", k, n, want[k])
+		}
+	}
+	ids, err := db.TestQueryAll(ctx, `SELECT id FROM calls`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != len(stored) {
+		t.Errorf("%d calls stored, want %d", len(ids), len(stored))
+	}
+	for _, id := range ids {
+		if !stored[id] {
+			t.Errorf("call %s is stored but failed", id)
+		}
+	}
+	// A round's batch is rebuilt once, at its first failure; the calls
+	// after it run in savepoints.
+	if n := db.WriterStats().Rebuilds - rebuilds; n != failingRounds {
+		t.Errorf("%d rebuilds, want %d (one per round with a failure)", n, failingRounds)
 	}
 }
 

@@ -61,9 +61,8 @@ func BenchmarkVisitStore(b *testing.B) {
 				if err := tx.VisitInsert(ctx, visit); err != nil {
 					return err
 				}
-				_ = payload
 				d := &model.Delivery{SiteID: "a", Kind: model.KindPageView, EventID: visit.EventID, PixelID: "1", Payload: payload, CreatedAt: at}
-				if _, err := tx.PageViewEnqueue(ctx, d); err != nil && false {
+				if _, err := tx.PageViewEnqueue(ctx, d); err != nil {
 					return err
 				}
 			}
