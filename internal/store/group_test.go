@@ -42,13 +42,13 @@ func newGroupFixture(t *testing.T) *groupFixture {
 // queue starts n calls of fn and returns their results once the
 // committer runs them (after releaseAndWait).
 func (f *groupFixture) queue(ctx context.Context, fns ...func(tx *store.Tx) error) []chan any {
-	return queueCalls(f.t, f.db, ctx, fns)
+	return queueCalls(f.t, ctx, f.db, fns)
 }
 
 // queueCalls starts a call of each fn and returns once all wait for the
 // committer; each channel then gets the call's error, or its panic as a
 // string.
-func queueCalls(t *testing.T, db *store.DB, ctx context.Context, fns []func(tx *store.Tx) error) []chan any {
+func queueCalls(t *testing.T, ctx context.Context, db *store.DB, fns []func(tx *store.Tx) error) []chan any {
 	t.Helper()
 	_, before := db.GroupStats()
 	out := make([]chan any, len(fns))
@@ -316,7 +316,7 @@ func TestGroupCommitRebuildsKeepEveryCallsWorkOnce(t *testing.T) {
 		if failing {
 			failingRounds++
 		}
-		results := queueCalls(t, db, ctx, fns)
+		results := queueCalls(t, ctx, db, fns)
 		close(hold)
 		if err := <-first; err != nil {
 			t.Fatal(err)
