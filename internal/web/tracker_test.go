@@ -610,6 +610,7 @@ func TestTrackerScript(t *testing.T) {
 	for _, c := range []struct{ path, cache string }{
 		{"/t.js", "public, max-age=300"},
 		{"/t.v1.js", "public, max-age=31536000, immutable"},
+		{"/t.v2.js", "public, max-age=31536000, immutable"},
 	} {
 		rep := tr.req("GET", c.path, "", "", nil, nil)
 		if rep.code != 200 || rep.hdr.Get("Cache-Control") != c.cache || !strings.HasPrefix(rep.hdr.Get("Content-Type"), "text/javascript") ||
@@ -633,28 +634,39 @@ func TestTrackerScript(t *testing.T) {
 
 // The script stays small: under 4 KB gzipped.
 func TestTrackerScriptSize(t *testing.T) {
-	b, err := os.ReadFile("static/t.js")
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"t.v1.js", "t.v2.js"} {
+		b, err := os.ReadFile("static/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(b)
+		zw.Close()
+		if buf.Len() > 4096 {
+			t.Errorf("%s is %d bytes gzipped; the limit is 4096", name, buf.Len())
+		}
+		t.Logf("%s: %d bytes, %d gzipped", name, len(b), buf.Len())
 	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	zw.Write(b)
-	zw.Close()
-	if buf.Len() > 4096 {
-		t.Errorf("t.js is %d bytes gzipped; the limit is 4096", buf.Len())
-	}
-	t.Logf("t.js: %d bytes, %d gzipped", len(b), buf.Len())
 }
 
-// The README's install snippet pins the integrity hash of /t.v1.js.
-func TestREADMEIntegrity(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+// Sites pin /t.v1.js with this hash: its bytes never change.
+func TestTrackerV1Unchanged(t *testing.T) {
+	const v1 = "sha384-4r8AhZvwA0wH+xk6ca8E2tD85YPH6Fs4g3Zro5XMsmnWHyzhs554S59BPLo7mqIU"
+	if got := web.TrackerV1SRI(); got != v1 {
+		t.Errorf("t.v1.js changed: its hash is %s, sites pin %s; a changed script is a new version", got, v1)
 	}
-	if !strings.Contains(string(b), `integrity="`+web.TrackerSRI()+`"`) {
-		t.Errorf("README.md does not give t.v1.js's hash; the snippet should say integrity=%q", web.TrackerSRI())
+}
+
+// The docs' install snippet pins the integrity hash of /t.v2.js.
+func TestDocsIntegrity(t *testing.T) {
+	var all []byte
+	for _, name := range []string{"../../README.md", "../../docs/tracker.md"} {
+		b, _ := os.ReadFile(name)
+		all = append(all, b...)
+	}
+	if !strings.Contains(string(all), `integrity="`+web.TrackerSRI()+`"`) {
+		t.Errorf("neither README.md nor docs/tracker.md gives t.v2.js's hash; the snippet should say integrity=%q", web.TrackerSRI())
 	}
 }
 
