@@ -66,6 +66,8 @@ func (s *Server) leadCreate(w http.ResponseWriter, r *http.Request) {
 		s.browserCookies(r, in)
 	}
 	if isForm {
+		// The post is the submission itself: the lead is final at once.
+		in.Confirmed = true
 		// Checked before the lead is stored: a refused redirect stores
 		// nothing, so the corrected post is not a duplicate.
 		if redirect != "" {
