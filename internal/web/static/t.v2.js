@@ -117,7 +117,7 @@
     for (i = 0; i < f.elements.length; i++) {
       e = f.elements[i];
       if (e.type == 'password') return false;
-      if (e.type != 'hidden' && /^(email|phone)$/.test(key(e))) y = 1;
+      if (e.type != 'hidden' && /^(email|phone|(first_|last_)?name)$/.test(key(e))) y = 1;
     }
     return y;
   }
