@@ -29,6 +29,16 @@ const AttemptWindow = 5 * time.Minute
 // final, and so is a plain form post (the web layer sets Confirmed).
 func opens(in *LeadInput) bool { return !in.FromServer && !in.Confirmed }
 
+// dueAt is when an event queued now for the lead may go: at once, or when
+// the lead's attempt window closes, so nothing is sent for a lead that may
+// still change.
+func dueAt(lead *model.Lead, now time.Time) time.Time {
+	if lead.OpenUntil != nil && lead.OpenUntil.After(now) {
+		return *lead.OpenUntil
+	}
+	return now
+}
+
 // attempt is what Submit has judged of a post ahead of its transaction.
 type attempt struct {
 	site    *model.Site
@@ -41,21 +51,22 @@ type attempt struct {
 }
 
 // reattempt makes next, a later post with old's event_id, the lead old
-// stands for, when old is still open (LeadAttemptOpen) and the post
-// differs from it (a retry of the same post changes nothing): next takes
+// stands for, when old is still open (its window has not closed, its
+// rules' verdict stands, LeadEventsHeld) and the post differs from it (a
+// retry of the same post changes nothing): next takes
 // old's id, source and first arrival, is judged again, its events replace
 // the held ones, and the history says what the new attempt changed. It
 // reports whether it did.
-func (s *Service) reattempt(ctx context.Context, tx *store.Tx, old, next *model.Lead, a attempt, web bool, now time.Time) (bool, error) {
-	if !web || a.in.FromServer || old.DecidedBy != model.DecidedByRules {
+func (s *Service) reattempt(ctx context.Context, tx *store.Tx, old, next *model.Lead, a attempt, now time.Time) (bool, error) {
+	if old.OpenUntil == nil || !old.OpenUntil.After(now) || a.in.FromServer || old.DecidedBy != model.DecidedByRules ||
+		leadSource(next) != model.SourceWeb {
 		return false, nil
 	}
 	changed := attemptChanges(old, next)
 	if len(changed) == 0 {
 		return false, nil
 	}
-	open, err := tx.LeadAttemptOpen(ctx, old.ID, now)
-	if err != nil || !open {
+	if held, err := tx.LeadEventsHeld(ctx, old.ID, now); err != nil || !held {
 		return false, err
 	}
 	next.ID, next.ReceivedAt, next.Source, next.SourceDetail = old.ID, old.ReceivedAt, old.Source, old.SourceDetail
@@ -78,16 +89,13 @@ func (s *Service) reattempt(ctx context.Context, tx *store.Tx, old, next *model.
 		until := next.SubmittedAt.Add(a.rules.ReviewTimeout())
 		next.ReviewUntil = &until
 	}
-	var until *time.Time
 	data := map[string]any{"verdict": next.Verdict, "score": next.Score, "decided_by": next.DecidedBy,
 		"was": old.Verdict, "changed": strings.Join(changed, ", "),
 		"note": "The visitor sent the form again: the lead holds this attempt's values."}
-	if opens(a.in) {
-		u := now.Add(AttemptWindow)
-		until = &u
-		data["open_until"] = u.Format(time.RFC3339)
+	if next.OpenUntil != nil {
+		data["open_until"] = next.OpenUntil.Format(time.RFC3339)
 	}
-	if err := tx.LeadAttemptSet(ctx, next, until); err != nil {
+	if err := tx.LeadAttemptSet(ctx, next); err != nil {
 		return false, err
 	}
 	if err := tx.HistoryInsert(ctx, &model.HistoryEntry{
@@ -100,12 +108,15 @@ func (s *Service) reattempt(ctx context.Context, tx *store.Tx, old, next *model.
 			return false, err
 		}
 	}
-	if until != nil {
-		if err := tx.LeadHold(ctx, next.ID, *until); err != nil {
-			return false, err
-		}
-	}
 	return true, nil
+}
+
+// leadSource is the lead's source, SourceWeb when it names none.
+func leadSource(l *model.Lead) string {
+	if l.Source == "" {
+		return model.SourceWeb
+	}
+	return l.Source
 }
 
 // attemptChanges names the fields a later attempt changed; none for a

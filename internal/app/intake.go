@@ -86,6 +86,9 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 	}
 	if source != nil {
 		source(lead)
+	} else if opens(in) {
+		until := now.Add(AttemptWindow)
+		lead.OpenUntil = &until
 	}
 	var key []byte
 	if in.FormToken != "" {
@@ -128,7 +131,7 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 				return err
 			}
 			again := attempt{site: site, in: in, rules: rules, qc: qc, token: ahead, visitor: found.Visitor, contact: contact}
-			if updated, err = s.reattempt(ctx, tx, old, lead, again, source == nil, now); err != nil || updated {
+			if updated, err = s.reattempt(ctx, tx, old, lead, again, now); err != nil || updated {
 				return err
 			}
 			lead = old
@@ -160,8 +163,8 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		if tc.Checked {
 			data["form_token"] = tokenFacts(tc)
 		}
-		if source == nil && opens(in) {
-			data["open_until"] = now.Add(AttemptWindow).Format(time.RFC3339)
+		if lead.OpenUntil != nil {
+			data["open_until"] = lead.OpenUntil.Format(time.RFC3339)
 		}
 		if err := tx.HistoryInsert(ctx, &model.HistoryEntry{
 			ID: s.ids.New("h_", now), LeadID: lead.ID, At: now, Kind: model.HistoryVerdict, Data: data,
@@ -169,15 +172,10 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 			return err
 		}
 		created = true
-		if mayQueueLead(site, lead) {
-			if err := s.enqueueLead(ctx, tx, site, lead, contact, now); err != nil {
-				return err
-			}
+		if !mayQueueLead(site, lead) {
+			return nil
 		}
-		if source == nil && opens(in) {
-			return tx.LeadHold(ctx, lead.ID, now.Add(AttemptWindow))
-		}
-		return nil
+		return s.enqueueLead(ctx, tx, site, lead, contact, now)
 	})
 	if err == nil && (created || updated) {
 		s.logText(site, lead.ID, lead.Decision)

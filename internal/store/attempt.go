@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -10,47 +9,27 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 )
 
-// LeadHold keeps a lead open for a later attempt until until, and holds its
-// outbox rows that were never tried until then, so nothing is sent for a
-// lead that may still change.
-func (q Q) LeadHold(ctx context.Context, id model.LeadID, until time.Time) error {
-	if _, err := q.exec(ctx, `/* Store.LeadHold */ UPDATE leads SET open_until = ? WHERE id = ?`,
-		until.UnixMilli(), string(id)); err != nil {
-		return fmt.Errorf("store: hold lead %s: %w", id, err)
-	}
-	if _, err := q.exec(ctx, `/* Store.LeadHold */ UPDATE deliveries SET next_at = ?
-		WHERE lead_id = ? AND lead_id <> '' AND state = ? AND attempts = 0`,
-		until.UnixMilli(), string(id), string(model.DeliveryPending)); err != nil {
-		return fmt.Errorf("store: hold events of lead %s: %w", id, err)
-	}
-	return nil
-}
-
-// LeadAttemptOpen says whether a lead still takes a later attempt at now:
-// it is open until after now, and every outbox row it has is one held for
-// it (pending, never tried, due after now), so nothing of it has gone out
-// or been queued by evidence, the owner or a stage.
-func (q Q) LeadAttemptOpen(ctx context.Context, id model.LeadID, now time.Time) (bool, error) {
-	var (
-		until sql.NullInt64
-		other int
-	)
-	err := q.queryRow(ctx, `/* Store.LeadAttemptOpen */ SELECT l.open_until,
-		(SELECT COUNT(*) FROM deliveries d WHERE d.lead_id = l.id AND d.lead_id <> ''
-			AND NOT (d.state = ? AND d.attempts = 0 AND d.next_at > ?))
-		FROM leads l WHERE l.id = ?`,
-		string(model.DeliveryPending), now.UnixMilli(), string(id)).Scan(&until, &other)
+// LeadEventsHeld says whether every outbox row of a lead is one of its own
+// lead events still held for its attempt window (the raw lead or the
+// qualified event, for any destination: pending, never tried, due after
+// now), so that a later attempt may replace them: nothing of the lead has
+// gone out, and no stage has been queued for it.
+func (q Q) LeadEventsHeld(ctx context.Context, id model.LeadID, now time.Time) (bool, error) {
+	var other int
+	err := q.queryRow(ctx, `/* Store.LeadEventsHeld */ SELECT COUNT(*) FROM deliveries
+		WHERE lead_id = ? AND lead_id <> ''
+			AND NOT (kind IN (?, ?) AND state = ? AND attempts = 0 AND next_at > ?)`,
+		string(id), model.KindLead, model.KindQualified, string(model.DeliveryPending), now.UnixMilli()).Scan(&other)
 	if err != nil {
-		return false, notFound(err, "lead "+string(id))
+		return false, fmt.Errorf("store: held events of lead %s: %w", id, err)
 	}
-	return until.Valid && until.Int64 > now.UnixMilli() && other == 0, nil
+	return other == 0, nil
 }
 
-// LeadAttemptSet replaces an open lead's values and decision with those of
-// a later attempt (l, with the lead's id), drops its held outbox rows, and
-// keeps it open until openUntil (nil: the lead is final now). The caller
-// queues the events of the new decision.
-func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead, openUntil *time.Time) error {
+// LeadAttemptSet replaces an open lead's values, decision and window with
+// those of a later attempt (l, with the lead's id) and drops its held lead
+// events; the caller queues the events of the new decision.
+func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead) error {
 	fields, err := json.Marshal(nonNilMap(l.Fields))
 	if err != nil {
 		return fmt.Errorf("store: lead fields: %w", err)
@@ -69,12 +48,12 @@ func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead, openUntil *time.Ti
 	if l.ReviewUntil != nil {
 		reviewUntil = l.ReviewUntil.UnixMilli()
 	}
-	if openUntil != nil {
-		open = openUntil.UnixMilli()
+	if l.OpenUntil != nil {
+		open = l.OpenUntil.UnixMilli()
 	}
 	if _, err := q.exec(ctx, `/* Store.LeadAttemptSet */ DELETE FROM deliveries
-		WHERE lead_id = ? AND lead_id <> '' AND state = ? AND attempts = 0`,
-		string(l.ID), string(model.DeliveryPending)); err != nil {
+		WHERE lead_id = ? AND lead_id <> '' AND kind IN (?, ?) AND state = ? AND attempts = 0`,
+		string(l.ID), model.KindLead, model.KindQualified, string(model.DeliveryPending)); err != nil {
 		return fmt.Errorf("store: drop held events of lead %s: %w", l.ID, err)
 	}
 	res, err := q.exec(ctx, `/* Store.LeadAttemptSet */ UPDATE leads SET visitor_id = ?, email = ?, phone = ?, name = ?,
