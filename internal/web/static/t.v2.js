@@ -71,8 +71,10 @@
     if (consent !== null) o.consent = consent;
     return o;
   }
+  // The page's own lead is final unless it says confirmed: false.
   function lead(o) {
     o = extra(o || {});
+    if (o.confirmed !== false) o.confirmed = true;
     post('leads', o);
     pixel(visit.lead_event || 'Lead', o.event_id);
     return o.event_id;
