@@ -25,9 +25,9 @@ import (
 const AttemptWindow = 5 * time.Minute
 
 // opens says whether a lead stays open for a later attempt: a browser's
-// post that no form plugin confirmed. A lead from the site's own server is
-// final, and so is a plain form post (the web layer sets Confirmed).
-func opens(in *LeadInput) bool { return !in.FromServer && !in.Confirmed }
+// JSON post that no form plugin confirmed. A plain form post, the site's
+// own server's post and every other caller's lead are final.
+func opens(in *LeadInput) bool { return in.Browser && !in.Confirmed }
 
 // dueAt is when an event queued now for the lead may go: at once, or when
 // the lead's attempt window closes, so nothing is sent for a lead that may
@@ -58,7 +58,7 @@ type attempt struct {
 // the held ones, and the history says what the new attempt changed. It
 // reports whether it did.
 func (s *Service) reattempt(ctx context.Context, tx *store.Tx, old, next *model.Lead, a attempt, now time.Time) (bool, error) {
-	if old.OpenUntil == nil || !old.OpenUntil.After(now) || a.in.FromServer || old.DecidedBy != model.DecidedByRules ||
+	if old.OpenUntil == nil || !old.OpenUntil.After(now) || !a.in.Browser || old.DecidedBy != model.DecidedByRules ||
 		leadSource(next) != model.SourceWeb {
 		return false, nil
 	}

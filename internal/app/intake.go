@@ -40,8 +40,7 @@ type LeadInput struct {
 	// FormToken is the signed token t.js got with the visit.
 	FormToken string `json:"form_token"`
 	// Confirmed says the form's plugin told t.js the site took this
-	// submission: the lead is final at once. A browser's lead without it
-	// stays open for a later attempt (AttemptWindow).
+	// submission: the lead is final at once.
 	Confirmed bool `json:"confirmed"`
 
 	// Set only by a caller holding the site's API key.
@@ -53,6 +52,10 @@ type LeadInput struct {
 	// key, so FillMS is its figure, not our tracker's. Set by the web
 	// layer, never from the body.
 	FromServer bool `json:"-"`
+	// Browser says a browser posted the lead as JSON, as t.js does: unless
+	// Confirmed, it stays open for a later attempt (AttemptWindow). Set by
+	// the web layer, never from the body; other callers' leads are final.
+	Browser bool `json:"-"`
 }
 
 // Limits on a lead's fields; the request body is capped at 64 KiB anyway.
