@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -99,6 +100,12 @@ setTimeout(function () {
   document.getElementById('popup').innerHTML = '<form action="/thanks" method="post">' + ` + "`" + leadFields + "`" + ` + '</form>';
 }, 3000);
 </script>`,
+	"/reload": `<form method="post">
+  <input id="name" name="your-name" value="%s">
+  <input id="email" type="email" name="your-email" value="%s">
+  <input id="phone" type="tel" name="your-phone" value="%s">
+  <textarea id="msg" name="your-message">%s</textarea>
+  <button id="send" type="submit">Send</button></form>`,
 	"/search": `<form role="search" action="/thanks" method="get"><input id="q" type="search" name="s"><button id="go">Search</button></form>`,
 	"/required": `<form action="/thanks" method="post">
   <input id="name" name="your-name">
@@ -189,7 +196,27 @@ func (s *captureSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(res)
 		return
 	}
+	if r.URL.Path == "/reload" && r.Method == "POST" {
+		// A form that its server checks and draws again, filled in, with
+		// the error: no script of its own.
+		r.ParseForm()
+		s.mu.Lock()
+		s.posts = append(s.posts, r.PostForm)
+		s.mu.Unlock()
+		if len(regexp.MustCompile(`\d`).FindAllString(r.PostForm.Get("your-phone"), -1)) >= 10 {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, thanksPage)
+			return
+		}
+	}
 	body, ok := capturePages[r.URL.Path]
+	if r.URL.Path == "/reload" {
+		body = fmt.Sprintf(body, html.EscapeString(r.PostForm.Get("your-name")), html.EscapeString(r.PostForm.Get("your-email")),
+			html.EscapeString(r.PostForm.Get("your-phone")), html.EscapeString(r.PostForm.Get("your-message")))
+		if r.Method == "POST" {
+			body = `<p id="error">The telephone number is invalid.</p>` + body
+		}
+	}
 	if !ok {
 		http.NotFound(w, r)
 		return
@@ -518,6 +545,31 @@ func TestBrowserCapture(t *testing.T) {
 			t.Errorf("at Meta: %d Lead, %d QualifiedLead", leads, qualified)
 		}
 		graph.Reset()
+	})
+
+	// A form its server refuses and draws again, filled in: the page loads
+	// anew, and the form keeps its event_id for the attempt window.
+	t.Run("a form its server draws again, refused then corrected", func(t *testing.T) {
+		id := newSite("reload")
+		open(t, id, "/reload")
+		typeLead(t, "07946 31", 6000)
+		run(t, chromedp.Click(chromedp.CSS("#send")), chromedp.WaitVisible(chromedp.CSS("#error")))
+		first := waitLeads(t, id, 1, nil)[0]
+		run(t, chromedp.Poll[chromedp.Void](`window.cleanads && window.cleanads.ready`))
+		eval(t, `document.getElementById('phone').value = ''`)
+		run(t, chromedp.SendKeys(chromedp.CSS("#phone"), "0532 412 87 19"))
+		eval(t, `window.__t += 7000`)
+		run(t, chromedp.Click(chromedp.CSS("#send")), chromedp.WaitVisible(chromedp.CSS("#thanks")))
+		l := waitLeads(t, id, 1, clean)[0]
+		if l.ID != first.ID || l.Verdict != model.VerdictClean || l.Message != implantMessage || l.FillMS == nil || *l.FillMS != 7000 {
+			t.Errorf("lead after the correction: %+v (first %s)", l, first.ID)
+		}
+		if h, _ := db.HistoryByLead(ctx, l.ID); len(h) != 2 {
+			t.Errorf("history: %+v", h)
+		}
+		if ids := pixelLeads(t); len(ids) != 1 || ids[0] != l.EventID {
+			t.Errorf("pixel Leads %v, lead %s", ids, l.EventID)
+		}
 	})
 
 	// The site keeps its own pixel snippet: the browser sends one PageView,

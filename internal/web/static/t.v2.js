@@ -1,4 +1,4 @@
-/*! CleanAds t.js v2: first-party visit and lead tracking. Commented source and what it does: docs/tracker.md */
+/*! CleanAds t.js v2; what it does: docs/tracker.md */
 (function (w, d) {
   'use strict';
   var s = d.currentScript || d.querySelector('script[data-site]');
@@ -36,8 +36,8 @@
   function pixel(name, id) {
     if (allowed() && typeof w.fbq == 'function') w.fbq('track', name, {}, { eventID: id });
   }
-  // pair takes the site pixel's own PageView from its queue, to send it
-  // with the server's event_id; early: the pixel sent it before we looked.
+  // pair takes the site pixel's PageView to send with our event_id;
+  // early: the pixel sent it before we looked.
   function pair() {
     var f = w.fbq, q = f && f.queue, i;
     if (!f) return;
@@ -71,7 +71,6 @@
     if (consent !== null) o.consent = consent;
     return o;
   }
-  // The page's own lead is final unless it says confirmed: false.
   function lead(o) {
     o = extra(o || {});
     if (o.confirmed !== false) o.confirmed = true;
@@ -102,7 +101,7 @@
     for (i = 0; i < f.elements.length; i++) {
       e = f.elements[i];
       n = e.name;
-      if (!n || e.disabled || /^(_|g-recaptcha|h-captcha|cf-turnstile)/.test(n) || /^(submit|button|reset|file|password|image)$/.test(e.type) ||
+      if (!n || e.disabled || /^_|captcha|turnstile/.test(n) || /^(submit|button|reset|file|password|image)$/.test(e.type) ||
         /^(checkbox|radio)$/.test(e.type) && !e.checked) continue;
       k = key(e) || e.type == 'textarea' && 'message';
       if (k && !o[k]) o[k] = e.value;
@@ -115,7 +114,7 @@
     if (a) return a.getAttribute('data-cleanads') != 'off';
     if (within(f, exc)) return false;
     if (within(f, inc)) return true;
-    if (f.getAttribute('id') == 'commentform') return false;
+    if (f.id == 'commentform') return false;
     for (i = 0; i < f.elements.length; i++) {
       e = f.elements[i];
       if (e.type == 'password') return false;
@@ -126,10 +125,15 @@
 
   function form(f) {
     if (!f || f.$ca) return;
-    var box = d.createElement('div'), hp = d.createElement('input');
-    f.$ca = { id: uuid(), t0: 0, hp: hp };
+    var box = d.createElement('div'), hp = d.createElement('input'),
+      k = 'cleanads' + location.pathname + [].indexOf.call(d.forms, f), v = [];
+    // A form the site's server refused and drew again keeps its lead.
+    try { v = sessionStorage.getItem(k).split(' '); } catch (x) { }
+    f.$ca = v[1] > Date.now() ? { id: v[0], t0: +v[2], px: +v[3] } : { id: uuid(), t0: 0 };
+    f.$ca.hp = hp;
+    f.$ca.k = k;
     box.setAttribute('aria-hidden', 'true');
-    box.style.cssText = 'position:absolute!important;left:-10000px;top:auto;width:1px;height:1px;overflow:hidden';
+    box.style.cssText = 'position:absolute;left:-9999px;width:1px;height:1px;overflow:hidden';
     hp.type = 'text'; hp.name = 'website_url'; hp.tabIndex = -1; hp.autocomplete = 'off';
     hp.setAttribute('form', 'cleanads-none'); // owned by no form: in no post
     box.appendChild(hp);
@@ -167,8 +171,7 @@
     c.o = o;
     if (!plugin(f)) return send(f);
     clearTimeout(c.tm);
-    // No word from the plugin in 15 s, or the page goes: sent as it is,
-    // unless the form was drawn again (refused, as Gravity Forms does).
+    // No word in 15 s, or the page goes: sent, unless drawn again.
     c.tm = setTimeout(function () { f.isConnected && send(f); }, 15000);
     hook();
     if (f.closest('.w-form')) webflow(f, 0);
@@ -183,6 +186,9 @@
     post('leads', extra(o));
     if (!c.px && !o.hp && o.fill_ms >= 2000) c.px = 1, pixel(visit.lead_event || 'Lead', o.event_id);
     if (ok) c.id = uuid(), c.t0 = c.px = 0;
+    try {
+      allowed() && !ok ? sessionStorage.setItem(c.k, [c.id, Date.now() + 3e5, c.t0, c.px | 0].join(' ')) : sessionStorage.removeItem(c.k);
+    } catch (x) { }
   }
   function refused(f) {
     if (f && f.$ca) clearTimeout(f.$ca.tm), f.$ca.o = 0;
@@ -191,7 +197,6 @@
     var $ = w.jQuery;
     if (jq || !$) return;
     jq = 1;
-    // jQuery events are not DOM events.
     $(d).on('wpformsAjaxSubmitSuccess submit_success', function (e) { send(e.target, 1); })
       .on('wpformsAjaxSubmitFailed error', function (e) { refused(e.target); })
       .on('gform_confirmation_loaded', function (e, id) {
@@ -220,7 +225,7 @@
     doc.$ca = 1;
     ['focusin', 'keydown', 'input', 'pointerdown'].forEach(function (t) { doc.addEventListener(t, touch, true); });
     doc.addEventListener('submit', submitted, true);
-    // Contact Form 7: a failed mail is a valid lead, maybe sent again.
+    // Contact Form 7; a failed mail is a lead, maybe sent again.
     'mailsent mailfailed invalid unaccepted spam aborted'.split(' ').forEach(function (n, i) {
       doc.addEventListener('wpcf7' + n, function (e) { i > 1 ? refused(e.target) : send(e.target, !i); });
     });
