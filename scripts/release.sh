@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # release.sh builds the release archives: static binaries (CGO_ENABLED=0)
-# for linux/amd64 and linux/arm64, built with the toolchain go.mod names,
-# each with the README and the systemd unit, and SHA256SUMS over them.
+# for linux/amd64 and linux/arm64, each with the README and the systemd
+# unit, and SHA256SUMS over them.
 #
 #   scripts/release.sh                    # HEAD must carry a tag vX.Y.Z; writes dist/
 #   scripts/release.sh --snapshot         # any commit, a pseudo-version; for CI and trials
