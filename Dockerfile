@@ -6,6 +6,10 @@
 #   docker run -d -p 127.0.0.1:8080:8080 -v cleanads-data:/data cleanads
 
 FROM golang:1.26-bookworm AS build
+# The golang images set GOTOOLCHAIN=local; auto has go fetch the toolchain
+# go.mod names (from the module proxy, with the modules), the one with no
+# known vulnerability, instead of building with the image's own.
+ENV GOTOOLCHAIN=auto
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

@@ -2,6 +2,8 @@ module github.com/cleanads/cleanads
 
 go 1.26.8
 
+toolchain go1.27.3
+
 require (
 	github.com/caddyserver/certmagic v0.25.6
 	github.com/chromedp/cdproto v0.160.1

@@ -44,6 +44,14 @@ trap 'rm -rf "$work"' EXIT
 git clone -q --no-hardlinks "$repo" "$work/src"
 git -C "$work/src" checkout -q "$commit"
 epoch=$(git -C "$work/src" log -1 --format=%ct)
+# Exactly the toolchain go.mod names (fetched from the module proxy when
+# missing), whatever GOTOOLCHAIN says here: the one with no known
+# vulnerability, and the same bytes for the same commit.
+toolchain=$(awk '$1 == "toolchain" { print $2 }' "$work/src/go.mod")
+if [ -z "$toolchain" ]; then
+  echo "release: go.mod names no toolchain (a line 'toolchain go1.x.y')" >&2; exit 1
+fi
+export GOTOOLCHAIN=$toolchain
 
 version=""
 archives=()
@@ -52,6 +60,10 @@ for arch in amd64 arm64; do
   (cd "$work/src" && GOFLAGS=-buildvcs=true CGO_ENABLED=0 GOOS=linux GOARCH=$arch \
     go build -trimpath -buildvcs=true -ldflags "-s -w" -o "$bin" ./cmd/cleanads)
   v=$(go version -m "$bin" | awk '$1 == "mod" { print $3 }')
+  built=$(go version "$bin" | awk '{ print $2 }')
+  if [ "$built" != "$toolchain" ]; then
+    echo "release: $bin was built with $built, not $toolchain" >&2; exit 1
+  fi
   if [ -z "$v" ] || [ "$v" = "(devel)" ]; then
     echo "release: the toolchain stamped no version into $bin" >&2; exit 1
   fi
@@ -69,11 +81,15 @@ if ! $snapshot && [ "$version" != "$tag" ]; then
   echo "release: the binaries say $version, the tag is $tag" >&2; exit 1
 fi
 if [ "$(uname -m)" = x86_64 ]; then
-  # The binary for this machine runs and reports what was stamped.
+  # The binary for this machine runs and reports what was stamped and
+  # the toolchain that built it.
   "$work/bin-amd64/cleanads" version | grep -qF "cleanads $version (commit ${commit:0:12}" || {
     echo "release: cleanads version does not report $version at ${commit:0:12}:" >&2
     "$work/bin-amd64/cleanads" version >&2; exit 1; }
+  "$work/bin-amd64/cleanads" version | grep -qF "built with $toolchain;" || {
+    echo "release: cleanads version does not report the toolchain $toolchain:" >&2
+    "$work/bin-amd64/cleanads" version >&2; exit 1; }
 fi
 (cd "$out" && sha256sum "${archives[@]}" > SHA256SUMS && sha256sum -c --quiet SHA256SUMS)
-echo "release: cleanads $version ($commit) in $out:"
+echo "release: cleanads $version ($commit), built with $toolchain, in $out:"
 (cd "$out" && ls -l "${archives[@]}" SHA256SUMS && cat SHA256SUMS)

@@ -359,15 +359,6 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // CheckSite checks one site by the same rules as the file's sites (the
 // admin UI uses it for the sites it edits), normalising it in place. Keys
 // are relative to the site: "origins[0]", "meta.mode".

@@ -482,9 +482,8 @@ func TestBackfill(t *testing.T) {
 	f := newFixture(t)
 	// Before the webhook was set up: 130 leads over the last days, more
 	// than a page.
-	var old []graphtest.Lead
 	for i := range 130 {
-		old = append(old, f.lead(fmt.Sprintf("13000000000%05d", i), 60*24*3-i*30, nil))
+		f.lead(fmt.Sprintf("13000000000%05d", i), 60*24*3-i*30, nil)
 	}
 	seen := f.lead("1400000000000001", 20, nil)
 	body := webhook([]change{{leadgen: seen.ID, form: formID, created: seen.Created}})

@@ -183,9 +183,10 @@ func (r *txReq) answer(res txResult) {
 // writes each call made are logged instead (batchTx). When a call fails,
 // panics, or meets a statement error, the transaction is rolled back, the
 // writes of the calls that succeeded before it are run again in a new one
-// (the same statements on the same state give the same result), and the
-// rest of the batch runs each call in a savepoint of its own, as one
-// failure often comes with others.
+// (the same statements on the same state give the same result: the rules
+// in the package comment, which TestStatementsDeterministic enforces for
+// the statements), and the rest of the batch runs each call in a savepoint
+// of its own, as one failure often comes with others.
 func (g *group) run(batch *[]*txReq) {
 	first := (*batch)[0]
 	if err := first.ctx.Err(); err != nil {

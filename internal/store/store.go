@@ -2,6 +2,21 @@
 // the embedded migrations, and the few differences between SQLite and
 // PostgreSQL, each in a named helper. Statements are written in the subset
 // both engines speak, with ? placeholders rebound for PostgreSQL.
+//
+// Two rules every statement and every InTx function keep, because on SQLite
+// the group commit (group.go) runs a batch without savepoints and, when one
+// of its calls fails, rolls back and runs the statements of the calls
+// before it again, with the arguments they were given:
+//
+//   - A statement gives the same result on the same state: no random(),
+//     now(), CURRENT_TIMESTAMP, datetime('now'), gen_random_uuid() or the
+//     like, in a statement or in a migration's DEFAULT or trigger; times and
+//     ids are passed as arguments. TestStatementsDeterministic
+//     (deterministic_test.go) reads every statement and migration and fails
+//     on one that does not.
+//   - A function does not change an argument it gave a statement (a slice
+//     or a []byte) after the statement ran: the statement runs again with
+//     what the argument holds then.
 package store
 
 import (
