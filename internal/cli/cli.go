@@ -41,6 +41,7 @@ func commands() []command {
 		{"user", "add admin users, set a password, list them", user},
 		{"backup", "write a consistent copy of the SQLite database while the server runs", backup},
 		{"forget", "erase one person (--email, --phone or --whatsapp-user) and print what was removed", forget},
+		{"demo", "try CleanAds on this machine: the server, a demo website with a form, dry-run Meta; prints what to open", demoCmd},
 		{"init", "write a first cleanads.yaml, its secret key and an admin user, asking what it needs", initCmd},
 		{"doctor", "check a running install from outside: config, database, certificate, tracker, Meta tokens", doctor},
 		{"version", "print the version, commit and Go version this binary was built from", version},
