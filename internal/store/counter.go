@@ -106,14 +106,6 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 	return nil
 }
 
-// visitCounts are the counts one visit adds.
-func visitCounts(v *model.Visit) []model.Count {
-	if v.LeadForms != nil && *v.LeadForms > 0 {
-		return []model.Count{{Name: model.CounterVisits, N: 1}, {Name: model.CounterFormVisits, N: 1}}
-	}
-	return []model.Count{{Name: model.CounterVisits, N: 1}}
-}
-
 // leadCounts are the counts one lead adds.
 func leadCounts(l *model.Lead) []model.Count {
 	src := leadSource(l.Source)

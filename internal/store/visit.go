@@ -42,7 +42,36 @@ func (q Q) VisitInsert(ctx context.Context, v *model.Visit) error {
 	if err != nil {
 		return fmt.Errorf("store: insert visit: %w", err)
 	}
-	return q.CountersAdd(ctx, v.SiteID, model.Day(v.At), v.EventID, visitCounts(v)...)
+	return q.visitCount(ctx, v)
+}
+
+// The statements that count a visit, with its counters' names written in:
+// SQLite's driver copies every text argument into C memory, so a visit
+// binds its site's id alone (once per counter).
+const (
+	visitCountSQL = `/* Store.VisitInsert */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+		VALUES (?, ?, 'visits', '', ?, 1)
+		ON CONFLICT (site_id, day, name, dim, shard) DO UPDATE SET n = site_counters.n + excluded.n`
+	formVisitCountSQL = `/* Store.VisitInsert */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+		VALUES (?, ?, 'visits', '', ?, 1), (?, ?, 'form_visits', '', ?, 1)
+		ON CONFLICT (site_id, day, name, dim, shard) DO UPDATE SET n = site_counters.n + excluded.n`
+)
+
+// visitCount adds a visit to its site's counters of its day (visits, and
+// form_visits when t.js found a lead form on the page): the one upsert a
+// visit costs.
+func (q Q) visitCount(ctx context.Context, v *model.Visit) error {
+	var err error
+	day, shard := model.Day(v.At), q.shard(v.EventID)
+	if v.LeadForms != nil && *v.LeadForms > 0 {
+		_, err = q.exec(ctx, formVisitCountSQL, string(v.SiteID), day, shard, string(v.SiteID), day, shard)
+	} else {
+		_, err = q.exec(ctx, visitCountSQL, string(v.SiteID), day, shard)
+	}
+	if err != nil {
+		return fmt.Errorf("store: count visit: %w", err)
+	}
+	return nil
 }
 
 // VisitByEventID returns the site's visit whose PageView had the event_id.
