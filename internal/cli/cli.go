@@ -43,6 +43,7 @@ func commands() []command {
 		{"forget", "erase one person (--email, --phone or --whatsapp-user) and print what was removed", forget},
 		{"demo", "try CleanAds on this machine: the server, a demo website with a form, dry-run Meta; prints what to open", demoCmd},
 		{"init", "write a first cleanads.yaml, its secret key and an admin user, asking what it needs", initCmd},
+		{"counters", "rebuild: recount the sites' per-day visit and lead counters from the rows", countersCmd},
 		{"doctor", "check a running install from outside: config, database, certificate, tracker, Meta tokens", doctor},
 		{"version", "print the version, commit and Go version this binary was built from", version},
 		{"probe", "fetch a URL and succeed on a 2xx answer (the container's health check)", probe},
