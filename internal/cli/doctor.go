@@ -450,7 +450,7 @@ func roundLeft(d time.Duration) string {
 
 // captureDoc is where the owner reads how t.js finds forms and what to do
 // when it does not.
-const captureDoc = "docs/tracker.md, 'Which forms are captured'"
+const captureDoc = "docs/tracker.md, 'When leads do not arrive'"
 
 // capture reads each site's counters for signs that it loses leads: visits
 // to pages with a lead form but no lead, visits but no form found, or leads

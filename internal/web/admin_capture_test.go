@@ -43,7 +43,7 @@ func TestAdminDashboardVisitsAndLostLeads(t *testing.T) {
 	}
 	p = c.get("/admin/dashboard?site=kitchen")
 	if !strings.Contains(p.body, "70 visits to pages with a lead form in the last 3 days, and no lead: the form may not be captured.") ||
-		!strings.Contains(p.body, "Which forms are captured") {
+		!strings.Contains(p.body, "When leads do not arrive") {
 		t.Errorf("no lost-leads notice:\n%s", p.body)
 	}
 	c.hdr["Accept-Language"] = "tr"

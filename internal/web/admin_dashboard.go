@@ -325,7 +325,7 @@ func captureWords(lang string, n app.CaptureNotice) captureNotice {
 	switch n.Kind {
 	case app.NoticeFormNoLead:
 		return captureNotice{Text: tr(lang, "%d visits to pages with a lead form in the last %d days, and no lead: the form may not be captured.", n.FormVisits, n.Days),
-			Fix: tr(lang, "Send the form once yourself and look for it in the Inbox. A form that posts by JavaScript (a form plugin) or sits in an iframe of another site is the usual cause; see the tracker's documentation, 'Which forms are captured'.")}
+			Fix: tr(lang, "Send the form once yourself and look for it in the Inbox. A form that posts by JavaScript (a form plugin) or sits in an iframe of another site is the usual cause; see docs/tracker.md, 'When leads do not arrive'.")}
 	case app.NoticeNoForm:
 		return captureNotice{Text: tr(lang, "%d visits in the last %d days, no lead, and t.js found no lead form on any page.", n.Visits, n.Days),
 			Fix: tr(lang, "Check that the install snippet is on the form's page too, that the form is not in an iframe of another site (HubSpot, Typeform), and that the page loads /t.js rather than the old /t.v1.js, which takes only forms marked data-cleanads.")}
