@@ -69,11 +69,11 @@ func demoCmd(ctx context.Context, e *env, args []string) error {
 	cfgPath := filepath.Join(dir, "cleanads.yaml")
 	// The server's port is tried before anything is written: serve would
 	// fail on it later, after the demo's text.
-	if ln, err := net.Listen("tcp", o.listen); err != nil {
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
 		return fmt.Errorf("cannot listen on %s (%v): give another address with --listen, e.g. --listen 127.0.0.1:8090", o.listen, err)
-	} else {
-		ln.Close()
 	}
+	ln.Close()
 	page, err := net.Listen("tcp", o.pageListen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s for the demo website (%v): give another address with --page-listen", o.pageListen, err)
