@@ -124,16 +124,18 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 				return err
 			}
 		}
-		if err := tx.VisitInsert(ctx, visit); err != nil {
-			return err
-		}
 		res.Visitor, res.EventID, tokenVisitor = v, visit.EventID, v.ID
-		if !site.Settings.Meta.SendsPageView() {
-			return nil
+		if site.Settings.Meta.SendsPageView() {
+			queued, err := s.enqueuePageView(ctx, tx, site, v, visit, now)
+			if err != nil {
+				return err
+			}
+			res.PageViewQueued = queued
 		}
-		queued, err := s.enqueuePageView(ctx, tx, site, v, visit, now)
-		res.PageViewQueued = queued
-		return err
+		// The visit last: it adds to the site's counters of the day, rows
+		// every visit of the site writes, whose lock PostgreSQL holds until
+		// the commit; nothing else waits behind it then.
+		return tx.VisitInsert(ctx, visit)
 	})
 	if err != nil {
 		return nil, err

@@ -25,7 +25,8 @@ const visitSelect = `id, site_id, visitor_id, COALESCE(page_url, ''), COALESCE(r
 // SQLite's driver copies every text argument into C memory and frees it
 // after the statement, and a NULL costs it nothing (migration 0200).
 // The site's counters of the visit's day are added to in the same call
-// (one upsert), so call it in a transaction.
+// (one upsert), so call it in a transaction, and last in it: on
+// PostgreSQL the counter's row stays locked until the commit.
 func (q Q) VisitInsert(ctx context.Context, v *model.Visit) error {
 	var forms any
 	if v.LeadForms != nil {
