@@ -85,8 +85,8 @@ ___TEMPLATE_PARAMETERS___
 ___SANDBOXED_JS_FOR_WEB_TEMPLATE___
 
 // CleanAds tracker: installs t.js from the advertiser's own CleanAds server.
-// t.js reads its site from the ?site= of its own address when the script
-// element has no data-site (which a tag template cannot set).
+// A tag template cannot set data-site on the script it injects: t.js must
+// read its site from the ?site= of its own address (see README.md).
 const injectScript = require('injectScript');
 const encodeUriComponent = require('encodeUriComponent');
 const copyFromWindow = require('copyFromWindow');
