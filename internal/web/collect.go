@@ -32,9 +32,9 @@ type collectBody struct {
 	Consent  *bool  `json:"consent"`
 	FBC      string `json:"fbc"`
 	FBP      string `json:"fbp"`
-	// LF is how many lead forms t.js found on the page (t.v2.js on);
-	// absent from t.v1.js.
-	LF *int `json:"lf"`
+	// LeadForms is how many lead forms t.js (v2) found on the page when
+	// it sent the visit.
+	LeadForms *int `json:"lf"`
 }
 
 // collectAnswer is what t.js needs after a visit.
@@ -83,7 +83,7 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 	in := &app.CollectInput{
 		VisitorID: cookieValue(r, cookieVisitor), PageURL: body.URL, Referrer: body.Referrer, Consent: body.Consent,
 		FBC: firstNonEmpty(cookieValue(r, cookieFBC), body.FBC), FBP: firstNonEmpty(cookieValue(r, cookieFBP), body.FBP),
-		ClientIP: s.clientIP(r), UserAgent: r.UserAgent(), LeadForms: body.LF,
+		ClientIP: s.clientIP(r), UserAgent: r.UserAgent(), LeadForms: body.LeadForms,
 	}
 	res, err := s.app.Collect(r.Context(), site, in)
 	if err != nil {
