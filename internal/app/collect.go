@@ -32,6 +32,9 @@ type CollectInput struct {
 	FBC, FBP  string
 	ClientIP  string
 	UserAgent string
+	// LeadForms is how many lead forms t.js found on the page; nil when it
+	// did not say (t.v1.js). Counted in the site's form_visits.
+	LeadForms *int
 }
 
 // CollectResult is what the browser gets back.
@@ -72,6 +75,10 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 		ClientIP: in.ClientIP, UserAgent: in.UserAgent, At: now, EventID: model.NewUUIDv7(now),
 	}
 	visit.ClickIDs, visit.UTM = clickIDs(in.PageURL)
+	if in.LeadForms != nil {
+		n := *in.LeadForms
+		visit.LeadForms = &n
+	}
 	newVisitor := s.ids.New("v_", now) // the id, if the visitor is new
 	res := &CollectResult{}
 	tokenVisitor := "" // whom the form token names: nobody without consent
@@ -117,16 +124,18 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 				return err
 			}
 		}
-		if err := tx.VisitInsert(ctx, visit); err != nil {
-			return err
-		}
 		res.Visitor, res.EventID, tokenVisitor = v, visit.EventID, v.ID
-		if !site.Settings.Meta.SendsPageView() {
-			return nil
+		if site.Settings.Meta.SendsPageView() {
+			queued, err := s.enqueuePageView(ctx, tx, site, v, visit, now)
+			if err != nil {
+				return err
+			}
+			res.PageViewQueued = queued
 		}
-		queued, err := s.enqueuePageView(ctx, tx, site, v, visit, now)
-		res.PageViewQueued = queued
-		return err
+		// The visit last: it adds to the site's counters of the day, rows
+		// every visit of the site writes, whose lock PostgreSQL holds until
+		// the commit; nothing else waits behind it then.
+		return tx.VisitInsert(ctx, visit)
 	})
 	if err != nil {
 		return nil, err
@@ -306,6 +315,10 @@ func clickIDs(page string) (model.ClickIDs, model.UTM) {
 			Term: g("utm_term"), Content: g("utm_content")}
 }
 
+// maxLeadForms bounds collect's "lf": a count above it (or below 0) is no
+// page's, and is dropped.
+const maxLeadForms = 1000
+
 // checkCollect refuses what cannot be a page view.
 func checkCollect(in *CollectInput) error {
 	var errs []error
@@ -323,6 +336,10 @@ func checkCollect(in *CollectInput) error {
 	}
 	if len(in.UserAgent) > maxURL {
 		in.UserAgent = in.UserAgent[:maxURL]
+	}
+	if in.LeadForms != nil && (*in.LeadForms < 0 || *in.LeadForms > maxLeadForms) {
+		// A count no page has is left out; the visit itself is kept.
+		in.LeadForms = nil
 	}
 	return errors.Join(errs...)
 }

@@ -15,8 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/config"
+	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/secret"
 	"github.com/cleanads/cleanads/internal/store"
 )
@@ -37,6 +39,8 @@ type doctorRun struct {
 	roots    *x509.CertPool
 	warnDays int
 	failed   int
+	// dbOK says the database check passed, so the checks that read it run.
+	dbOK bool
 }
 
 // report prints one check: ok, or problem with what to do.
@@ -111,6 +115,9 @@ func doctor(ctx context.Context, e *env, args []string) error {
 			d.tracker(ctx, s)
 		}
 		d.meta(ctx, c, s)
+	}
+	if d.dbOK {
+		d.capture(ctx, c, sites)
 	}
 	if d.failed > 0 {
 		return fmt.Errorf("%d problem(s) found", d.failed)
@@ -223,6 +230,7 @@ func (d *doctorRun) database(ctx context.Context, c *config.Config) []doctorSite
 		}
 	}
 	d.report(true, name, fmt.Sprintf("%s answers; schema version %d, this binary's", store.RedactDSN(c.Database), store.LatestVersion()), "")
+	d.dbOK = true
 	return sites
 }
 
@@ -438,4 +446,55 @@ func roundLeft(d time.Duration) string {
 		return fmt.Sprintf("%d hours", int(d.Hours()))
 	}
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
+
+// captureDoc is where the owner reads how t.js finds forms and what to do
+// when it does not.
+const captureDoc = "docs/tracker.md, 'When leads do not arrive'"
+
+// capture reads each site's counters for signs that it loses leads: visits
+// to pages with a lead form but no lead, visits but no form found, or leads
+// that never carry t.js's fill time (app.CaptureNotices).
+func (d *doctorRun) capture(ctx context.Context, c *config.Config, sites []doctorSite) {
+	db, err := d.openStore(ctx, c)
+	if err != nil {
+		return // the database check said why
+	}
+	defer db.Close()
+	today := model.Day(time.Now())
+	for _, s := range sites {
+		name := "leads (site " + s.id + ")"
+		cs, err := db.Counters(ctx, model.SiteID(s.id), today-app.CaptureDays+1, today)
+		if err != nil {
+			d.report(false, name, fmt.Sprintf("cannot read the counters: %v", err), "")
+			continue
+		}
+		notices := app.CaptureNotices(cs, today)
+		for _, n := range notices {
+			msg, fix := captureWords(n)
+			d.report(false, name, msg, fix)
+		}
+		if len(notices) == 0 {
+			d.report(true, name, fmt.Sprintf("last %d days: %d visits (%d to pages with a lead form), %d web leads (%d without t.js's timing)",
+				app.CaptureDays, cs.Sum(model.CounterVisits, "*", 0, today), cs.Sum(model.CounterFormVisits, "*", 0, today),
+				cs.Sum(model.CounterLeads, model.SourceWeb, 0, today), cs.Sum(model.CounterLeadsUntracked, model.SourceWeb, 0, today)), "")
+		}
+	}
+}
+
+// captureWords says a capture notice in plain words, with its likely cause
+// and what to do.
+func captureWords(n app.CaptureNotice) (msg, fix string) {
+	switch n.Kind {
+	case app.NoticeFormNoLead:
+		return fmt.Sprintf("%d visits to pages with a lead form in the last %d days, and no lead: the form may not be captured", n.FormVisits, n.Days),
+			"Send the form once yourself and look for it in /admin/leads. A form that posts by JavaScript (a form plugin) or sits in an iframe of another site is the usual cause; see " + captureDoc
+	case app.NoticeNoForm:
+		return fmt.Sprintf("%d visits in the last %d days, no lead, and t.js found no lead form on any page", n.Visits, n.Days),
+			"Check that the one-line snippet is on the form's page too, that the form is not in an iframe of another site (HubSpot, Typeform), and that the page loads /t.js rather than the old /t.v1.js, which takes only forms marked data-cleanads; see " + captureDoc
+	case app.NoticeUntracked:
+		return fmt.Sprintf("none of the %d web leads of the last %d days carries t.js's fill time: they reach CleanAds without the tracker", n.Leads, n.Days),
+			"The two-second rule cannot judge them. Put the one-line snippet on the form's page, and let the form post as it did (t.js sends the lead alongside); a lead your own server posts with the API carries no fill time of t.js's; see " + captureDoc
+	}
+	return n.Kind, ""
 }

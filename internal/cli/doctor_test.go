@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -21,6 +22,8 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
+	"github.com/cleanads/cleanads/internal/config"
+	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 )
@@ -116,7 +119,7 @@ func TestDoctorOnAHealthyInstall(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("doctor on a healthy install: exit %d\n%s", code, out)
 	}
-	for _, name := range []string{"config", "database", "server", "tracker (site dent)", "meta (site dent)"} {
+	for _, name := range []string{"config", "database", "server", "tracker (site dent)", "meta (site dent)", "leads (site dent)"} {
 		if got[name] != "ok" {
 			t.Errorf("%s: %q\n%s", name, got[name], out)
 		}
@@ -332,5 +335,49 @@ func TestDoctorOnTLS(t *testing.T) {
 	writeFile(t, acme, tlsServeConfig(dsn, "  acme:\n    domains: [t.doctor.invalid, www.doctor.invalid]\n  listen_https: \":8443\"\n"), 0o600)
 	if _, out, _ := doctor(acme); !strings.Contains(out, "server: https://t.doctor.invalid:8443 does not answer") {
 		t.Errorf("doctor on tls.acme without --url does not check https://t.doctor.invalid:8443:\n%s", out)
+	}
+}
+
+// TestDoctorLostLeads: a site whose pages with a lead form are visited but
+// which gets no lead, or whose leads never carry t.js's fill time, is a
+// problem with its likely cause, read from the site's counters.
+func TestDoctorLostLeads(t *testing.T) {
+	in := newInstall(t, "")
+	ctx := context.Background()
+	c, err := config.Load(in.cfg, func(k string) string { return in.env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, c.Database, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	today := model.Day(time.Now())
+	add := func(day int64, counts ...model.Count) {
+		t.Helper()
+		if err := db.CountersAdd(ctx, "dent", day, "test", counts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(today-1, model.Count{Name: model.CounterVisits, N: 90}, model.Count{Name: model.CounterFormVisits, N: 60})
+	code, out, got := in.doctor(t, nil)
+	want(t, out, got, "leads (site dent)")
+	if code == 0 || !strings.Contains(out, "60 visits to pages with a lead form in the last 3 days, and no lead: the form may not be captured") {
+		t.Errorf("exit %d; the notice does not say what happens:\n%s", code, out)
+	}
+	// Leads arrive, but none through t.js.
+	add(today, model.Count{Name: model.CounterLeads, Dim: model.SourceWeb, N: 4}, model.Count{Name: model.CounterLeadsUntracked, Dim: model.SourceWeb, N: 4})
+	_, out, got = in.doctor(t, nil)
+	want(t, out, got, "leads (site dent)")
+	if strings.Contains(out, "the form may not be captured") || !strings.Contains(out, "none of the 4 web leads of the last 7 days carries t.js's fill time") {
+		t.Errorf("the notice after untracked leads:\n%s", out)
+	}
+	// One lead through t.js: nothing to say.
+	add(today, model.Count{Name: model.CounterLeads, Dim: model.SourceWeb, N: 1})
+	code, out, got = in.doctor(t, nil)
+	want(t, out, got)
+	if code != 0 || !strings.Contains(out, "90 visits (60 to pages with a lead form), 5 web leads (4 without t.js's timing)") {
+		t.Errorf("exit %d, the figures:\n%s", code, out)
 	}
 }

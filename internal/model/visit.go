@@ -56,6 +56,9 @@ type Visit struct {
 	// EventID is the PageView's event_id, shared by the pixel and the
 	// server copy.
 	EventID string `json:"event_id"`
+	// LeadForms is how many lead forms t.js found on the page; nil when
+	// the tracker did not say (t.v1.js).
+	LeadForms *int `json:"lead_forms,omitempty"`
 }
 
 // ConsentAllows tells whether a visitor's consent (nil: they did not say)

@@ -19,7 +19,9 @@ const leadColumns = `id, site_id, event_id, visitor_id, email, phone, name, firs
 	open_until`
 
 // LeadInsert stores a new lead with its decision. A lead whose site already
-// has its event_id fails with model.ErrConflict.
+// has its event_id fails with model.ErrConflict. The site's counters of the
+// day it was received are added to in the same call, so call it in a
+// transaction.
 func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 	fields, err := json.Marshal(nonNilMap(l.Fields))
 	if err != nil {
@@ -61,7 +63,7 @@ func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 	if err != nil {
 		return fmt.Errorf("store: insert lead: %w", err)
 	}
-	return nil
+	return q.CountersAdd(ctx, l.SiteID, model.Day(l.ReceivedAt), string(l.ID), leadCounts(l)...)
 }
 
 // LeadByID returns one lead.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -10,30 +11,66 @@ import (
 )
 
 const visitColumns = `id, site_id, visitor_id, page_url, referrer, fbclid, gclid, wbraid, gbraid, ttclid, msclkid,
-	utm_source, utm_medium, utm_campaign, utm_term, utm_content, client_ip, user_agent, at, event_id`
+	utm_source, utm_medium, utm_campaign, utm_term, utm_content, client_ip, user_agent, at, event_id, lead_forms`
 
 // visitSelect reads visitColumns back; the optional texts are stored NULL
 // when empty (see VisitInsert).
 const visitSelect = `id, site_id, visitor_id, COALESCE(page_url, ''), COALESCE(referrer, ''), COALESCE(fbclid, ''),
 	COALESCE(gclid, ''), COALESCE(wbraid, ''), COALESCE(gbraid, ''), COALESCE(ttclid, ''), COALESCE(msclkid, ''),
 	COALESCE(utm_source, ''), COALESCE(utm_medium, ''), COALESCE(utm_campaign, ''), COALESCE(utm_term, ''),
-	COALESCE(utm_content, ''), COALESCE(client_ip, ''), COALESCE(user_agent, ''), at, event_id`
+	COALESCE(utm_content, ''), COALESCE(client_ip, ''), COALESCE(user_agent, ''), at, event_id, lead_forms`
 
 // VisitInsert stores a visit; its visitor must exist. Its optional texts,
 // most of them empty (click ids, UTM tags), go in as NULL when empty:
 // SQLite's driver copies every text argument into C memory and frees it
 // after the statement, and a NULL costs it nothing (migration 0200).
+// The site's counters of the visit's day are added to in the same call
+// (one upsert), so call it in a transaction, and last in it: on
+// PostgreSQL the counter's row stays locked until the commit.
 func (q Q) VisitInsert(ctx context.Context, v *model.Visit) error {
+	var forms any
+	if v.LeadForms != nil {
+		forms = *v.LeadForms
+	}
 	_, err := q.exec(ctx, `/* Store.VisitInsert */ INSERT INTO visits (`+visitColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		v.ID, string(v.SiteID), v.VisitorID, orNull(v.PageURL), orNull(v.Referrer), orNull(v.FBClid), orNull(v.GClid),
 		orNull(v.WBraid), orNull(v.GBraid), orNull(v.TTClid), orNull(v.MSClkid), orNull(v.Source), orNull(v.Medium),
-		orNull(v.Campaign), orNull(v.Term), orNull(v.Content), orNull(v.ClientIP), orNull(v.UserAgent), v.At.UnixMilli(), v.EventID)
+		orNull(v.Campaign), orNull(v.Term), orNull(v.Content), orNull(v.ClientIP), orNull(v.UserAgent), v.At.UnixMilli(), v.EventID, forms)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("visit with event_id %s: %w", v.EventID, model.ErrConflict)
 	}
 	if err != nil {
 		return fmt.Errorf("store: insert visit: %w", err)
+	}
+	return q.visitCount(ctx, v)
+}
+
+// The statements that count a visit, with its counters' names written in:
+// SQLite's driver copies every text argument into C memory, so a visit
+// binds its site's id alone (once per counter).
+const (
+	visitCountSQL = `/* Store.VisitInsert */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+		VALUES (?, ?, 'visits', '', ?, 1)
+		ON CONFLICT (site_id, day, name, dim, shard) DO UPDATE SET n = site_counters.n + excluded.n`
+	formVisitCountSQL = `/* Store.VisitInsert */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+		VALUES (?, ?, 'visits', '', ?, 1), (?, ?, 'form_visits', '', ?, 1)
+		ON CONFLICT (site_id, day, name, dim, shard) DO UPDATE SET n = site_counters.n + excluded.n`
+)
+
+// visitCount adds a visit to its site's counters of its day (visits, and
+// form_visits when t.js found a lead form on the page): the one upsert a
+// visit costs.
+func (q Q) visitCount(ctx context.Context, v *model.Visit) error {
+	var err error
+	day, shard := model.Day(v.At), q.shard(v.EventID)
+	if v.LeadForms != nil && *v.LeadForms > 0 {
+		_, err = q.exec(ctx, formVisitCountSQL, string(v.SiteID), day, shard, string(v.SiteID), day, shard)
+	} else {
+		_, err = q.exec(ctx, visitCountSQL, string(v.SiteID), day, shard)
+	}
+	if err != nil {
+		return fmt.Errorf("store: count visit: %w", err)
 	}
 	return nil
 }
@@ -73,14 +110,19 @@ func (q Q) VisitPageView(ctx context.Context, site model.SiteID, eventID string)
 
 func scanVisit(r scanner) (*model.Visit, error) {
 	var (
-		v    model.Visit
-		site string
-		at   int64
+		v     model.Visit
+		site  string
+		at    int64
+		forms sql.NullInt64
 	)
 	if err := r.Scan(&v.ID, &site, &v.VisitorID, &v.PageURL, &v.Referrer, &v.FBClid, &v.GClid, &v.WBraid, &v.GBraid,
 		&v.TTClid, &v.MSClkid, &v.Source, &v.Medium, &v.Campaign, &v.Term, &v.Content, &v.ClientIP, &v.UserAgent,
-		&at, &v.EventID); err != nil {
+		&at, &v.EventID, &forms); err != nil {
 		return nil, err
+	}
+	if forms.Valid {
+		n := int(forms.Int64)
+		v.LeadForms = &n
 	}
 	v.SiteID = model.SiteID(site)
 	v.At = time.UnixMilli(at).UTC()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 )
@@ -31,7 +32,15 @@ type dashboardData struct {
 	// Google is the qualified events for Google Ads, nil when the site
 	// sends nothing to Google.
 	Google *googleStat
+	// Visits and FormVisits (to pages where t.js found a lead form) over
+	// the period, from the site's counters (UTC days).
+	Visits, FormVisits int64
+	// Notices say how the site seems to lose leads, if it does.
+	Notices []captureNotice
 }
+
+// captureNotice is a lost-leads notice in the page's language.
+type captureNotice struct{ Text, Fix string }
 
 // googleStat is what became of the qualified events for Google Ads.
 type googleStat struct{ Sent, Queued, Dead int }
@@ -97,7 +106,18 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 			d.Junk += c.N
 		}
 	}
+	counters, notices, err := s.app.Capture(ctx, d.Site.ID, dashboardDays)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	d.Visits = counters.Sum(model.CounterVisits, "*", 0, 1<<40)
+	d.FormVisits = counters.Sum(model.CounterFormVisits, "*", 0, 1<<40)
+	for _, n := range notices {
+		d.Notices = append(d.Notices, captureWords(p.Lang, n))
+	}
 	d.Chart = drawChart(p.Lang, since, offset, daily)
+	visitsByDay(&d.Chart, counters)
 	byDest, err := s.db.DeliveryStatsByDestination(ctx, d.Site.ID, model.KindQualified, since)
 	if err != nil {
 		s.adminFail(w, r, err)
@@ -213,6 +233,8 @@ type chartTick struct {
 type chartRow struct {
 	Day                 string
 	Clean, Review, Junk int
+	// Visits are the visits of the UTC day of the same date.
+	Visits int64
 }
 
 // drawChart lays out one bar per day from since, clean at the bottom, then
@@ -281,4 +303,35 @@ func niceMax(n int) int {
 		}
 	}
 	return (n/4 + 1) * 4
+}
+
+// visitsByDay puts each day's visits in the chart's table, by date: the
+// counters keep UTC days, the chart the admin's local ones.
+func visitsByDay(c *chart, cs model.Counters) {
+	byDate := map[string]int64{}
+	for _, x := range cs {
+		if x.Name == model.CounterVisits {
+			byDate[model.DayStart(x.Day).Format("2006-01-02")] += x.N
+		}
+	}
+	for i := range c.Rows {
+		c.Rows[i].Visits = byDate[c.Rows[i].Day]
+	}
+}
+
+// captureWords says a lost-leads notice in plain words with its likely
+// cause and what to do (cleanads doctor says the same).
+func captureWords(lang string, n app.CaptureNotice) captureNotice {
+	switch n.Kind {
+	case app.NoticeFormNoLead:
+		return captureNotice{Text: tr(lang, "%d visits to pages with a lead form in the last %d days, and no lead: the form may not be captured.", n.FormVisits, n.Days),
+			Fix: tr(lang, "Send the form once yourself and look for it in the Inbox. A form that posts by JavaScript (a form plugin) or sits in an iframe of another site is the usual cause; see docs/tracker.md, 'When leads do not arrive'.")}
+	case app.NoticeNoForm:
+		return captureNotice{Text: tr(lang, "%d visits in the last %d days, no lead, and t.js found no lead form on any page.", n.Visits, n.Days),
+			Fix: tr(lang, "Check that the install snippet is on the form's page too, that the form is not in an iframe of another site (HubSpot, Typeform), and that the page loads /t.js rather than the old /t.v1.js, which takes only forms marked data-cleanads.")}
+	case app.NoticeUntracked:
+		return captureNotice{Text: tr(lang, "None of the %d web leads of the last %d days carries t.js's fill time: they reach CleanAds without the tracker.", n.Leads, n.Days),
+			Fix: tr(lang, "The two-second rule cannot judge them. Put the install snippet on the form's page and let the form post as it did; a lead your own server posts with the API carries no fill time of t.js's.")}
+	}
+	return captureNotice{Text: n.Kind}
 }

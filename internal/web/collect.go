@@ -83,7 +83,7 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 	in := &app.CollectInput{
 		VisitorID: cookieValue(r, cookieVisitor), PageURL: body.URL, Referrer: body.Referrer, Consent: body.Consent,
 		FBC: firstNonEmpty(cookieValue(r, cookieFBC), body.FBC), FBP: firstNonEmpty(cookieValue(r, cookieFBP), body.FBP),
-		ClientIP: s.clientIP(r), UserAgent: r.UserAgent(),
+		ClientIP: s.clientIP(r), UserAgent: r.UserAgent(), LeadForms: body.LeadForms,
 	}
 	res, err := s.app.Collect(r.Context(), site, in)
 	if err != nil {

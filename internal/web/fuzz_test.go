@@ -183,6 +183,7 @@ func FuzzCollect(f *testing.F) {
 		`{"url":"https://www.istanbuldis.example/implant?fbclid=IwAR2xYz&utm_source=facebook","referrer":"https://l.facebook.com/","consent":true,"fbc":"","fbp":""}`,
 		`{"url":"https://www.istanbuldis.example/","consent":null,"fbc":"fb.1.1700000000000.IwAR","fbp":"fb.1.1700000000000.1234567890"}`,
 		`{"url":"https://www.istanbuldis.example/?gclid=x&msclkid=y&ttclid=z&wbraid=w","consent":false}`,
+		`{"url":"https://www.istanbuldis.example/contact","lf":2}`, `{"url":"https://www.istanbuldis.example/","lf":-1}`,
 		`{"url":"javascript:alert(1)","referrer":"\u0000"}`, `{"url":"%%%"}`, `{}`, `{"consent":"yes"}`, ``, `[`,
 	} {
 		f.Add([]byte(s), "")

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+)
+
+// countersCmd is `cleanads counters rebuild`: it recounts the sites'
+// per-day counters (visits, form_visits, leads, leads_untracked) from the
+// visits and leads stored, for when they are in doubt. It runs beside a
+// running server: on SQLite the writer takes one site at a time, on
+// PostgreSQL the counters are locked while a site is recounted.
+func countersCmd(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || args[0] != "rebuild" {
+		fmt.Fprintln(e.stderr, "usage: cleanads counters rebuild [--config FILE] [--site ID] [--days N]")
+		return errUsage
+	}
+	fs := e.flags("counters rebuild")
+	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
+	siteID := fs.String("site", "", "recount this site only (default: every site)")
+	days := fs.Int("days", 0, "recount this many days up to today (default: retention.visit_days, the days whose visits are all still kept; 3650 when visits are kept forever)")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	c, db, err := e.configAndStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.CheckSchema(ctx); err != nil {
+		return err
+	}
+	n := *days
+	if n <= 0 {
+		n = c.Retention.VisitDays
+	}
+	if n <= 0 {
+		n = 3650
+	}
+	var sites []model.SiteID
+	if *siteID != "" {
+		if _, err := db.SiteByID(ctx, model.SiteID(*siteID)); err != nil {
+			if errors.Is(err, model.ErrNotFound) {
+				return fmt.Errorf("no site %q", *siteID)
+			}
+			return err
+		}
+		sites = append(sites, model.SiteID(*siteID))
+	} else {
+		list, err := db.SiteList(ctx)
+		if err != nil {
+			return err
+		}
+		for _, s := range list {
+			sites = append(sites, s.ID)
+		}
+	}
+	last := model.Day(time.Now())
+	first := last - int64(n) + 1
+	for _, s := range sites {
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.CountersRebuild(ctx, s, first, last) }); err != nil {
+			return fmt.Errorf("site %s: %w", s, err)
+		}
+		cs, err := db.Counters(ctx, s, first, last)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "site %s: %s to %s recounted: %d visits (%d to pages with a lead form), %d leads (%d without t.js's timing)\n",
+			s, model.DayStart(first).Format(time.DateOnly), model.DayStart(last).Format(time.DateOnly),
+			cs.Sum(model.CounterVisits, "*", first, last), cs.Sum(model.CounterFormVisits, "*", first, last),
+			cs.Sum(model.CounterLeads, "*", first, last), cs.Sum(model.CounterLeadsUntracked, "*", first, last))
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package model
+
+import "time"
+
+// Counter names: what a site's per-day counters count. Each is kept in the
+// same transaction as the rows it counts, and `cleanads counters rebuild`
+// can recount it from them.
+const (
+	// CounterVisits counts stored visits (page views with consent).
+	CounterVisits = "visits"
+	// CounterFormVisits counts the visits to a page where t.js found a
+	// lead form (collect's "lf" above 0).
+	CounterFormVisits = "form_visits"
+	// CounterLeads counts stored leads, split by their source (Dim).
+	CounterLeads = "leads"
+	// CounterLeadsUntracked counts the leads without the tracker's fill
+	// time (FillBy not FillByTracker), split by source.
+	CounterLeadsUntracked = "leads_untracked"
+)
+
+// Count is one increment of a counter: N more of Name (split by Dim, ""
+// when it is not split).
+type Count struct {
+	Name, Dim string
+	N         int64
+}
+
+// Counter is one counter's total on one day.
+type Counter struct {
+	// Day is the UTC day, as days since the Unix epoch (see Day).
+	Day  int64
+	Name string
+	Dim  string
+	N    int64
+}
+
+// Day is t's UTC day as days since the Unix epoch, the counters' day.
+func Day(t time.Time) int64 {
+	ms := t.UnixMilli()
+	d := ms / 86400000
+	if ms < 0 && ms%86400000 != 0 {
+		d--
+	}
+	return d
+}
+
+// DayStart is when a counters' day begins, in UTC.
+func DayStart(day int64) time.Time { return time.UnixMilli(day * 86400000).UTC() }
+
+// Counters are a site's counters over some days, for sums.
+type Counters []Counter
+
+// Sum adds up the counter name over the days from first to last
+// (inclusive), every Dim, or only dim when dim is not "*".
+func (cs Counters) Sum(name, dim string, first, last int64) int64 {
+	var n int64
+	for _, c := range cs {
+		if c.Name == name && (dim == "*" || c.Dim == dim) && c.Day >= first && c.Day <= last {
+			n += c.N
+		}
+	}
+	return n
+}

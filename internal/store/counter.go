@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// counterShards is how many rows one counter of one day is spread over on
+// PostgreSQL: an upsert holds its row's lock until its transaction commits,
+// so with one row every visit to a site would wait for the one before it
+// to commit. With 10 connections, 32 rows make two transactions of one
+// site meet on a row about once in four; a read sums 32 rows a counter and
+// day. SQLite has one writer and uses one row.
+const counterShards = 32
+
+// shard picks the row of a counter an increment goes to, from a key of the
+// row being counted (its id): deterministic, so a statement run again (a
+// SQLite batch rebuilt after a failed call) does the same.
+func (q Q) shard(key string) int {
+	if q.dialect != Postgres || key == "" {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32() % counterShards)
+}
+
+// CountersAdd adds counts to a site's counters of a day (model.Day), in one
+// statement; key, an id of the row being counted, picks the shard. Call it
+// in the transaction that stores what it counts (VisitInsert and
+// LeadInsert do).
+func (q Q) CountersAdd(ctx context.Context, site model.SiteID, day int64, key string, counts ...model.Count) error {
+	if len(counts) == 0 {
+		return nil
+	}
+	shard := q.shard(key)
+	var b strings.Builder
+	b.WriteString(`/* Store.CountersAdd */ INSERT INTO site_counters (site_id, day, name, dim, shard, n) VALUES `)
+	args := make([]any, 0, 6*len(counts))
+	for i, c := range counts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?)")
+		args = append(args, string(site), day, c.Name, c.Dim, shard, c.N)
+	}
+	b.WriteString(` ON CONFLICT (site_id, day, name, dim, shard) DO UPDATE SET n = site_counters.n + excluded.n`)
+	if _, err := q.exec(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("store: add counters: %w", err)
+	}
+	return nil
+}
+
+// Counters returns a site's counters of the days from first to last
+// (inclusive), each day's total of each name and dim, by day, name and dim.
+func (q Q) Counters(ctx context.Context, site model.SiteID, first, last int64) (model.Counters, error) {
+	rows, err := q.query(ctx, `/* Store.Counters */ SELECT day, name, dim, CAST(SUM(n) AS BIGINT) FROM site_counters
+		WHERE site_id = ? AND day >= ? AND day <= ? GROUP BY day, name, dim ORDER BY day, name, dim`,
+		string(site), first, last)
+	return scanAll(rows, err, "counters", func(r scanner) (model.Counter, error) {
+		var c model.Counter
+		err := r.Scan(&c.Day, &c.Name, &c.Dim, &c.N)
+		return c, err
+	})
+}
+
+// CountersRebuild recounts a site's visit and lead counters of the days
+// from first to last (inclusive) from the visits and leads stored: for when
+// they are in doubt. Days whose rows retention already deleted would be
+// counted as empty: keep the range within the kept ones. On PostgreSQL the
+// counters are locked for the transaction, so that an intake committing
+// meanwhile is counted once, either in the recount or after it.
+func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last int64) error {
+	if q.dialect == Postgres {
+		if _, err := q.exec(ctx, `/* Store.CountersRebuild */ LOCK TABLE site_counters IN EXCLUSIVE MODE`); err != nil {
+			return fmt.Errorf("store: rebuild counters: %w", err)
+		}
+	}
+	from, to := first*86400000, (last+1)*86400000
+	stmts := []struct {
+		sql  string
+		args []any
+	}{
+		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
+			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked')`, []any{string(site), first, last}},
+		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
+			GROUP BY site_id, at / 86400000`, []any{string(site), from, to}},
+		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, at / 86400000, 'form_visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
+			AND lead_forms > 0 GROUP BY site_id, at / 86400000`, []any{string(site), from, to}},
+		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'leads', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			GROUP BY site_id, received_at / 86400000, source`, []any{string(site), from, to}},
+		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'leads_untracked', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			AND fill_by <> 'tracker' GROUP BY site_id, received_at / 86400000, source`, []any{string(site), from, to}},
+	}
+	for _, st := range stmts {
+		if _, err := q.exec(ctx, st.sql, st.args...); err != nil {
+			return fmt.Errorf("store: rebuild counters: %w", err)
+		}
+	}
+	return nil
+}
+
+// leadCounts are the counts one lead adds.
+func leadCounts(l *model.Lead) []model.Count {
+	src := leadSource(l.Source)
+	if l.FillBy != model.FillByTracker {
+		return []model.Count{{Name: model.CounterLeads, Dim: src, N: 1}, {Name: model.CounterLeadsUntracked, Dim: src, N: 1}}
+	}
+	return []model.Count{{Name: model.CounterLeads, Dim: src, N: 1}}
+}

@@ -1,0 +1,261 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/store/storetest"
+)
+
+// counterKey is one counter of one site and day, for the recount.
+type counterKey struct {
+	site      model.SiteID
+	day       int64
+	name, dim string
+}
+
+// recount counts a site's visits and leads as the counters should.
+type recount map[counterKey]int64
+
+func (r recount) visit(v *model.Visit) {
+	r[counterKey{v.SiteID, model.Day(v.At), model.CounterVisits, ""}]++
+	if v.LeadForms != nil && *v.LeadForms > 0 {
+		r[counterKey{v.SiteID, model.Day(v.At), model.CounterFormVisits, ""}]++
+	}
+}
+
+func (r recount) lead(l *model.Lead) {
+	src := l.Source
+	if src == "" {
+		src = model.SourceWeb
+	}
+	r[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterLeads, src}]++
+	if l.FillBy != model.FillByTracker {
+		r[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterLeadsUntracked, src}]++
+	}
+}
+
+// checkCounters compares the stored counters of sites over the days with
+// the recount.
+func checkCounters(t *testing.T, db *store.DB, want recount, first, last int64, sites ...model.SiteID) {
+	t.Helper()
+	got := recount{}
+	for _, site := range sites {
+		cs, err := db.Counters(context.Background(), site, first, last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			got[counterKey{site, c.Day, c.Name, c.Dim}] += c.N
+		}
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%+v: counter %d, recount %d", k, got[k], n)
+		}
+	}
+	for k, n := range got {
+		if _, ok := want[k]; !ok && n != 0 {
+			t.Errorf("%+v: counter %d, recount none", k, n)
+		}
+	}
+}
+
+// counterVisitors stores the visitors v_0 to v_49 of a site (PostgreSQL
+// keeps a visit's foreign key to its visitor).
+func counterVisitors(t *testing.T, db *store.DB, site model.SiteID, at time.Time) {
+	t.Helper()
+	for i := range 50 {
+		if err := db.VisitorUpsert(context.Background(), &model.Visitor{ID: fmt.Sprintf("v_%d", i), SiteID: site, FirstSeen: at, LastSeen: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// randomVisit and randomLead make the rows of a random intake over days.
+func randomVisit(rng *rand.Rand, i int, site model.SiteID, days time.Time) *model.Visit {
+	v := &model.Visit{ID: fmt.Sprintf("vi_%d", i), SiteID: site, VisitorID: fmt.Sprintf("v_%d", rng.IntN(50)),
+		PageURL: "https://a.example/", At: days.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour)))), EventID: fmt.Sprintf("ev-v%d", i)}
+	switch rng.IntN(3) {
+	case 0: // t.v1.js: no count
+	case 1:
+		n := 0
+		v.LeadForms = &n
+	default:
+		n := 1 + rng.IntN(3)
+		v.LeadForms = &n
+	}
+	return v
+}
+
+func randomLead(rng *rand.Rand, i int, site model.SiteID, days time.Time) *model.Lead {
+	at := days.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour))))
+	l := &model.Lead{ID: model.LeadID(fmt.Sprintf("ld_%d", i)), SiteID: site, EventID: fmt.Sprintf("ev-l%d", i),
+		SubmittedAt: at, ReceivedAt: at, Source: []string{"", model.SourceWeb, model.SourceLeadAds, model.SourceWhatsApp}[rng.IntN(4)],
+		FillBy:   []string{"", model.FillByTracker, model.FillByTracker, model.FillByBackend}[rng.IntN(4)],
+		Decision: model.Decision{Verdict: model.VerdictClean, RulesVersion: "test", DecidedBy: model.DecidedByRules}}
+	if l.FillBy != "" {
+		ms := int64(5000)
+		l.FillMS = &ms
+	}
+	return l
+}
+
+// TestCountersEqualRecount: after a random intake over several days and
+// two sites, from many goroutines at once with some transactions failing
+// after their rows (rolled back, and on SQLite their batch's other calls
+// run again), the counters equal a recount of the rows kept; a rebuild
+// leaves them so, and puts back counters that went wrong.
+func TestCountersEqualRecount(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		sites := []model.SiteID{"dent", "hair"}
+		days := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+		for _, s := range sites {
+			trackerSite(t, db, s)
+			counterVisitors(t, db, s, days)
+		}
+		first, last := model.Day(days), model.Day(days)+5
+		var (
+			mu   sync.Mutex
+			want = recount{}
+			wg   sync.WaitGroup
+		)
+		errFail := errors.New("the call fails after its rows")
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(g), 7))
+				for i := range 60 {
+					n := g*1000 + i
+					site := sites[rng.IntN(len(sites))]
+					fail := rng.IntN(6) == 0
+					var (
+						v *model.Visit
+						l *model.Lead
+					)
+					if rng.IntN(3) == 0 {
+						l = randomLead(rng, n, site, days)
+					} else {
+						v = randomVisit(rng, n, site, days)
+					}
+					err := db.InTx(ctx, func(tx *store.Tx) error {
+						if v != nil {
+							if err := tx.VisitInsert(ctx, v); err != nil {
+								return err
+							}
+						} else if err := tx.LeadInsert(ctx, l); err != nil {
+							return err
+						}
+						if fail {
+							return errFail
+						}
+						return nil
+					})
+					switch {
+					case fail && !errors.Is(err, errFail):
+						t.Errorf("failing call: %v", err)
+					case !fail && err != nil:
+						t.Errorf("call: %v", err)
+					case !fail:
+						mu.Lock()
+						if v != nil {
+							want.visit(v)
+						} else {
+							want.lead(l)
+						}
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		checkCounters(t, db, want, first, last, sites...)
+
+		// A rebuild changes nothing that was right...
+		for _, s := range sites {
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.CountersRebuild(ctx, s, first, last) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkCounters(t, db, want, first, last, sites...)
+		// ...and puts right what went wrong, leaving other counters and
+		// other days alone.
+		if err := db.CountersAdd(ctx, "dent", first+1, "x", model.Count{Name: model.CounterVisits, N: 1000},
+			model.Count{Name: model.CounterLeads, Dim: "web", N: -3}, model.Count{Name: "stage", Dim: "won", N: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.CountersAdd(ctx, "dent", last+3, "x", model.Count{Name: model.CounterVisits, N: 5}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.CountersRebuild(ctx, "dent", first, last) }); err != nil {
+			t.Fatal(err)
+		}
+		want[counterKey{"dent", first + 1, "stage", "won"}] = 2
+		want[counterKey{"dent", last + 3, model.CounterVisits, ""}] = 5
+		checkCounters(t, db, want, first, last+3, sites...)
+	})
+}
+
+// TestCountersSumOverShards: increments with different keys (spread over
+// shards on PostgreSQL) read back as one total per day, name and dim, and
+// model.Counters sums them over days.
+func TestCountersSumOverShards(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		trackerSite(t, db, "dent")
+		for i := range 40 {
+			if err := db.CountersAdd(ctx, "dent", 20000+int64(i%2), fmt.Sprint("key", i),
+				model.Count{Name: model.CounterLeads, Dim: model.SourceWeb, N: 1}, model.Count{Name: model.CounterVisits, N: 2}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cs, err := db.Counters(ctx, "dent", 20000, 20001)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := model.Counters{{Day: 20000, Name: "leads", Dim: "web", N: 20}, {Day: 20000, Name: "visits", N: 40},
+			{Day: 20001, Name: "leads", Dim: "web", N: 20}, {Day: 20001, Name: "visits", N: 40}}
+		if fmt.Sprint(cs) != fmt.Sprint(want) {
+			t.Errorf("counters %v, want %v", cs, want)
+		}
+		if n := cs.Sum(model.CounterVisits, "*", 20001, 20001); n != 40 {
+			t.Errorf("visits of day 20001: %d", n)
+		}
+		if n := cs.Sum(model.CounterLeads, model.SourceWeb, 0, 30000); n != 40 {
+			t.Errorf("web leads: %d", n)
+		}
+	})
+}
+
+// TestVisitLeadForms: a visit keeps the tracker's count of lead forms, and
+// none when it said nothing.
+func TestVisitLeadForms(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		trackerSite(t, db, "dent")
+		two := 2
+		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+		counterVisitors(t, db, "dent", now)
+		for _, v := range []*model.Visit{{ID: "vi_1", SiteID: "dent", VisitorID: "v_1", PageURL: "https://a.example/", At: now, EventID: "ev-1", LeadForms: &two},
+			{ID: "vi_2", SiteID: "dent", VisitorID: "v_1", PageURL: "https://a.example/", At: now, EventID: "ev-2"}} {
+			if err := db.VisitInsert(ctx, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v, err := db.VisitByEventID(ctx, "dent", "ev-1"); err != nil || v.LeadForms == nil || *v.LeadForms != 2 {
+			t.Errorf("visit with 2 forms: %+v %v", v, err)
+		}
+		if v, err := db.VisitByEventID(ctx, "dent", "ev-2"); err != nil || v.LeadForms != nil {
+			t.Errorf("visit without a count: %+v %v", v, err)
+		}
+	})
+}
