@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,25 +15,8 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
-
-// clock is a fake clock the runner, the client and the stand-in share.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // fixture is a fresh database with site "dent" in test mode, a Graph
 // stand-in, and a runner on a fake clock.
@@ -42,7 +24,7 @@ type fixture struct {
 	ctx    context.Context
 	db     *store.DB
 	g      *graphtest.Server
-	clk    *clock
+	clk    *testkit.Clock // the runner, the client and the stand-in share it
 	site   *model.Site
 	runner *deliver.Runner
 	svc    *app.Service
@@ -53,7 +35,7 @@ const testCode = "TEST4711"
 func newFixture(t *testing.T, mode string) *fixture {
 	t.Helper()
 	f := &fixture{ctx: context.Background(), db: storetest.New(t), g: graphtest.New(t),
-		clk: &clock{t: time.Now().UTC().Truncate(time.Second)}}
+		clk: testkit.NewClock(time.Now().UTC().Truncate(time.Second))}
 	f.g.SetNow(f.clk.Now)
 	f.site = &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{
 		Country: "TR", Origins: []string{"https://www.istanbuldis.example"},
@@ -654,7 +636,7 @@ func BenchmarkDeliver(b *testing.B) {
 	db := storetest.SQLite(b)
 	g := graphtest.New(b)
 	ctx := context.Background()
-	clk := &clock{t: time.Now().UTC()}
+	clk := testkit.NewClock(time.Now().UTC())
 	g.SetNow(clk.Now)
 	site := &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{Country: "TR",
 		Meta: model.MetaSettings{PixelID: "1", Mode: model.ModeLive}}, AccessToken: graphtest.Token}

@@ -18,6 +18,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // leanGoogle accepts every events:ingest and answers every status SUCCESS,
@@ -56,7 +57,7 @@ func drainBoth(b *testing.B, withGoogle bool) {
 		b.StopTimer()
 		db := storetest.SQLite(b)
 		ctx := context.Background()
-		clk := &clock{t: time.Now().UTC()}
+		clk := testkit.NewClock(time.Now().UTC())
 		mg, gg := &leanGraph{}, &leanGoogle{}
 		msrv, gsrv := httptest.NewServer(mg), httptest.NewServer(gg)
 		f := &fixture{ctx: ctx, db: db, clk: clk}

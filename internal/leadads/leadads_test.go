@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,25 +23,9 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 	"github.com/cleanads/cleanads/internal/web"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 const (
 	appSecret   = "lead-ads-app-secret-0123456789"
@@ -62,7 +45,7 @@ type fixture struct {
 	ctx    context.Context
 	db     *store.DB
 	g      *graphtest.Server
-	clk    *clock
+	clk    *testkit.Clock
 	site   *model.Site
 	svc    *app.Service
 	la     *leadads.Service
@@ -73,7 +56,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{ctx: context.Background(), db: storetest.New(t), g: graphtest.New(t),
-		clk: &clock{t: time.Now().UTC().Truncate(time.Second)}}
+		clk: testkit.NewClock(time.Now().UTC().Truncate(time.Second))}
 	f.g.SetNow(f.clk.Now)
 	f.g.SetAppSecret(appSecret)
 	f.site = &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{
