@@ -576,10 +576,10 @@ func TestHangingSiteDoesNotDelayAnother(t *testing.T) {
 	}
 	r.Start(f.ctx) // harmless
 	// The hanging request is in flight before the other site's events come.
-	waitFor(t, func() bool { return slow.Requests() == 1 })
+	testkit.WaitFor(t, "the slow site's request", func() bool { return slow.Requests() == 1 })
 	f.queue(t, other, 2, nil)
 	r.Wake()
-	waitFor(t, func() bool { return len(fast.Events()) == 2 })
+	testkit.WaitFor(t, "the fast site's two events", func() bool { return len(fast.Events()) == 2 })
 	if d := f.reload(t, slowDs)[0]; d.State != model.DeliveryPending {
 		t.Errorf("slow site's event: %+v", d)
 	}
@@ -600,19 +600,6 @@ func TestHangingSiteDoesNotDelayAnother(t *testing.T) {
 	}
 }
 
-// waitFor waits for cond, failing after a generous limit: it guards a
-// hang, it does not measure speed.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	limit := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(limit) {
-			t.Fatal("condition not met")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestSubmitWakesTheRunner(t *testing.T) {
 	f := newFixture(t, model.ModeTest)
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client()})
@@ -626,7 +613,7 @@ func TestSubmitWakesTheRunner(t *testing.T) {
 	if _, _, err := svc.Submit(f.ctx, f.site, lead(7)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return len(f.g.Events()) == 2 })
+	testkit.WaitFor(t, "two events at Meta", func() bool { return len(f.g.Events()) == 2 })
 }
 
 // BenchmarkDeliver measures the whole path, from claim to record, against
