@@ -20,7 +20,7 @@ func (f *fixture) googleSite() {
 	f.site.Settings.Google = &model.GoogleSettings{OperatingAccountID: "1234567890", QualifiedConversionAction: "555",
 		Stages: map[string]string{"won": "666"}, Currency: "EUR"}
 	f.site.Settings.Meta.Stages = map[string]model.StageEvent{"won": {Event: "Purchase"}}
-	if err := f.db.SiteUpsert(context.Background(), f.site, f.clk.t); err != nil {
+	if err := f.db.SiteUpsert(context.Background(), f.site, f.clk.Now()); err != nil {
 		f.t.Fatal(err)
 	}
 	f.site, _ = f.db.SiteByID(context.Background(), "dent")
@@ -114,9 +114,9 @@ func TestLateStageGoesToGoogleOnly(t *testing.T) {
 	in := realLead()
 	in.GClid = "Cj0-gclid-late"
 	l := f.submit(in)
-	f.clk.t = f.clk.t.Add(20 * 24 * time.Hour)
+	f.clk.Add(20 * 24 * time.Hour)
 	v := 6000.0
-	wonAt := f.clk.t.Add(-9 * 24 * time.Hour).Format(time.RFC3339)
+	wonAt := f.clk.Now().Add(-9 * 24 * time.Hour).Format(time.RFC3339)
 	got, err := f.svc.AddLeadEvent(ctx, f.site, l.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won", At: wonAt,
 		Value: &v, Currency: "EUR"})
 	if err != nil {
@@ -150,9 +150,9 @@ func TestLateStageGoesToGoogleOnly(t *testing.T) {
 	// sends it to Google.
 	l2 := f.submit(realLeadFrom("ayse.kaya@gmail.com", "+905324128720", "Cj0-gclid-late-2"))
 	f.evidence(l2.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
-	f.clk.t = f.clk.t.Add(10 * 24 * time.Hour)
+	f.clk.Add(10 * 24 * time.Hour)
 	if _, err := f.svc.AddLeadEvent(ctx, f.site, l2.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won",
-		At: f.clk.t.Add(-8 * 24 * time.Hour).Format(time.RFC3339), Value: &v, Currency: "EUR"}); err != nil {
+		At: f.clk.Now().Add(-8 * 24 * time.Hour).Format(time.RFC3339), Value: &v, Currency: "EUR"}); err != nil {
 		t.Fatal(err)
 	}
 	if rows := f.googleRows(l2.ID); hasKind(rows, "stage:won") {
@@ -164,11 +164,11 @@ func TestLateStageGoesToGoogleOnly(t *testing.T) {
 	}
 
 	// Past Google's 90 days as well: refused.
-	f.clk.t = f.clk.t.Add(80 * 24 * time.Hour)
+	f.clk.Add(80 * 24 * time.Hour)
 	l3 := f.submit(realLeadFrom("ayse.demir@gmail.com", "+905324128721", "Cj0-gclid-late-3"))
-	f.clk.t = f.clk.t.Add(95 * 24 * time.Hour)
+	f.clk.Add(95 * 24 * time.Hour)
 	if _, err := f.svc.AddLeadEvent(ctx, f.site, l3.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won",
-		At: f.clk.t.Add(-8 * 24 * time.Hour).Format(time.RFC3339)}); err == nil {
+		At: f.clk.Now().Add(-8 * 24 * time.Hour).Format(time.RFC3339)}); err == nil {
 		t.Error("a stage past both windows was accepted")
 	}
 }
@@ -200,7 +200,7 @@ func TestLateQualifiedGoesToGoogleOnly(t *testing.T) {
 	if l.Verdict != model.VerdictJunk || len(f.googleRows(l.ID)) != 0 {
 		t.Fatalf("want a rules-junk lead with nothing queued: %s %+v", l.Verdict, f.googleRows(l.ID))
 	}
-	f.clk.t = f.clk.t.Add(10 * 24 * time.Hour)
+	f.clk.Add(10 * 24 * time.Hour)
 	got := f.evidence(l.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
 	if got.Verdict != model.VerdictClean {
 		t.Fatalf("after the owner's word: %s", got.Verdict)

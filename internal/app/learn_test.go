@@ -37,7 +37,7 @@ func (f *fixture) judgeFixture(n int) []*model.Lead {
 			ev.Type = qualify.EvidenceJunk
 		}
 		leads = append(leads, f.evidence(l.ID, ev))
-		f.clk.t = f.clk.t.Add(time.Minute)
+		f.clk.Add(time.Minute)
 	}
 	return leads
 }
@@ -141,7 +141,7 @@ func TestTextModelLearnsFromTheOwner(t *testing.T) {
 	}
 
 	// Persisted: a new process (no cache) loads the stored model.
-	fresh := app.New(app.Options{Store: f.db, Now: f.clk.now})
+	fresh := app.New(app.Options{Store: f.db, Now: f.clk.Now})
 	p := pitch()
 	p.Email = "sales@growthagency.example"
 	l2, _, err := fresh.Submit(ctx, f.site, p)
@@ -159,7 +159,7 @@ func TestTextModelSwitchedOff(t *testing.T) {
 	f.judgeFixture(40)
 	off := false
 	f.site.Settings.Qualify.TextModel.Enabled = &off
-	if err := f.db.SiteUpsert(ctx, f.site, f.clk.t); err != nil {
+	if err := f.db.SiteUpsert(ctx, f.site, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	site, _ := f.db.SiteByID(ctx, "dent")
@@ -192,7 +192,7 @@ func TestReplayChangesNothing(t *testing.T) {
 	site := *f.site
 	site.UpdatedAt = site.UpdatedAt.Add(time.Second) // a new rule set
 	site.Settings.Qualify.Weights = map[string]int{qualify.CodeFillTooFast: 0}
-	res, err := f.svc.Replay(ctx, &site, f.clk.t.Add(-7*24*time.Hour))
+	res, err := f.svc.Replay(ctx, &site, f.clk.Now().Add(-7*24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // returns each changed lead's verdict now, by lead id.
 func (f *fixture) replayChanges(site *model.Site) map[model.LeadID]app.ReplayChange {
 	f.t.Helper()
-	res, err := f.svc.Replay(context.Background(), site, f.clk.t.Add(-7*24*time.Hour))
+	res, err := f.svc.Replay(context.Background(), site, f.clk.Now().Add(-7*24*time.Hour))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -107,12 +107,12 @@ func TestReplayJudgesAsIntake(t *testing.T) {
 	ctx := context.Background()
 	chat := &model.Lead{ID: "ld_chat", SiteID: f.site.ID, EventID: "ev-chat", Source: model.SourceWhatsApp,
 		Message:     "Merhaba, implant tedavisi için randevu almak istiyorum, hafta içi uygunum.",
-		SubmittedAt: f.clk.t, ReceivedAt: f.clk.t,
+		SubmittedAt: f.clk.Now(), ReceivedAt: f.clk.Now(),
 		Decision: model.Decision{Verdict: model.VerdictClean, RulesVersion: qualify.RulesVersion, DecidedBy: model.DecidedByRules}}
 	if err := f.db.LeadInsert(ctx, chat); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.db.HistoryInsert(ctx, &model.HistoryEntry{ID: "h_chat", LeadID: chat.ID, At: f.clk.t, Kind: model.HistoryVerdict,
+	if err := f.db.HistoryInsert(ctx, &model.HistoryEntry{ID: "h_chat", LeadID: chat.ID, At: f.clk.Now(), Kind: model.HistoryVerdict,
 		Data: map[string]any{"verdict": "clean", "decided_by": "rules"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func TestReplayJudgesAsIntake(t *testing.T) {
 	first := realLead()
 	first.Phone = ""
 	a := f.submit(first)
-	f.clk.t = f.clk.t.Add(time.Minute)
+	f.clk.Add(time.Minute)
 	second := realLead()
 	second.Phone = "+90 536 118 52 40"
 	b := f.submit(second)
-	f.clk.t = f.clk.t.Add(time.Minute)
+	f.clk.Add(time.Minute)
 	third := realLead()
 	third.Email = ""
 	third.Phone = second.Phone
