@@ -27,12 +27,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	db := storetest.New(t)
 	clk := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	site := &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{
-		Origins: []string{"https://www.istanbuldis.example"}, Country: "TR",
-		Meta: model.MetaSettings{PixelID: "123456789012345", Mode: model.ModeDryRun}}}
-	if err := db.SiteUpsert(context.Background(), site, clk.Now()); err != nil {
-		t.Fatal(err)
-	}
+	site := testkit.AddSite(t, db, testkit.Site(testkit.WithMeta("123456789012345", model.ModeDryRun)), clk.Now())
 	site, _ = db.SiteByID(context.Background(), "dent")
 	return &fixture{t: t, db: db, svc: app.New(app.Options{Store: db, Now: clk.Now}), clk: clk, site: site}
 }

@@ -14,17 +14,14 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 func testSite(t *testing.T, db *store.DB, now time.Time) *model.Site {
 	t.Helper()
-	s := &model.Site{ID: "dent", Name: "Dent", AccessToken: graphtest.Token, Settings: model.SiteSettings{
-		Country: "TR", Origins: []string{"https://www.istanbuldis.example"},
-		Meta: model.MetaSettings{PixelID: "111", Mode: model.ModeTest, TestEventCode: "TEST1"}}}
-	if err := db.SiteUpsert(context.Background(), s, now); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return testkit.AddSite(t, db, testkit.Site(testkit.WithMeta("111", model.ModeTest), func(s *model.Site) {
+		s.AccessToken, s.Settings.Meta.TestEventCode = graphtest.Token, "TEST1"
+	}), now)
 }
 
 // TestEnqueueByVerdict: junk queues nothing, review only the raw lead event

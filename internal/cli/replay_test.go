@@ -17,6 +17,7 @@ import (
 	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // learnedSite seeds a database with 40 leads its owner judged (the
@@ -25,10 +26,7 @@ import (
 func learnedSite(t *testing.T, db *store.DB) *model.Lead {
 	t.Helper()
 	ctx := context.Background()
-	site := &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{Origins: []string{"https://www.istanbuldis.example"}, Country: "TR"}}
-	if err := db.SiteUpsert(ctx, site, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	site := testkit.AddSite(t, db, testkit.Site(), time.Now())
 	site, _ = db.SiteByID(ctx, "dent")
 	at := time.Now().Add(-2 * time.Hour)
 	svc := app.New(app.Options{Store: db, Now: func() time.Time { return at }})

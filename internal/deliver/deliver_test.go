@@ -37,14 +37,11 @@ func newFixture(t *testing.T, mode string) *fixture {
 	f := &fixture{ctx: context.Background(), db: storetest.New(t), g: graphtest.New(t),
 		clk: testkit.NewClock(time.Now().UTC().Truncate(time.Second))}
 	f.g.SetNow(f.clk.Now)
-	f.site = &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{
-		Country: "TR", Origins: []string{"https://www.istanbuldis.example"},
-		Meta: model.MetaSettings{PixelID: "111222333", Mode: mode, TestEventCode: testCode,
-			CustomData: map[string]string{"lead_event_source": "CleanAds"}},
-	}, AccessToken: graphtest.Token}
-	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
-		t.Fatal(err)
-	}
+	f.site = testkit.AddSite(t, f.db, testkit.Site(testkit.WithMeta("111222333", mode), func(s *model.Site) {
+		s.AccessToken = graphtest.Token
+		s.Settings.Meta.TestEventCode = testCode
+		s.Settings.Meta.CustomData = map[string]string{"lead_event_source": "CleanAds"}
+	}), f.clk.Now())
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
 	f.runner = deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a",
 		Jitter: func() float64 { return 0.5 }})

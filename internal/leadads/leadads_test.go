@@ -59,17 +59,13 @@ func newFixture(t *testing.T) *fixture {
 		clk: testkit.NewClock(time.Now().UTC().Truncate(time.Second))}
 	f.g.SetNow(f.clk.Now)
 	f.g.SetAppSecret(appSecret)
-	f.site = &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{
-		Country: "TR", Origins: []string{"https://www.istanbuldis.example"},
-		Meta: model.MetaSettings{PixelID: "111222333", Mode: model.ModeLive,
-			Stages: map[string]model.StageEvent{"won": {Event: "Purchase", Currency: "TRY"}}},
-		LeadAds: model.LeadAdsSettings{PageIDs: []string{pageID}, LeadEventSource: "DentCRM",
-			Forms: map[string]model.LeadAdsForm{formID: {Fields: map[string]string{"hangi_tedavi": "message"}}}},
-	}, AccessToken: graphtest.Token,
-		LeadAds: model.LeadAdsSecrets{AccessToken: graphtest.Token, AppSecret: appSecret, VerifyToken: verifyToken}}
-	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
-		t.Fatal(err)
-	}
+	f.site = testkit.AddSite(t, f.db, testkit.Site(testkit.WithMeta("111222333", model.ModeLive), func(s *model.Site) {
+		s.AccessToken = graphtest.Token
+		s.Settings.Meta.Stages = map[string]model.StageEvent{"won": {Event: "Purchase", Currency: "TRY"}}
+		s.Settings.LeadAds = model.LeadAdsSettings{PageIDs: []string{pageID}, LeadEventSource: "DentCRM",
+			Forms: map[string]model.LeadAdsForm{formID: {Fields: map[string]string{"hangi_tedavi": "message"}}}}
+		s.LeadAds = model.LeadAdsSecrets{AccessToken: graphtest.Token, AppSecret: appSecret, VerifyToken: verifyToken}
+	}), f.clk.Now())
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
 	f.svc = app.New(app.Options{Store: f.db, Now: f.clk.Now, Graph: client})
 	f.la = leadads.New(leadads.Options{Store: f.db, Graph: client, Leads: f.svc, Now: f.clk.Now})

@@ -53,3 +53,9 @@ func AddSites(t testing.TB, db SiteUpserter, now time.Time, ids ...model.SiteID)
 		AddSite(t, db, &model.Site{ID: id, Name: string(id)}, now)
 	}
 }
+
+// WithMeta is the edit that gives the site a Meta pixel in the given mode
+// (model.ModeDryRun, ModeTest, ModeLive).
+func WithMeta(pixel, mode string) func(*model.Site) {
+	return func(s *model.Site) { s.Settings.Meta.PixelID, s.Settings.Meta.Mode = pixel, mode }
+}
