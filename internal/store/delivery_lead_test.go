@@ -9,6 +9,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // PageViews have no lead: the look-ups by lead (served by a partial index
@@ -18,7 +19,7 @@ func TestDeliveriesByLeadLeaveOutPageViews(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now)
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		for _, d := range []*model.Delivery{
 			{ID: "d1", LeadID: "l_1", Kind: model.KindLead, EventName: "Lead", EventID: "e1"},
 			{ID: "d2", Kind: model.KindPageView, EventName: "PageView", EventID: "e2"},
@@ -51,7 +52,7 @@ func TestDeliveryInsertAll(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now)
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		row := func(id, name, event string) *model.Delivery {
 			return &model.Delivery{ID: id, SiteID: "a", LeadID: "l_1", Kind: model.KindLead, EventName: name, EventID: event,
 				Payload: []byte(`{"n":"` + id + `"}`), State: model.DeliveryPending, NextAt: now, DeadlineAt: now.Add(time.Hour),

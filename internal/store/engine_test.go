@@ -12,6 +12,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // Several nodes starting together on one fresh schema: the migration lock
@@ -153,9 +154,7 @@ func TestUnavailable(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
 			db, cut := storetest.Breakable(t, d)
-			if err := db.SiteUpsert(ctx, &model.Site{ID: "dent"}, time.Now()); err != nil {
-				t.Fatal(err)
-			}
+			testkit.AddSite(t, db, &model.Site{ID: "dent"}, time.Now())
 			if err := db.TestExec(ctx, "SELECT no_such_column FROM sites"); err == nil || isUnavailable(err) {
 				t.Errorf("a wrong statement: %v", err)
 			}
@@ -189,9 +188,7 @@ func TestUnavailableDiskFull(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.SQLite(t)
 	now := time.Now()
-	if err := db.SiteUpsert(ctx, &model.Site{ID: "dent"}, now); err != nil {
-		t.Fatal(err)
-	}
+	testkit.AddSite(t, db, &model.Site{ID: "dent"}, now)
 	// The writer is one connection, so the limit holds for every write.
 	if err := db.TestExec(ctx, "PRAGMA max_page_count = 1"); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // Google's rows: counted apart from Meta's; the sent ones whose request
@@ -20,9 +21,7 @@ func TestGoogleDeliveries(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now); err != nil {
-			t.Fatal(err)
-		}
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		for _, d := range []*model.Delivery{
 			{ID: "m1", Kind: model.KindQualified, State: model.DeliverySent},
 			{ID: "g1", Destination: model.DestinationGoogle, Kind: model.KindQualified, State: model.DeliveryPending},
@@ -103,9 +102,7 @@ func TestGooglePauseLiftsOnChange(t *testing.T) {
 		g := model.GoogleSettings{OperatingAccountID: "1234567890", QualifiedConversionAction: "555", Credentials: "aaaa"}
 		save := func(g model.GoogleSettings) {
 			t.Helper()
-			if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A", Settings: model.SiteSettings{Google: &g}}, now); err != nil {
-				t.Fatal(err)
-			}
+			testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A", Settings: model.SiteSettings{Google: &g}}, now)
 		}
 		paused := func() string {
 			t.Helper()
@@ -158,7 +155,7 @@ func TestDeliveryReplayPerDestination(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now)
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		ins := func(id, dest string, created time.Time, window time.Duration) {
 			t.Helper()
 			d := &model.Delivery{ID: id, SiteID: "a", Destination: dest, Kind: model.KindQualified, EventName: "QualifiedLead",

@@ -10,6 +10,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // migrateTwice migrates an empty database, writes to it, and opens it again:
@@ -26,9 +27,7 @@ func migrateTwice(t *testing.T, ctx context.Context, dsn string) {
 	if err != nil || len(applied) == 0 || applied[len(applied)-1] != store.LatestVersion() {
 		t.Fatalf("migrate empty: %v %v", applied, err)
 	}
-	if err := db.SiteUpsert(ctx, &model.Site{ID: "s", Name: "S"}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	testkit.AddSite(t, db, &model.Site{ID: "s", Name: "S"}, time.Now())
 	db.Close()
 
 	db, err = store.Open(ctx, dsn, store.Options{})

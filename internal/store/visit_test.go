@@ -9,13 +9,12 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 func trackerSite(t *testing.T, db *store.DB, id model.SiteID) {
 	t.Helper()
-	if err := db.SiteUpsert(context.Background(), &model.Site{ID: id, Name: string(id)}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	testkit.AddSite(t, db, &model.Site{ID: id, Name: string(id)}, time.Now())
 }
 
 func TestVisitorAndVisits(t *testing.T) {
