@@ -120,18 +120,10 @@ func slowAnswers(t *testing.T, g *graphtest.Server, delay time.Duration) *httpte
 	return s
 }
 
-const crashConfig = `
-listen: "127.0.0.1:0"
-database: "sqlite:%s"
-meta: {graph_url: "%s", api_version: "v25.0"}
-delivery: {poll: 1s, timeout: 1s, lease: 4s}
-sites:
-  - id: dent
-    api_key: "dent-key-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
-    meta: {pixel_id: "111", access_token: "%s", mode: live}
-`
+func crashConfig(dbPath, graphURL, token string) string {
+	return testkit.Config{Database: "sqlite:" + dbPath, GraphURL: graphURL, Delivery: "{poll: 1s, timeout: 1s, lease: 4s}",
+		Site: `    meta: {pixel_id: "111", access_token: "` + token + `", mode: live}`}.YAML()
+}
 
 // accepted is a lead the server answered 2xx.
 type accepted struct{ id, eventID string }
@@ -217,7 +209,7 @@ func TestCrash(t *testing.T) {
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "cleanads.db")
 	cfg := filepath.Join(dir, "cleanads.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(crashConfig, dbPath, front.URL, graphtest.Token)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(crashConfig(dbPath, front.URL, graphtest.Token)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
