@@ -105,12 +105,12 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if dests == nil {
-		dests = map[string]deliver.Destination{}
+		dests = map[string]deliver.Handler{}
 	}
 	dests[model.DestinationMetaLeadgen] = leadAds
 	runner := deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
 		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll),
-		Destinations: dests})
+		Handlers: dests})
 	wake.wake = runner.Wake
 	if err := runner.Start(ctx); err != nil {
 		return err

@@ -70,7 +70,7 @@ func newFixture(t *testing.T) *fixture {
 	f.svc = app.New(app.Options{Store: f.db, Now: f.clk.Now, Graph: client})
 	f.la = leadads.New(leadads.Options{Store: f.db, Graph: client, Leads: f.svc, Now: f.clk.Now})
 	f.runner = deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a",
-		Jitter: func() float64 { return 0.5 }, Destinations: map[string]deliver.Destination{model.DestinationMetaLeadgen: f.la}})
+		Jitter: func() float64 { return 0.5 }, Handlers: map[string]deliver.Handler{model.DestinationMetaLeadgen: f.la}})
 	f.srv = httptest.NewServer(web.New(web.Options{App: f.svc, Store: f.db, Now: f.clk.Now}).Handler())
 	t.Cleanup(f.srv.Close)
 	return f
