@@ -89,6 +89,7 @@ func hasReason(l *model.Lead, code string) bool {
 }
 
 func TestVerdictsAtSubmit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	clean := f.submit(realLead())
 	if clean.Verdict != model.VerdictClean || clean.RulesVersion != qualify.RulesVersion || clean.DecidedBy != model.DecidedByRules {
@@ -114,6 +115,7 @@ func TestVerdictsAtSubmit(t *testing.T) {
 }
 
 func TestSamePersonAgainIsJunkAndLinksTheFirst(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	first := f.submit(realLead())
 	f.clk.Add(48 * time.Hour)
@@ -138,6 +140,7 @@ func TestSamePersonAgainIsJunkAndLinksTheFirst(t *testing.T) {
 }
 
 func TestEvidenceMovesReviewToClean(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cases := []struct {
 		name  string
@@ -196,6 +199,7 @@ func TestEvidenceMovesReviewToClean(t *testing.T) {
 }
 
 func TestOwnerWord(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	hp := realLead()
 	hp.Honeypot = "x"
@@ -219,6 +223,7 @@ func TestOwnerWord(t *testing.T) {
 }
 
 func TestReviewExpires(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lead := f.submit(greyLead())
 	f.clk.Add(qualify.DefaultReviewTimeout - time.Minute)
@@ -244,6 +249,7 @@ func TestReviewExpires(t *testing.T) {
 }
 
 func TestEvidenceErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lead := f.submit(greyLead())
 	var ie *model.InputError
@@ -278,6 +284,7 @@ func TestScoreOffline(t *testing.T) {
 }
 
 func TestNoConsentNoEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	no := false
 	in := greyLead()

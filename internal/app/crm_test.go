@@ -84,6 +84,7 @@ func (f *fixture) mustStage(id model.LeadID, in app.LeadEventInput) *model.Lead 
 }
 
 func TestStageMakesAReviewLeadClean(t *testing.T) {
+	t.Parallel()
 	f, lead := newCRMFixture(t)
 	f.clk.Add(26 * time.Hour)
 	after := f.mustStage(lead.ID, app.LeadEventInput{Stage: "meeting", ActionSource: "phone_call"})
@@ -142,6 +143,7 @@ func TestStageMakesAReviewLeadClean(t *testing.T) {
 }
 
 func TestStageMakesARulesJunkLeadClean(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	in := realLead()
@@ -168,6 +170,7 @@ func TestStageMakesARulesJunkLeadClean(t *testing.T) {
 }
 
 func TestOwnerJunkHoldsStagesUntilTheWordChanges(t *testing.T) {
+	t.Parallel()
 	f, lead := newCRMFixture(t)
 	f.clk.Add(time.Hour)
 	f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
@@ -244,6 +247,7 @@ func TestOwnerJunkHoldsStagesUntilTheWordChanges(t *testing.T) {
 }
 
 func TestStageBeforeTheOwnersJunk(t *testing.T) {
+	t.Parallel()
 	f, lead := newCRMFixture(t)
 	f.clk.Add(2 * time.Hour)
 	f.mustStage(lead.ID, app.LeadEventInput{Stage: "meeting"})
@@ -276,6 +280,7 @@ func TestStageBeforeTheOwnersJunk(t *testing.T) {
 }
 
 func TestStageAfterTheOwnersWord(t *testing.T) {
+	t.Parallel()
 	f, lead := newCRMFixture(t)
 	f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
 	f.clk.Add(time.Hour)
@@ -289,6 +294,7 @@ func TestStageAfterTheOwnersWord(t *testing.T) {
 }
 
 func TestStageOnALateLead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	ctx := context.Background()
@@ -332,6 +338,7 @@ func TestStageOnALateLead(t *testing.T) {
 // A stage mapped to the site's qualified event is that event: held for an
 // owner-junk lead, then sent once, when the owner changes the word.
 func TestQualifiedStageHeldThenSentOnce(t *testing.T) {
+	t.Parallel()
 	f, lead := newCRMFixture(t)
 	f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
 	f.clk.Add(time.Hour)

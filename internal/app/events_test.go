@@ -27,6 +27,7 @@ func testSite(t *testing.T, db *store.DB, now time.Time) *model.Site {
 // TestEnqueueByVerdict: junk queues nothing, review only the raw lead event
 // (the pixel sent it too), clean the raw and the qualified event.
 func TestEnqueueByVerdict(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		verdict model.Verdict
 		want    []string
@@ -80,6 +81,7 @@ func TestEnqueueByVerdict(t *testing.T) {
 }
 
 func TestSendTest(t *testing.T) {
+	t.Parallel()
 	db := storetest.New(t)
 	g := graphtest.New(t)
 	now := time.Now().UTC()

@@ -40,6 +40,7 @@ func (f *fixture) googleRows(id model.LeadID) []*model.Delivery {
 // transaction, with Google's deadline; the raw lead event does not; a
 // grey lead gets none; a stage with a value carries it.
 func TestGoogleRowsBesideMeta(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.googleSite()
 	in := realLead()
@@ -83,6 +84,7 @@ func TestGoogleRowsBesideMeta(t *testing.T) {
 // and the address from the payload; the hashed e-mail stays as Meta's
 // hashed keys do.
 func TestForgetGoogleRows(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.googleSite()
 	in := realLead()
@@ -108,6 +110,7 @@ func TestForgetGoogleRows(t *testing.T) {
 // refused as before. An owner's junk holds it back, and changing the word
 // releases it to Google.
 func TestLateStageGoesToGoogleOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.googleSite()
@@ -192,6 +195,7 @@ func realLeadFrom(email, phone, gclid string) *app.LeadInput {
 // A lead the rules called junk and the owner calls a real customer after a
 // week: too late for Meta's qualified event, not for Google's.
 func TestLateQualifiedGoesToGoogleOnly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.googleSite()
 	in := realLeadFrom("ayse.sahin@gmail.com", "+905324128722", "Cj0-gclid-late-q")

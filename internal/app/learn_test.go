@@ -69,6 +69,7 @@ func textReason(t *testing.T, l *model.Lead) *model.Reason {
 }
 
 func TestTextModelLearnsFromTheOwner(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	if n := f.rebuild(); n != 0 {
@@ -154,6 +155,7 @@ func TestTextModelLearnsFromTheOwner(t *testing.T) {
 }
 
 func TestTextModelSwitchedOff(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.judgeFixture(40)
@@ -176,6 +178,7 @@ func TestTextModelSwitchedOff(t *testing.T) {
 }
 
 func TestReplayChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.judgeFixture(40)
@@ -240,6 +243,7 @@ func dbSnapshot(t *testing.T, f *fixture) string {
 // A person forgotten takes their words out of the model at the next
 // rebuild: the model keeps nothing of a message that is gone.
 func TestTextModelForgets(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	in := realLead()

@@ -52,6 +52,7 @@ func (f *fixture) leadText(id model.LeadID) string {
 }
 
 func TestRetention(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	old, visit := f.visitAndLead()
@@ -108,6 +109,7 @@ func TestRetention(t *testing.T) {
 }
 
 func TestForget(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	first, visit := f.visitAndLead()
@@ -173,6 +175,7 @@ func TestForget(t *testing.T) {
 // On a live site the visit's PageView waits in the PageView queue (with the
 // visitor's IP and agent); forgetting the person takes it out unsent.
 func TestForgetQueuedPageView(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.site.Settings.Meta.Mode = model.ModeLive
@@ -230,6 +233,7 @@ const ctwaText = "Merhaba, implant tedavisi için randevu almak istiyorum, hafta
 // conversation goes, and its source detail keeps the ad but not the
 // person's user id or click id.
 func TestForgetWhatsApp(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.ctwaSite()
 	ctx := context.Background()
@@ -290,6 +294,7 @@ func TestForgetWhatsApp(t *testing.T) {
 // TestRetentionWhatsApp: past lead_days a Click-to-WhatsApp lead loses the
 // WhatsApp user id and click id of its source detail and its conversation.
 func TestRetentionWhatsApp(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.ctwaSite()
 	ctx := context.Background()

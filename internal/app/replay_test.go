@@ -41,6 +41,7 @@ func fillReason(t *testing.T, d model.Decision) model.Reason {
 // its points (review once the site lowers them), our tracker's stays final
 // junk. A lead stored before fill_by was kept is read from its judgement.
 func TestFillByKeptAndReplayed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	backend := realLead()
@@ -103,6 +104,7 @@ func TestFillByKeptAndReplayed(t *testing.T) {
 // conversation (no fill time, no form, no phone needed), and finds the same
 // person's earlier lead by e-mail even when a later lead has their phone.
 func TestReplayJudgesAsIntake(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	chat := &model.Lead{ID: "ld_chat", SiteID: f.site.ID, EventID: "ev-chat", Source: model.SourceWhatsApp,

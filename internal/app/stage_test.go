@@ -89,6 +89,7 @@ func (f *fixture) stage(id model.LeadID, in app.LeadEventInput) (*model.Lead, er
 func f64(v float64) *float64 { return &v }
 
 func TestStagesReachMetaOnceWithTheLeadsIdentity(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	lead := f.submit(crmLead())
@@ -187,6 +188,7 @@ func TestStagesReachMetaOnceWithTheLeadsIdentity(t *testing.T) {
 }
 
 func TestQualifiedStageOfACleanLeadIsNotSentTwice(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	lead := f.submit(realLead())
@@ -214,6 +216,7 @@ func TestQualifiedStageOfACleanLeadIsNotSentTwice(t *testing.T) {
 }
 
 func TestStageRefusals(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	lead := f.submit(crmLead())
@@ -292,6 +295,7 @@ func TestStageRefusals(t *testing.T) {
 }
 
 func TestNoStagesConfigured(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lead := f.submit(crmLead())
 	_, err := f.stage(lead.ID, app.LeadEventInput{Stage: "won"})
@@ -302,6 +306,7 @@ func TestNoStagesConfigured(t *testing.T) {
 }
 
 func TestFindLeadWhateverTheFormatting(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lead := f.submit(crmLead())
 	f.clk.Add(time.Hour)
@@ -342,6 +347,7 @@ func TestFindLeadWhateverTheFormatting(t *testing.T) {
 }
 
 func TestWhatsAppReplyConfirmsTheLead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	lead := f.submit(crmLead())
@@ -394,6 +400,7 @@ func TestWhatsAppReplyConfirmsTheLead(t *testing.T) {
 }
 
 func TestWhatsAppMatchesTheNewestLeadInTheWindow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	ctx := context.Background()
@@ -412,6 +419,7 @@ func TestWhatsAppMatchesTheNewestLeadInTheWindow(t *testing.T) {
 }
 
 func TestCallEvidence(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	short := f.submit(crmLead())

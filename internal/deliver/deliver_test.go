@@ -138,6 +138,7 @@ func (f *fixture) counts(t *testing.T) map[model.DeliveryState]int {
 }
 
 func TestCleanLeadArrivesRawAndQualified(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeTest)
 	l, created, err := f.svc.Submit(f.ctx, f.site, lead(1))
 	if err != nil || !created || l.Verdict != model.VerdictClean {
@@ -202,6 +203,7 @@ func TestCleanLeadArrivesRawAndQualified(t *testing.T) {
 }
 
 func TestLiveModeHasNoTestCode(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	f.queue(t, f.site, 3, nil)
 	f.run(t)
@@ -216,6 +218,7 @@ func TestLiveModeHasNoTestCode(t *testing.T) {
 }
 
 func TestBatchesOfAThousand(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	f.queue(t, f.site, 2500, nil)
 	st := f.run(t)
@@ -237,6 +240,7 @@ func TestBatchesOfAThousand(t *testing.T) {
 }
 
 func TestRetryableErrors(t *testing.T) {
+	t.Parallel()
 	const minBackoff = deliver.DefaultMinBackoff
 	tests := []struct {
 		name       string
@@ -287,6 +291,7 @@ func TestRetryableErrors(t *testing.T) {
 }
 
 func TestBackoffGrowsAndStopsAtTheDeadline(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	ds := f.queue(t, f.site, 1, nil)
 	f.g.FailFor(30*24*time.Hour, graphtest.FaultServerError)
@@ -321,6 +326,7 @@ func TestBackoffGrowsAndStopsAtTheDeadline(t *testing.T) {
 }
 
 func TestHangingRequestTimesOut(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Timeout: 50 * time.Millisecond})
 	r := deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now})
@@ -335,6 +341,7 @@ func TestHangingRequestTimesOut(t *testing.T) {
 }
 
 func TestRejectedEventIsIsolated(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	// Meta's clock runs two days ahead of ours: an event five and a half
 	// days old passes our pre-check, and Meta refuses it as too old. Only
@@ -385,6 +392,7 @@ func TestRejectedEventIsIsolated(t *testing.T) {
 }
 
 func TestExpiredAndFailingEventsNeverPoisonABatch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	now := f.clk.Now()
 	ds := f.queue(t, f.site, 6, func(i int, d *model.Delivery, e *capi.Event) {
@@ -418,6 +426,7 @@ func TestExpiredAndFailingEventsNeverPoisonABatch(t *testing.T) {
 }
 
 func TestSweepExpiresWaitingEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	ds := f.queue(t, f.site, 1, nil)
 	// The token is refused, so the event waits paused; a week later it is
@@ -437,6 +446,7 @@ func TestSweepExpiresWaitingEvents(t *testing.T) {
 }
 
 func TestAuthErrorPausesTheSiteUntilTheTokenChanges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	ds := f.queue(t, f.site, 1500, nil)
 	f.g.FailNext(1, graphtest.FaultAuth)
@@ -494,6 +504,7 @@ func TestAuthErrorPausesTheSiteUntilTheTokenChanges(t *testing.T) {
 }
 
 func TestDryRunNeverSends(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeDryRun)
 	l, _, err := f.svc.Submit(f.ctx, f.site, lead(1))
 	if err != nil {
@@ -519,6 +530,7 @@ func TestDryRunNeverSends(t *testing.T) {
 }
 
 func TestCrashedNodesLeaseRunsOut(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	f.queue(t, f.site, 3, nil)
 	now := f.clk.Now()
@@ -552,6 +564,7 @@ func (p pixelRouter) Send(ctx context.Context, req capi.SendRequest) (*capi.Resp
 }
 
 func TestHangingSiteDoesNotDelayAnother(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	slow := f.g
 	fast := graphtest.New(t)
@@ -598,6 +611,7 @@ func TestHangingSiteDoesNotDelayAnother(t *testing.T) {
 }
 
 func TestSubmitWakesTheRunner(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeTest)
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client()})
 	r := deliver.New(deliver.Options{Store: f.db, Sender: client, Poll: time.Hour})
@@ -673,6 +687,7 @@ func (s *tokenSwap) Send(ctx context.Context, req capi.SendRequest) (*capi.Respo
 }
 
 func TestTokenChangedInFlightDoesNotPause(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	sw := &tokenSwap{f: f, t: t, inner: capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})}
 	r := deliver.New(deliver.Options{Store: f.db, Sender: sw, Now: f.clk.Now})
@@ -694,6 +709,7 @@ func TestTokenChangedInFlightDoesNotPause(t *testing.T) {
 // Rounds that do not fill their claim are at least Gap apart: a wake
 // inside the gap waits for it. Stop does not wait the gap out.
 func TestGapBetweenRounds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeTest)
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client()})
 	r := deliver.New(deliver.Options{Store: f.db, Sender: client, Poll: time.Hour, Gap: time.Hour})

@@ -38,6 +38,7 @@ func (d *downDestination) Deliver(ctx context.Context, sh *deliver.Claim) (deliv
 // handler, and its outage (a hold) never holds Meta's rows of the same
 // site, nor Meta's outage its rows.
 func TestDestinationsAreHeldApart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	down := &downDestination{}
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})

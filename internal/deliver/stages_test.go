@@ -113,6 +113,7 @@ func decode(t *testing.T, list []graphtest.Received) []received {
 }
 
 func TestStagesReachMetaThroughTheRunner(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	id := e.greyLead(t, "0533 218 44 90", "mehmet.demir@gmail.com")
 	submitted := e.clk.Now()
@@ -185,6 +186,7 @@ func TestStagesReachMetaThroughTheRunner(t *testing.T) {
 }
 
 func TestWhatsAppReplySendsTheQualifiedEvent(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	id := e.greyLead(t, "0533 218 44 90", "mehmet.demir@gmail.com")
 	submitted := e.clk.Now()

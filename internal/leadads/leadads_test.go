@@ -216,6 +216,7 @@ func (f *fixture) events(t *testing.T) map[string][]capi.Event {
 }
 
 func TestHandshake(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, tt := range []struct {
 		query string
@@ -248,6 +249,7 @@ func TestHandshake(t *testing.T) {
 // lead is read with appsecret_proof, mapped, judged, and its Conversion
 // Leads events reach Meta with lead_id; a CRM stage follows with lead_id.
 func TestWebhookToQualifiedAndStage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := f.lead("1200000000000111", 30, nil)
 	b := f.lead(bigLead, 20, nil)
@@ -373,6 +375,7 @@ func TestWebhookToQualifiedAndStage(t *testing.T) {
 // TestJunkInstantForm: a pitch on an Instant Form is junk and nothing goes
 // to Meta for it.
 func TestJunkInstantForm(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	l := f.lead("1200000000000444", 5, func(l *graphtest.Lead) {
 		l.Fields[4].Values = []string{"Merhaba, web siteniz için SEO ve Google reklam ajansı hizmeti sunuyoruz, fiyat teklifi için arayın."}
@@ -388,6 +391,7 @@ func TestJunkInstantForm(t *testing.T) {
 // pauses the site's fetches (and only those), says so, and resumes with a
 // new token; a missing permission says which; nothing is lost.
 func TestGraphErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	l := f.lead("1200000000000555", 5, nil)
 	body := webhook([]change{{leadgen: l.ID, form: formID, created: l.Created}})
@@ -458,6 +462,7 @@ func TestGraphErrors(t *testing.T) {
 // exactly once, leads from before the webhook too, with paging and the
 // watermark; a late webhook for a backfilled lead adds nothing.
 func TestBackfill(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	// Before the webhook was set up: 130 leads over the last days, more
 	// than a page.
@@ -515,6 +520,7 @@ func TestBackfill(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.g.AddForm(pageID, formID, "Implant formu")
 	report := func() (ok bool, text string) {
@@ -571,6 +577,7 @@ func TestCheck(t *testing.T) {
 // the Lead Ads id is the evidence: the qualified event follows, then the
 // stage, both with lead_id as Conversion Leads expects.
 func TestInstantFormWithoutTextWaitsForCRM(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.site.Settings.Meta.Stages["meeting"] = model.StageEvent{Event: "Schedule"}
 	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
@@ -613,6 +620,7 @@ func TestInstantFormWithoutTextWaitsForCRM(t *testing.T) {
 // lead id (nor their fetch jobs), and neither Meta's redelivered webhook
 // nor the backfill's overlap stores the person again.
 func TestForgottenLeadStaysGone(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	l := f.lead("1200000000001313", 5, nil)
 	lost := f.lead("1200000000001414", 4, func(l *graphtest.Lead) {
@@ -670,6 +678,7 @@ func TestForgottenLeadStaysGone(t *testing.T) {
 // (lead_id, system_generated, crm), once; the owner's junk on another one
 // sends nothing more for it.
 func TestInstantFormOwnerWord(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	yes := f.lead("1200000000001515", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
 	no := f.lead("1200000000001616", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
@@ -695,6 +704,7 @@ func TestInstantFormOwnerWord(t *testing.T) {
 // leads' events: the person sent the form on Meta's own surface, where no
 // website visit asks anything, as a Click-to-WhatsApp lead.
 func TestInstantFormOnConsentRequiredSite(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.site.Settings.Consent = model.ConsentRequired
 	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestLeadListAndDaily(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		base := time.Date(2026, 3, 10, 21, 30, 0, 0, time.UTC) // 00:30 the next day in Istanbul
@@ -82,6 +83,7 @@ func TestLeadListAndDaily(t *testing.T) {
 }
 
 func TestDeliveryReplay(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)

@@ -35,6 +35,7 @@ func queueDeliveries(t *testing.T, db *store.DB, n int, now time.Time) {
 // Other writers run throughout, so on SQLite the claims and records also
 // end transactions between slices for them.
 func TestDeliveryClaimAndRecordAcrossSlices(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -127,6 +128,7 @@ func TestDeliveryClaimAndRecordAcrossSlices(t *testing.T) {
 // alone, true once another InTx call waits, and false on PostgreSQL, where
 // transactions run side by side.
 func TestShouldYield(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		sqlite := db.Dialect() == store.SQLite
@@ -169,6 +171,7 @@ func TestShouldYield(t *testing.T) {
 // first, each site's events oldest first; a site with only retries not due
 // yet, or left out, gives nothing.
 func TestDeliveryClaimSiteBySite(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -209,6 +212,7 @@ func TestDeliveryClaimSiteBySite(t *testing.T) {
 // its deadline or under a live lease is left alone. On SQLite it reads
 // ranges of the claim's and the lease's indexes, not every unsent event.
 func TestDeliverySweep(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)

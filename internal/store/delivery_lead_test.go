@@ -16,6 +16,7 @@ import (
 // that leaves them out) never return or cancel them, even asked for the
 // empty lead id.
 func TestDeliveriesByLeadLeaveOutPageViews(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -49,6 +50,7 @@ func TestDeliveriesByLeadLeaveOutPageViews(t *testing.T) {
 // DeliveryInsert does, which went in: an event already queued (same site,
 // name and id) is left as it was.
 func TestDeliveryInsertAll(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)

@@ -18,6 +18,7 @@ import (
 // whatever Meta's pause of the site says, and Meta's pause holds only
 // Meta's rows.
 func TestDeliveryClaimPerDestination(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)

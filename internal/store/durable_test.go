@@ -30,6 +30,7 @@ func commitUnsynced(t *testing.T, db *store.DB, site string) (done <-chan error,
 }
 
 func TestInTxAnswersOnlyOnceTheLogIsSynced(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	// The commit has happened (readers see it) while the fsync is held:
 	// the caller must still be waiting.
@@ -61,6 +62,7 @@ func TestInTxAnswersOnlyOnceTheLogIsSynced(t *testing.T) {
 }
 
 func TestInTxFailsUnavailableWhenTheLogSyncFails(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
 	db.TestFailLogSync(errors.New("EIO"))
@@ -76,6 +78,7 @@ func TestInTxFailsUnavailableWhenTheLogSyncFails(t *testing.T) {
 }
 
 func TestGroupCommitTakesCallsThatArriveWhileTheLogSyncs(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
 	first, base, release := commitUnsynced(t, db, "first")
@@ -111,6 +114,7 @@ func TestGroupCommitTakesCallsThatArriveWhileTheLogSyncs(t *testing.T) {
 }
 
 func TestCheckpointsKeepTheLogShort(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const limit = 64
 	db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "c.db"),

@@ -18,6 +18,7 @@ import (
 // Several nodes starting together on one fresh schema: the migration lock
 // lets exactly one apply each step; the others wait and find nothing to do.
 func TestMigrateConcurrently(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.PostgresDSN(t)
 	ctx := context.Background()
 	const nodes = 6
@@ -71,6 +72,7 @@ func TestMigrateConcurrently(t *testing.T) {
 // The migration tests run on both engines: an empty database, then the
 // same one again with data in it.
 func TestMigrateEmptyAndExisting(t *testing.T) {
+	t.Parallel()
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -87,6 +89,7 @@ func TestMigrateEmptyAndExisting(t *testing.T) {
 // job name is independent; once the first is done the job is free again.
 // On SQLite one process owns the file, so the job always runs.
 func TestWithJobLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
 		db := storetest.SQLite(t)
@@ -150,6 +153,7 @@ func TestWithJobLock(t *testing.T) {
 // busy timeout; PostgreSQL gone) gives errors that say so, on reads, writes
 // and transactions alike; a wrong statement does not.
 func TestUnavailable(t *testing.T) {
+	t.Parallel()
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -185,6 +189,7 @@ func TestUnavailable(t *testing.T) {
 
 // A full disk (here: SQLite's page limit) is unavailable storage too.
 func TestUnavailableDiskFull(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storetest.SQLite(t)
 	now := time.Now()
@@ -209,6 +214,7 @@ func isUnavailable(err error) bool {
 // pool_max_conns in the URL sizes a node's pool and is not sent to the
 // server (which would refuse an unknown setting).
 func TestPostgresPoolSize(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.PostgresDSN(t) + "&pool_max_conns=3"
 	db := storetest.Open(t, dsn)
 	if n := db.TestMaxConns(); n != 3 {
@@ -223,6 +229,7 @@ func TestPostgresPoolSize(t *testing.T) {
 // is deciding (its row locked by an open transaction) is skipped, not
 // marked expired under it, and the expiry does not wait for it.
 func TestLeadExpireReviewsSkipsLeadBeingDecided(t *testing.T) {
+	t.Parallel()
 	db := storetest.Postgres(t)
 	ctx := context.Background()
 	now := time.Now()

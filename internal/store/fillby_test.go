@@ -14,6 +14,7 @@ import (
 // TestLeadFillBy: who measured a lead's fill time is kept with it (migration
 // 0190), and a lead without a fill time has no one.
 func TestLeadFillBy(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
@@ -44,6 +45,7 @@ func TestLeadFillBy(t *testing.T) {
 // of the same e-mail, as it does for LeadPrevious (intake, where no later
 // lead exists yet).
 func TestLeadPreviousOf(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)

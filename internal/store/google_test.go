@@ -18,6 +18,7 @@ import (
 // Google is still processing are found for the follow-up, and its answer
 // recorded; a pause's reason reads "" when there is none.
 func TestGoogleDeliveries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -95,6 +96,7 @@ func TestGoogleDeliveries(t *testing.T) {
 // restart provisions it again) and is lifted when its Google settings or
 // credentials' fingerprint change, as a new access token lifts Meta's.
 func TestGooglePauseLiftsOnChange(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -152,6 +154,7 @@ func TestGooglePauseLiftsOnChange(t *testing.T) {
 // old is queued again (Google's 90 days), a Meta one past its 7 days is
 // refused in Meta's words, and a Google one past its 90 in Google's.
 func TestDeliveryReplayPerDestination(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)

@@ -44,6 +44,7 @@ func judgedLead(t *testing.T, db *store.DB, site model.SiteID, id string, at tim
 }
 
 func TestReasonAgreement(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
@@ -104,6 +105,7 @@ func TestReasonAgreement(t *testing.T) {
 }
 
 func TestTextModelStorage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
@@ -166,6 +168,7 @@ func TestTextModelStorage(t *testing.T) {
 // lead the rules passed changes no figure, nor does the CRM_QUALIFIED
 // reason (0 points) count as a code.
 func TestReasonAgreementCRM(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)

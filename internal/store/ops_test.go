@@ -13,6 +13,7 @@ import (
 )
 
 func TestStats(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)

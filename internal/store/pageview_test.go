@@ -43,6 +43,7 @@ func eventIDs(ds []*model.Delivery) []string {
 // loses it when it runs out. Sent ones leave the queue and are counted;
 // one given back stays; a retry moves into the outbox with its outcome.
 func TestPageViewQueue(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -160,6 +161,7 @@ func TestPageViewQueue(t *testing.T) {
 // in order, each once, while other writers run; recording them all sent
 // empties the queue.
 func TestPageViewQueueAcrossSlices(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)

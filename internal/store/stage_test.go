@@ -15,6 +15,7 @@ import (
 // action source), once per lead, and a page of leads reads its stages in
 // one query.
 func TestLeadStages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -66,6 +67,7 @@ func TestLeadStages(t *testing.T) {
 // Only the events cancelled with the reason given, still inside their
 // deadline, go back to the queue; one Meta refused stays dead.
 func TestDeliveryRequeueCancelled(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)

@@ -48,6 +48,7 @@ func migrateTwice(t *testing.T, ctx context.Context, dsn string) {
 }
 
 func TestRefuseNewerSchema(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		err := db.InTx(ctx, func(tx *store.Tx) error {
@@ -66,6 +67,7 @@ func TestRefuseNewerSchema(t *testing.T) {
 }
 
 func TestSiteUpsertLiftsPauseOnNewToken(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now()
@@ -95,6 +97,7 @@ func TestSiteUpsertLiftsPauseOnNewToken(t *testing.T) {
 }
 
 func TestLeadRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now().UTC().Truncate(time.Millisecond)
@@ -166,6 +169,7 @@ func TestLeadRoundTrip(t *testing.T) {
 // before stopped. The shares with due events: one seek per site and
 // destination into the same index, not a scan of it.
 func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	for _, cursor := range []bool{false, true} {
 		plan, err := db.TestClaimPlan(context.Background(), cursor)
@@ -193,6 +197,7 @@ func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 // order they want (a look-up walking every lead of the site is what the
 // planner picked before).
 func TestPartialLeadIndexesServeTheirLookUps(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
 	for col, index := range map[string]string{"external_id": "leads_external_id", "lead_ads_id": "leads_lead_ads_id",
@@ -212,6 +217,7 @@ func TestPartialLeadIndexesServeTheirLookUps(t *testing.T) {
 // A binary records itself with the migrations it applies; an older one that
 // meets the schema names that version and writes nothing.
 func TestNewerSchemaNamesTheVersionToRun(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		err := db.InTx(ctx, func(tx *store.Tx) error {
@@ -236,6 +242,7 @@ func TestNewerSchemaNamesTheVersionToRun(t *testing.T) {
 
 // The version given in Options is what Migrate records.
 func TestMigrateRecordsTheBinaryVersion(t *testing.T) {
+	t.Parallel()
 	for name, dsn := range map[string]func(testing.TB) string{"sqlite": storetest.SQLiteDSN, "postgres": storetest.PostgresDSN} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()

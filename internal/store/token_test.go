@@ -19,6 +19,7 @@ const clearToken = "EAAG-clear-meta-token-0123456789"
 // TestAccessTokenEncrypted: the database never holds the clear token, and
 // everything the store returns carries it in clear.
 func TestAccessTokenEncrypted(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now()
@@ -73,6 +74,7 @@ func TestAccessTokenEncrypted(t *testing.T) {
 // TestSealTokensOnStart: tokens stored in clear by an older version are
 // encrypted once; a second run changes nothing; a wrong key is refused.
 func TestSealTokensOnStart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
 	db := storetest.Open(t, dsn)

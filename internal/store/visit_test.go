@@ -18,6 +18,7 @@ func trackerSite(t *testing.T, db *store.DB, id model.SiteID) {
 }
 
 func TestVisitorAndVisits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		trackerSite(t, db, "dent")
@@ -98,6 +99,7 @@ func TestVisitorAndVisits(t *testing.T) {
 // A used nonce is refused, and the transaction goes on (PostgreSQL aborts a
 // transaction on a failed INSERT; the store must not cause one).
 func TestFormTokenUse(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		trackerSite(t, db, "dent")
@@ -122,6 +124,7 @@ func TestFormTokenUse(t *testing.T) {
 }
 
 func TestServerKey(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		first, err := db.ServerKey(ctx, "k", "aaa", time.Now())
