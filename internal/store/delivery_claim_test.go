@@ -147,13 +147,7 @@ func TestShouldYield(t *testing.T) {
 				}
 				return nil
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for !tx.ShouldYield() {
-				if time.Now().After(deadline) {
-					t.Fatal("ShouldYield stayed false with another call queued")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			testkit.WaitWithin(t, 10*time.Second, "ShouldYield with another call queued", tx.ShouldYield)
 			return nil
 		})
 		if err != nil {
