@@ -12,33 +12,24 @@ import (
 	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
-
-// clock is a settable time for the service under test.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time { return c.t }
 
 type fixture struct {
 	t    *testing.T
 	db   *store.DB
 	svc  *app.Service
-	clk  *clock
+	clk  *testkit.Clock // the service under test's
 	site *model.Site
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	db := storetest.New(t)
-	clk := &clock{t: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
-	site := &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{
-		Origins: []string{"https://www.istanbuldis.example"}, Country: "TR",
-		Meta: model.MetaSettings{PixelID: "123456789012345", Mode: model.ModeDryRun}}}
-	if err := db.SiteUpsert(context.Background(), site, clk.t); err != nil {
-		t.Fatal(err)
-	}
+	clk := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	site := testkit.AddSite(t, db, testkit.Site(testkit.WithMeta("123456789012345", model.ModeDryRun)), clk.Now())
 	site, _ = db.SiteByID(context.Background(), "dent")
-	return &fixture{t: t, db: db, svc: app.New(app.Options{Store: db, Now: clk.now}), clk: clk, site: site}
+	return &fixture{t: t, db: db, svc: app.New(app.Options{Store: db, Now: clk.Now}), clk: clk, site: site}
 }
 
 func i64(v int64) *int64 { return &v }
@@ -98,6 +89,7 @@ func hasReason(l *model.Lead, code string) bool {
 }
 
 func TestVerdictsAtSubmit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	clean := f.submit(realLead())
 	if clean.Verdict != model.VerdictClean || clean.RulesVersion != qualify.RulesVersion || clean.DecidedBy != model.DecidedByRules {
@@ -123,9 +115,10 @@ func TestVerdictsAtSubmit(t *testing.T) {
 }
 
 func TestSamePersonAgainIsJunkAndLinksTheFirst(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	first := f.submit(realLead())
-	f.clk.t = f.clk.t.Add(48 * time.Hour)
+	f.clk.Add(48 * time.Hour)
 	again := realLead()
 	again.Phone = "+90 532 412 8719" // the same number written differently
 	again.Email = "someone.else@gmail.com"
@@ -139,7 +132,7 @@ func TestSamePersonAgainIsJunkAndLinksTheFirst(t *testing.T) {
 		}
 	}
 	// Past the window it is a new enquiry.
-	f.clk.t = f.clk.t.Add(8 * 24 * time.Hour)
+	f.clk.Add(8 * 24 * time.Hour)
 	third := f.submit(realLead())
 	if third.Verdict != model.VerdictClean {
 		t.Errorf("after the window: %+v", third.Decision)
@@ -147,6 +140,7 @@ func TestSamePersonAgainIsJunkAndLinksTheFirst(t *testing.T) {
 }
 
 func TestEvidenceMovesReviewToClean(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cases := []struct {
 		name  string
@@ -163,7 +157,7 @@ func TestEvidenceMovesReviewToClean(t *testing.T) {
 			in := greyLead()
 			in.Phone = []string{"0533 218 44 90", "0535 611 27 43", "0542 774 19 02", "0555 301 86 24"}[i]
 			lead := f.submit(in)
-			f.clk.t = f.clk.t.Add(time.Hour)
+			f.clk.Add(time.Hour)
 			after := f.evidence(lead.ID, c.ev)
 			if (after.Verdict == model.VerdictClean) != c.clean {
 				t.Fatalf("verdict %s", after.Verdict)
@@ -205,6 +199,7 @@ func TestEvidenceMovesReviewToClean(t *testing.T) {
 }
 
 func TestOwnerWord(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	hp := realLead()
 	hp.Honeypot = "x"
@@ -228,13 +223,14 @@ func TestOwnerWord(t *testing.T) {
 }
 
 func TestReviewExpires(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lead := f.submit(greyLead())
-	f.clk.t = f.clk.t.Add(qualify.DefaultReviewTimeout - time.Minute)
+	f.clk.Add(qualify.DefaultReviewTimeout - time.Minute)
 	if n, err := f.svc.ExpireReviews(context.Background()); err != nil || n != 0 {
 		t.Fatalf("expired early: %d %v", n, err)
 	}
-	f.clk.t = f.clk.t.Add(2 * time.Minute)
+	f.clk.Add(2 * time.Minute)
 	if n, err := f.svc.ExpireReviews(context.Background()); err != nil || n != 1 {
 		t.Fatalf("expire: %d %v", n, err)
 	}
@@ -253,6 +249,7 @@ func TestReviewExpires(t *testing.T) {
 }
 
 func TestEvidenceErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lead := f.submit(greyLead())
 	var ie *model.InputError
@@ -263,7 +260,7 @@ func TestEvidenceErrors(t *testing.T) {
 		t.Errorf("unknown lead: %v", err)
 	}
 	other := &model.Site{ID: "other"}
-	f.db.SiteUpsert(context.Background(), other, f.clk.t)
+	f.db.SiteUpsert(context.Background(), other, f.clk.Now())
 	if _, err := f.svc.AddEvidence(context.Background(), other, lead.ID, qualify.Evidence{Type: "customer"}); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("another site's lead: %v", err)
 	}
@@ -287,6 +284,7 @@ func TestScoreOffline(t *testing.T) {
 }
 
 func TestNoConsentNoEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	no := false
 	in := greyLead()

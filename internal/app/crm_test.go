@@ -84,8 +84,9 @@ func (f *fixture) mustStage(id model.LeadID, in app.LeadEventInput) *model.Lead 
 }
 
 func TestStageMakesAReviewLeadClean(t *testing.T) {
+	t.Parallel()
 	f, lead := newCRMFixture(t)
-	f.clk.t = f.clk.t.Add(26 * time.Hour)
+	f.clk.Add(26 * time.Hour)
 	after := f.mustStage(lead.ID, app.LeadEventInput{Stage: "meeting", ActionSource: "phone_call"})
 	if after.Verdict != model.VerdictClean || after.DecidedBy != model.DecidedByCRM || !hasReason(after, qualify.CodeCRMQualified) {
 		t.Fatalf("after the meeting: %+v", after.Decision)
@@ -107,7 +108,7 @@ func TestStageMakesAReviewLeadClean(t *testing.T) {
 		q.EventID != capi.QualifiedEventID(lead.ID, model.KindQualified) || q.CustomData["qualified_by"] != model.DecidedByCRM {
 		t.Errorf("qualified event: %+v", q)
 	}
-	if m.EventName != "Schedule" || m.ActionSource != capi.SourcePhoneCall || m.EventTime != f.clk.t.Unix() {
+	if m.EventName != "Schedule" || m.ActionSource != capi.SourcePhoneCall || m.EventTime != f.clk.Now().Unix() {
 		t.Errorf("meeting event: %+v", m)
 	}
 	// The qualified event is queued before the stage's.
@@ -126,7 +127,7 @@ func TestStageMakesAReviewLeadClean(t *testing.T) {
 
 	// A second stage adds its own event and nothing else; a replay of
 	// either stage adds nothing.
-	f.clk.t = f.clk.t.Add(24 * time.Hour)
+	f.clk.Add(24 * time.Hour)
 	f.mustStage(lead.ID, app.LeadEventInput{Stage: "won"})
 	for _, in := range []app.LeadEventInput{{Stage: "won", Value: f64(1)}, {Stage: "meeting"}} {
 		if l := f.mustStage(lead.ID, in); l.Verdict != model.VerdictClean || l.DecidedBy != model.DecidedByCRM {
@@ -142,6 +143,7 @@ func TestStageMakesAReviewLeadClean(t *testing.T) {
 }
 
 func TestStageMakesARulesJunkLeadClean(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	in := realLead()
@@ -168,18 +170,19 @@ func TestStageMakesARulesJunkLeadClean(t *testing.T) {
 }
 
 func TestOwnerJunkHoldsStagesUntilTheWordChanges(t *testing.T) {
+	t.Parallel()
 	f, lead := newCRMFixture(t)
-	f.clk.t = f.clk.t.Add(time.Hour)
+	f.clk.Add(time.Hour)
 	f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
 	if got := kinds(f.queued(lead.ID)); got != "" {
 		t.Fatalf("the owner's junk left events queued: %s", got)
 	}
 
-	f.clk.t = f.clk.t.Add(20 * time.Hour)
-	meetingAt := f.clk.t
+	f.clk.Add(20 * time.Hour)
+	meetingAt := f.clk.Now()
 	after := f.mustStage(lead.ID, app.LeadEventInput{Stage: "meeting", ActionSource: "chat"})
-	f.clk.t = f.clk.t.Add(30 * time.Hour)
-	wonAt := f.clk.t
+	f.clk.Add(30 * time.Hour)
+	wonAt := f.clk.Now()
 	f.mustStage(lead.ID, app.LeadEventInput{Stage: "won", Value: f64(6000)})
 	f.mustStage(lead.ID, app.LeadEventInput{Stage: "won"}) // a replay
 	if after.Verdict != model.VerdictJunk || after.DecidedBy != model.DecidedByOwner {
@@ -211,7 +214,7 @@ func TestOwnerJunkHoldsStagesUntilTheWordChanges(t *testing.T) {
 	}
 
 	// The owner changes the word: what the evidence allows goes out, once.
-	f.clk.t = f.clk.t.Add(time.Hour)
+	f.clk.Add(time.Hour)
 	clean := f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
 	if clean.Verdict != model.VerdictClean || clean.DecidedBy != model.DecidedByOwner {
 		t.Fatalf("after customer: %+v", clean.Decision)
@@ -244,41 +247,43 @@ func TestOwnerJunkHoldsStagesUntilTheWordChanges(t *testing.T) {
 }
 
 func TestStageBeforeTheOwnersJunk(t *testing.T) {
+	t.Parallel()
 	f, lead := newCRMFixture(t)
-	f.clk.t = f.clk.t.Add(2 * time.Hour)
+	f.clk.Add(2 * time.Hour)
 	f.mustStage(lead.ID, app.LeadEventInput{Stage: "meeting"})
 	if got := kinds(f.queued(lead.ID)); got != "lead,qualified,stage:meeting" {
 		t.Fatalf("after the meeting: %s", got)
 	}
 	// The owner disagrees: the unsent events are cancelled and a later
 	// stage is held.
-	f.clk.t = f.clk.t.Add(time.Hour)
+	f.clk.Add(time.Hour)
 	junk := f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
 	if !junk.OwnerSaidJunk() {
 		t.Fatalf("after junk: %+v", junk.Decision)
 	}
-	f.clk.t = f.clk.t.Add(time.Hour)
+	f.clk.Add(time.Hour)
 	f.mustStage(lead.ID, app.LeadEventInput{Stage: "won"})
 	if got := kinds(f.queued(lead.ID)); got != "" {
 		t.Fatalf("queued after the owner's junk: %s", got)
 	}
 	// And changes the word back: every cancelled event and the held stage
 	// go, each once, as they were built.
-	f.clk.t = f.clk.t.Add(time.Hour)
+	f.clk.Add(time.Hour)
 	f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
 	q := f.queued(lead.ID)
 	if got := kinds(q); got != "lead,qualified,stage:meeting,stage:won" {
 		t.Fatalf("after customer: %s", got)
 	}
-	if d := q[model.KindQualified]; d.LastError != "" || !d.NextAt.Equal(f.clk.t) {
+	if d := q[model.KindQualified]; d.LastError != "" || !d.NextAt.Equal(f.clk.Now()) {
 		t.Errorf("the cancelled qualified event is not due again: %+v", d)
 	}
 }
 
 func TestStageAfterTheOwnersWord(t *testing.T) {
+	t.Parallel()
 	f, lead := newCRMFixture(t)
 	f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
-	f.clk.t = f.clk.t.Add(time.Hour)
+	f.clk.Add(time.Hour)
 	after := f.mustStage(lead.ID, app.LeadEventInput{Stage: "won"})
 	if after.DecidedBy != model.DecidedByOwner || hasReason(after, qualify.CodeCRMQualified) {
 		t.Errorf("a stage on a lead the owner confirmed changed its decision: %+v", after.Decision)
@@ -289,11 +294,12 @@ func TestStageAfterTheOwnersWord(t *testing.T) {
 }
 
 func TestStageOnALateLead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	ctx := context.Background()
 	expired := f.submit(crmLead())
-	f.clk.t = f.clk.t.Add(qualify.DefaultReviewTimeout + time.Hour)
+	f.clk.Add(qualify.DefaultReviewTimeout + time.Hour)
 	if n, err := f.svc.ExpireReviews(ctx); err != nil || n != 1 {
 		t.Fatalf("expire: %d %v", n, err)
 	}
@@ -318,10 +324,10 @@ func TestStageOnALateLead(t *testing.T) {
 	other.Phone, other.Email, other.ExternalID, other.LeadAdsID = "0542 318 22 70", "ali.kaya@gmail.com", "crm-4712", ""
 	old := f.submit(other)
 	f.evidence(old.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
-	meetingAt := f.clk.t.Add(time.Hour)
-	f.clk.t = meetingAt
+	meetingAt := f.clk.Now().Add(time.Hour)
+	f.clk.Set(meetingAt)
 	f.mustStage(old.ID, app.LeadEventInput{Stage: "meeting"})
-	f.clk.t = f.clk.t.Add(7 * 24 * time.Hour)
+	f.clk.Add(7 * 24 * time.Hour)
 	f.mustStage(old.ID, app.LeadEventInput{Stage: "won"})
 	f.evidence(old.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
 	if got := kinds(f.queued(old.ID)); got != "stage:won" {
@@ -332,9 +338,10 @@ func TestStageOnALateLead(t *testing.T) {
 // A stage mapped to the site's qualified event is that event: held for an
 // owner-junk lead, then sent once, when the owner changes the word.
 func TestQualifiedStageHeldThenSentOnce(t *testing.T) {
+	t.Parallel()
 	f, lead := newCRMFixture(t)
 	f.evidence(lead.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
-	f.clk.t = f.clk.t.Add(time.Hour)
+	f.clk.Add(time.Hour)
 	f.mustStage(lead.ID, app.LeadEventInput{Stage: "qualified"})
 	if got := kinds(f.queued(lead.ID)); got != "" {
 		t.Fatalf("queued for an owner-junk lead: %s", got)

@@ -14,22 +14,20 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 func testSite(t *testing.T, db *store.DB, now time.Time) *model.Site {
 	t.Helper()
-	s := &model.Site{ID: "dent", Name: "Dent", AccessToken: graphtest.Token, Settings: model.SiteSettings{
-		Country: "TR", Origins: []string{"https://www.istanbuldis.example"},
-		Meta: model.MetaSettings{PixelID: "111", Mode: model.ModeTest, TestEventCode: "TEST1"}}}
-	if err := db.SiteUpsert(context.Background(), s, now); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return testkit.AddSite(t, db, testkit.Site(testkit.WithMeta("111", model.ModeTest), func(s *model.Site) {
+		s.AccessToken, s.Settings.Meta.TestEventCode = graphtest.Token, "TEST1"
+	}), now)
 }
 
 // TestEnqueueByVerdict: junk queues nothing, review only the raw lead event
 // (the pixel sent it too), clean the raw and the qualified event.
 func TestEnqueueByVerdict(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		verdict model.Verdict
 		want    []string
@@ -83,6 +81,7 @@ func TestEnqueueByVerdict(t *testing.T) {
 }
 
 func TestSendTest(t *testing.T) {
+	t.Parallel()
 	db := storetest.New(t)
 	g := graphtest.New(t)
 	now := time.Now().UTC()

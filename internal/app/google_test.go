@@ -20,7 +20,7 @@ func (f *fixture) googleSite() {
 	f.site.Settings.Google = &model.GoogleSettings{OperatingAccountID: "1234567890", QualifiedConversionAction: "555",
 		Stages: map[string]string{"won": "666"}, Currency: "EUR"}
 	f.site.Settings.Meta.Stages = map[string]model.StageEvent{"won": {Event: "Purchase"}}
-	if err := f.db.SiteUpsert(context.Background(), f.site, f.clk.t); err != nil {
+	if err := f.db.SiteUpsert(context.Background(), f.site, f.clk.Now()); err != nil {
 		f.t.Fatal(err)
 	}
 	f.site, _ = f.db.SiteByID(context.Background(), "dent")
@@ -40,6 +40,7 @@ func (f *fixture) googleRows(id model.LeadID) []*model.Delivery {
 // transaction, with Google's deadline; the raw lead event does not; a
 // grey lead gets none; a stage with a value carries it.
 func TestGoogleRowsBesideMeta(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.googleSite()
 	in := realLead()
@@ -83,6 +84,7 @@ func TestGoogleRowsBesideMeta(t *testing.T) {
 // and the address from the payload; the hashed e-mail stays as Meta's
 // hashed keys do.
 func TestForgetGoogleRows(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.googleSite()
 	in := realLead()
@@ -108,15 +110,16 @@ func TestForgetGoogleRows(t *testing.T) {
 // refused as before. An owner's junk holds it back, and changing the word
 // releases it to Google.
 func TestLateStageGoesToGoogleOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.googleSite()
 	in := realLead()
 	in.GClid = "Cj0-gclid-late"
 	l := f.submit(in)
-	f.clk.t = f.clk.t.Add(20 * 24 * time.Hour)
+	f.clk.Add(20 * 24 * time.Hour)
 	v := 6000.0
-	wonAt := f.clk.t.Add(-9 * 24 * time.Hour).Format(time.RFC3339)
+	wonAt := f.clk.Now().Add(-9 * 24 * time.Hour).Format(time.RFC3339)
 	got, err := f.svc.AddLeadEvent(ctx, f.site, l.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won", At: wonAt,
 		Value: &v, Currency: "EUR"})
 	if err != nil {
@@ -150,9 +153,9 @@ func TestLateStageGoesToGoogleOnly(t *testing.T) {
 	// sends it to Google.
 	l2 := f.submit(realLeadFrom("ayse.kaya@gmail.com", "+905324128720", "Cj0-gclid-late-2"))
 	f.evidence(l2.ID, qualify.Evidence{Type: qualify.EvidenceJunk})
-	f.clk.t = f.clk.t.Add(10 * 24 * time.Hour)
+	f.clk.Add(10 * 24 * time.Hour)
 	if _, err := f.svc.AddLeadEvent(ctx, f.site, l2.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won",
-		At: f.clk.t.Add(-8 * 24 * time.Hour).Format(time.RFC3339), Value: &v, Currency: "EUR"}); err != nil {
+		At: f.clk.Now().Add(-8 * 24 * time.Hour).Format(time.RFC3339), Value: &v, Currency: "EUR"}); err != nil {
 		t.Fatal(err)
 	}
 	if rows := f.googleRows(l2.ID); hasKind(rows, "stage:won") {
@@ -164,11 +167,11 @@ func TestLateStageGoesToGoogleOnly(t *testing.T) {
 	}
 
 	// Past Google's 90 days as well: refused.
-	f.clk.t = f.clk.t.Add(80 * 24 * time.Hour)
+	f.clk.Add(80 * 24 * time.Hour)
 	l3 := f.submit(realLeadFrom("ayse.demir@gmail.com", "+905324128721", "Cj0-gclid-late-3"))
-	f.clk.t = f.clk.t.Add(95 * 24 * time.Hour)
+	f.clk.Add(95 * 24 * time.Hour)
 	if _, err := f.svc.AddLeadEvent(ctx, f.site, l3.ID, &app.LeadEventInput{Type: app.TypeStage, Stage: "won",
-		At: f.clk.t.Add(-8 * 24 * time.Hour).Format(time.RFC3339)}); err == nil {
+		At: f.clk.Now().Add(-8 * 24 * time.Hour).Format(time.RFC3339)}); err == nil {
 		t.Error("a stage past both windows was accepted")
 	}
 }
@@ -192,6 +195,7 @@ func realLeadFrom(email, phone, gclid string) *app.LeadInput {
 // A lead the rules called junk and the owner calls a real customer after a
 // week: too late for Meta's qualified event, not for Google's.
 func TestLateQualifiedGoesToGoogleOnly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.googleSite()
 	in := realLeadFrom("ayse.sahin@gmail.com", "+905324128722", "Cj0-gclid-late-q")
@@ -200,7 +204,7 @@ func TestLateQualifiedGoesToGoogleOnly(t *testing.T) {
 	if l.Verdict != model.VerdictJunk || len(f.googleRows(l.ID)) != 0 {
 		t.Fatalf("want a rules-junk lead with nothing queued: %s %+v", l.Verdict, f.googleRows(l.ID))
 	}
-	f.clk.t = f.clk.t.Add(10 * 24 * time.Hour)
+	f.clk.Add(10 * 24 * time.Hour)
 	got := f.evidence(l.ID, qualify.Evidence{Type: qualify.EvidenceCustomer})
 	if got.Verdict != model.VerdictClean {
 		t.Fatalf("after the owner's word: %s", got.Verdict)

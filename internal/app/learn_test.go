@@ -37,7 +37,7 @@ func (f *fixture) judgeFixture(n int) []*model.Lead {
 			ev.Type = qualify.EvidenceJunk
 		}
 		leads = append(leads, f.evidence(l.ID, ev))
-		f.clk.t = f.clk.t.Add(time.Minute)
+		f.clk.Add(time.Minute)
 	}
 	return leads
 }
@@ -69,6 +69,7 @@ func textReason(t *testing.T, l *model.Lead) *model.Reason {
 }
 
 func TestTextModelLearnsFromTheOwner(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	if n := f.rebuild(); n != 0 {
@@ -141,7 +142,7 @@ func TestTextModelLearnsFromTheOwner(t *testing.T) {
 	}
 
 	// Persisted: a new process (no cache) loads the stored model.
-	fresh := app.New(app.Options{Store: f.db, Now: f.clk.now})
+	fresh := app.New(app.Options{Store: f.db, Now: f.clk.Now})
 	p := pitch()
 	p.Email = "sales@growthagency.example"
 	l2, _, err := fresh.Submit(ctx, f.site, p)
@@ -154,12 +155,13 @@ func TestTextModelLearnsFromTheOwner(t *testing.T) {
 }
 
 func TestTextModelSwitchedOff(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.judgeFixture(40)
 	off := false
 	f.site.Settings.Qualify.TextModel.Enabled = &off
-	if err := f.db.SiteUpsert(ctx, f.site, f.clk.t); err != nil {
+	if err := f.db.SiteUpsert(ctx, f.site, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	site, _ := f.db.SiteByID(ctx, "dent")
@@ -176,6 +178,7 @@ func TestTextModelSwitchedOff(t *testing.T) {
 }
 
 func TestReplayChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.judgeFixture(40)
@@ -192,7 +195,7 @@ func TestReplayChangesNothing(t *testing.T) {
 	site := *f.site
 	site.UpdatedAt = site.UpdatedAt.Add(time.Second) // a new rule set
 	site.Settings.Qualify.Weights = map[string]int{qualify.CodeFillTooFast: 0}
-	res, err := f.svc.Replay(ctx, &site, f.clk.t.Add(-7*24*time.Hour))
+	res, err := f.svc.Replay(ctx, &site, f.clk.Now().Add(-7*24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +243,7 @@ func dbSnapshot(t *testing.T, f *fixture) string {
 // A person forgotten takes their words out of the model at the next
 // rebuild: the model keeps nothing of a message that is gone.
 func TestTextModelForgets(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	in := realLead()

@@ -52,6 +52,7 @@ func (f *fixture) leadText(id model.LeadID) string {
 }
 
 func TestRetention(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	old, visit := f.visitAndLead()
@@ -61,7 +62,7 @@ func TestRetention(t *testing.T) {
 			t.Fatalf("the fixture lacks %q: the test would prove nothing", p)
 		}
 	}
-	f.clk.t = f.clk.t.Add(366 * 24 * time.Hour)
+	f.clk.Add(366 * 24 * time.Hour)
 	fresh := f.submit(realLead())
 
 	// 0 days keeps leads and visits; used form-token nonces go once no
@@ -108,18 +109,19 @@ func TestRetention(t *testing.T) {
 }
 
 func TestForget(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	first, visit := f.visitAndLead()
-	f.clk.t = f.clk.t.Add(10 * 24 * time.Hour)
+	f.clk.Add(10 * 24 * time.Hour)
 	second := f.submit(realLead())
 	other := f.submit(greyLead())
 	// Evidence that came with the person's own words (a WhatsApp reply).
-	if err := f.db.HistoryInsert(ctx, &model.HistoryEntry{ID: "h_wa", LeadID: second.ID, At: f.clk.t, Kind: model.HistoryEvidence,
+	if err := f.db.HistoryInsert(ctx, &model.HistoryEntry{ID: "h_wa", LeadID: second.ID, At: f.clk.Now(), Kind: model.HistoryEvidence,
 		Data: map[string]any{"type": "whatsapp_reply", "from": "905324128719", "text": "Ayşe: evet geliyorum"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.db.WhatsAppContactUpsert(ctx, "dent", "wa-user-1", "905324128719", second.ID, f.clk.t); err != nil {
+	if err := f.db.WhatsAppContactUpsert(ctx, "dent", "wa-user-1", "905324128719", second.ID, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -173,10 +175,11 @@ func TestForget(t *testing.T) {
 // On a live site the visit's PageView waits in the PageView queue (with the
 // visitor's IP and agent); forgetting the person takes it out unsent.
 func TestForgetQueuedPageView(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.site.Settings.Meta.Mode = model.ModeLive
-	if err := f.db.SiteUpsert(ctx, f.site, f.clk.t); err != nil {
+	if err := f.db.SiteUpsert(ctx, f.site, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	_, visit := f.visitAndLead()
@@ -201,7 +204,7 @@ func (f *fixture) ctwaSite() {
 	f.t.Helper()
 	f.site.Settings.WhatsApp = model.WhatsAppSettings{PhoneNumberIDs: []string{"106540352242922"},
 		BusinessAccountID: "102290129340398", DatasetID: "1283471935762519"}
-	if err := f.db.SiteUpsert(context.Background(), f.site, f.clk.t); err != nil {
+	if err := f.db.SiteUpsert(context.Background(), f.site, f.clk.Now()); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -211,7 +214,7 @@ func (f *fixture) ctwaSite() {
 func (f *fixture) ctwa(id, user, phone, clid, text string) app.InboundResult {
 	f.t.Helper()
 	m := app.WhatsAppMessage{ID: id, PhoneNumberID: "106540352242922", WABAID: "102290129340398", From: phone,
-		FromUserID: user, Type: "text", At: f.clk.t, Text: text, ProfileName: "Ayşe Yılmaz"}
+		FromUserID: user, Type: "text", At: f.clk.Now(), Text: text, ProfileName: "Ayşe Yılmaz"}
 	if clid != "" {
 		m.Referral = &app.WhatsAppReferral{CTWAClid: clid, SourceID: "120210000000000777", SourceType: "ad"}
 	}
@@ -230,19 +233,20 @@ const ctwaText = "Merhaba, implant tedavisi için randevu almak istiyorum, hafta
 // conversation goes, and its source detail keeps the ad but not the
 // person's user id or click id.
 func TestForgetWhatsApp(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.ctwaSite()
 	ctx := context.Background()
 	// A lead without a phone, which a later message gives.
 	byPhone := f.ctwa("wamid.1", "TR.1000000000000001", "", "ARAk-clid-one", ctwaText)
-	f.clk.t = f.clk.t.Add(time.Minute)
+	f.clk.Add(time.Minute)
 	if res := f.ctwa("wamid.2", "TR.1000000000000001", "905324128720", "", "akşam 7 uygun"); res.LeadID != byPhone.LeadID {
 		t.Fatalf("later message %+v", res)
 	}
 	// Two leads of one user: the second click, after the review window,
 	// starts a new lead and the conversation moves to it.
 	older := f.ctwa("wamid.3", "TR.2000000000000002", "", "ARAk-clid-two", ctwaText)
-	f.clk.t = f.clk.t.Add(30 * 24 * time.Hour)
+	f.clk.Add(30 * 24 * time.Hour)
 	newer := f.ctwa("wamid.4", "TR.2000000000000002", "", "ARAk-clid-three", ctwaText)
 	if older.Outcome != app.OutcomeLead || newer.Outcome != app.OutcomeLead || older.LeadID == newer.LeadID {
 		t.Fatalf("two clicks: %+v %+v", older, newer)
@@ -290,11 +294,12 @@ func TestForgetWhatsApp(t *testing.T) {
 // TestRetentionWhatsApp: past lead_days a Click-to-WhatsApp lead loses the
 // WhatsApp user id and click id of its source detail and its conversation.
 func TestRetentionWhatsApp(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.ctwaSite()
 	ctx := context.Background()
 	res := f.ctwa("wamid.1", "TR.1000000000000001", "905324128720", "ARAk-clid-one", ctwaText)
-	f.clk.t = f.clk.t.Add(40 * 24 * time.Hour)
+	f.clk.Add(40 * 24 * time.Hour)
 	if _, err := f.svc.Retain(ctx, app.RetentionPolicy{LeadDays: 30}); err != nil {
 		t.Fatal(err)
 	}

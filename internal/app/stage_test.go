@@ -24,7 +24,7 @@ func (f *fixture) withStages() {
 		"won":       {Event: "Purchase", Value: 5000, Currency: "EUR"},
 	}
 	f.site.Settings.WhatsApp.PhoneNumberIDs = []string{"106540352242922"}
-	if err := f.db.SiteUpsert(context.Background(), f.site, f.clk.t); err != nil {
+	if err := f.db.SiteUpsert(context.Background(), f.site, f.clk.Now()); err != nil {
 		f.t.Fatal(err)
 	}
 	site, err := f.db.SiteByID(context.Background(), f.site.ID)
@@ -89,17 +89,18 @@ func (f *fixture) stage(id model.LeadID, in app.LeadEventInput) (*model.Lead, er
 func f64(v float64) *float64 { return &v }
 
 func TestStagesReachMetaOnceWithTheLeadsIdentity(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	lead := f.submit(crmLead())
 	if lead.Verdict != model.VerdictReview {
 		t.Fatalf("want a review lead, got %s", lead.Verdict)
 	}
-	t1 := f.clk.t.Add(20 * time.Hour)
+	t1 := f.clk.Now().Add(20 * time.Hour)
 	t2 := t1.Add(48 * time.Hour)
 	t3 := t2.Add(72 * time.Hour)
 
-	f.clk.t = t1.Add(time.Minute)
+	f.clk.Set(t1.Add(time.Minute))
 	after, err := f.stage(lead.ID, app.LeadEventInput{Stage: "qualified", At: t1.Format(time.RFC3339)})
 	if err != nil {
 		t.Fatal(err)
@@ -107,11 +108,11 @@ func TestStagesReachMetaOnceWithTheLeadsIdentity(t *testing.T) {
 	if after.Verdict != model.VerdictClean || after.DecidedBy != model.DecidedByCRM || !hasReason(after, qualify.CodeCRMQualified) {
 		t.Fatalf("qualified stage: %+v", after.Decision)
 	}
-	f.clk.t = t2.Add(time.Minute)
+	f.clk.Set(t2.Add(time.Minute))
 	if _, err := f.stage(lead.ID, app.LeadEventInput{Stage: "Meeting", At: t2.Format(time.RFC3339), ActionSource: "phone_call"}); err != nil {
 		t.Fatal(err)
 	}
-	f.clk.t = t3.Add(time.Minute)
+	f.clk.Set(t3.Add(time.Minute))
 	if _, err := f.stage(lead.ID, app.LeadEventInput{Stage: "won", At: t3.Format(time.RFC3339), Value: f64(6000), Currency: "eur"}); err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +188,7 @@ func TestStagesReachMetaOnceWithTheLeadsIdentity(t *testing.T) {
 }
 
 func TestQualifiedStageOfACleanLeadIsNotSentTwice(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	lead := f.submit(realLead())
@@ -214,10 +216,11 @@ func TestQualifiedStageOfACleanLeadIsNotSentTwice(t *testing.T) {
 }
 
 func TestStageRefusals(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	lead := f.submit(crmLead())
-	now := f.clk.t
+	now := f.clk.Now()
 	var ie *model.InputError
 	cases := []struct {
 		name    string
@@ -251,13 +254,13 @@ func TestStageRefusals(t *testing.T) {
 	}
 
 	// A stage older than 7 days, or in the future, is refused and recorded.
-	f.clk.t = now.Add(9 * 24 * time.Hour)
+	f.clk.Set(now.Add(9 * 24 * time.Hour))
 	old := now.Add(24 * time.Hour).Format(time.RFC3339)
 	_, err := f.stage(lead.ID, app.LeadEventInput{Stage: "won", At: old, Value: f64(6000)})
 	if !errors.As(err, &ie) || ie.Field != "at" || !strings.Contains(ie.Message, "7 days") {
 		t.Fatalf("old stage: %v", err)
 	}
-	_, err = f.stage(lead.ID, app.LeadEventInput{Stage: "meeting", At: f.clk.t.Add(time.Hour).Format(time.RFC3339)})
+	_, err = f.stage(lead.ID, app.LeadEventInput{Stage: "meeting", At: f.clk.Now().Add(time.Hour).Format(time.RFC3339)})
 	if !errors.As(err, &ie) || !strings.Contains(ie.Message, "future") {
 		t.Fatalf("future stage: %v", err)
 	}
@@ -277,7 +280,7 @@ func TestStageRefusals(t *testing.T) {
 		}
 	}
 	// Refused, the stage is still free: the right time is accepted.
-	if _, err := f.stage(lead.ID, app.LeadEventInput{Stage: "won", At: f.clk.t.Add(-time.Hour).Format(time.RFC3339)}); err != nil {
+	if _, err := f.stage(lead.ID, app.LeadEventInput{Stage: "won", At: f.clk.Now().Add(-time.Hour).Format(time.RFC3339)}); err != nil {
 		t.Errorf("corrected stage: %v", err)
 	}
 	if ev := f.sentByKind(lead.ID)["stage:won"]; ev.CustomData["value"] != 5000.0 || ev.CustomData["currency"] != "EUR" {
@@ -285,13 +288,14 @@ func TestStageRefusals(t *testing.T) {
 	}
 	// Another site's lead is not found.
 	other := &model.Site{ID: "other", Settings: f.site.Settings}
-	f.db.SiteUpsert(context.Background(), other, f.clk.t)
+	f.db.SiteUpsert(context.Background(), other, f.clk.Now())
 	if _, err := f.svc.AddLeadEvent(context.Background(), other, lead.ID, &app.LeadEventInput{Type: "stage", Stage: "won"}); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("another site's lead: %v", err)
 	}
 }
 
 func TestNoStagesConfigured(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lead := f.submit(crmLead())
 	_, err := f.stage(lead.ID, app.LeadEventInput{Stage: "won"})
@@ -302,9 +306,10 @@ func TestNoStagesConfigured(t *testing.T) {
 }
 
 func TestFindLeadWhateverTheFormatting(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lead := f.submit(crmLead())
-	f.clk.t = f.clk.t.Add(time.Hour)
+	f.clk.Add(time.Hour)
 	other := realLead()
 	f.submit(other)
 	cases := []struct {
@@ -342,13 +347,14 @@ func TestFindLeadWhateverTheFormatting(t *testing.T) {
 }
 
 func TestWhatsAppReplyConfirmsTheLead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	lead := f.submit(crmLead())
-	f.clk.t = f.clk.t.Add(3 * time.Hour)
+	f.clk.Add(3 * time.Hour)
 	ctx := context.Background()
 	msg := app.WhatsAppMessage{ID: "wamid.1", PhoneNumberID: "106540352242922", From: "905332184490",
-		FromUserID: "TR.1502576394655843", Type: "text", At: f.clk.t.Add(-time.Minute)}
+		FromUserID: "TR.1502576394655843", Type: "text", At: f.clk.Now().Add(-time.Minute)}
 	res, err := f.svc.WhatsAppInbound(ctx, msg)
 	if err != nil || res.Outcome != app.OutcomeEvidence || res.LeadID != lead.ID || res.Verdict != model.VerdictClean {
 		t.Fatalf("reply: %+v %v", res, err)
@@ -394,12 +400,13 @@ func TestWhatsAppReplyConfirmsTheLead(t *testing.T) {
 }
 
 func TestWhatsAppMatchesTheNewestLeadInTheWindow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.withStages()
 	ctx := context.Background()
 	first := f.submit(crmLead())
 	// Past the review window the first lead is out of reach.
-	f.clk.t = f.clk.t.Add(8 * 24 * time.Hour)
+	f.clk.Add(8 * 24 * time.Hour)
 	res, err := f.svc.WhatsAppInbound(ctx, app.WhatsAppMessage{ID: "wamid.a", PhoneNumberID: "106540352242922", From: "905332184490"})
 	if err != nil || res.Outcome != app.OutcomeNoLead {
 		t.Errorf("old lead matched: %+v %v", res, err)
@@ -412,10 +419,11 @@ func TestWhatsAppMatchesTheNewestLeadInTheWindow(t *testing.T) {
 }
 
 func TestCallEvidence(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	short := f.submit(crmLead())
-	f.clk.t = f.clk.t.Add(time.Hour)
+	f.clk.Add(time.Hour)
 	call := func(in app.CallInput) app.InboundResult {
 		t.Helper()
 		res, err := f.svc.Call(ctx, f.site, &in)
@@ -428,7 +436,7 @@ func TestCallEvidence(t *testing.T) {
 	if res := call(app.CallInput{Caller: "+90 533 218 44 90", DurationS: sec(30), CallID: "c1"}); res.Outcome != app.OutcomeEvidence || res.Verdict != model.VerdictReview {
 		t.Errorf("30 s call: %+v", res)
 	}
-	if res := call(app.CallInput{Caller: "0533 218 4490", DurationS: sec(75), At: f.clk.t.Format(time.RFC3339), CallID: "c2"}); res.LeadID != short.ID || res.Verdict != model.VerdictClean {
+	if res := call(app.CallInput{Caller: "0533 218 4490", DurationS: sec(75), At: f.clk.Now().Format(time.RFC3339), CallID: "c2"}); res.LeadID != short.ID || res.Verdict != model.VerdictClean {
 		t.Errorf("75 s call: %+v", res)
 	}
 	if d := f.deliveries(short.ID)[model.KindQualified]; d == nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/cleanads/cleanads/internal/cli"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -38,16 +38,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-const testConfig = `
-listen: "127.0.0.1:0"
-database: "%s"
-sites:
-  - id: dent
-    api_key: "${DENT_KEY}"
+// testConfig is the config of most serve tests: site dent, its key from
+// DENT_KEY, and a call token; a test may add lines for the site after it.
+func testConfig(dsn string) string {
+	return testkit.Config{Database: dsn, APIKey: "${DENT_KEY}", Site: `
     call_token: "dent-calls-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
-`
+`}.YAML()
+}
 
 const dentKey = "dent-key-0123456789abcdef"
 
@@ -56,7 +53,7 @@ const dentKey = "dent-key-0123456789abcdef"
 // stop function that returns the exit code.
 func server(t *testing.T, dsn string) (base string, stop func() int, stderr *syncBuffer) {
 	t.Helper()
-	return serveConfig(t, fmt.Sprintf(testConfig, dsn))
+	return serveConfig(t, testConfig(dsn))
 }
 
 // serveConfig runs "cleanads serve" in-process with the given config file
@@ -180,7 +177,7 @@ func TestMigrateAndConfigCommands(t *testing.T) {
 		t.Errorf("migrate again: %d %s", code, out)
 	}
 	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dsn)), 0o600)
+	os.WriteFile(cfg, []byte(testConfig(dsn)), 0o600)
 	if code, out, errOut := run("config", "check", "--config", cfg); code != 0 || !strings.Contains(out, "1 site") {
 		t.Errorf("config check: %d %s %s", code, out, errOut)
 	}
@@ -199,7 +196,7 @@ func TestScoreCommand(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
 	// A SQLite path that must stay absent: score works without a database.
-	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, "sqlite:"+dir+"/cleanads.db")), 0o600)
+	os.WriteFile(cfg, []byte(testConfig("sqlite:"+dir+"/cleanads.db")), 0o600)
 	getenv := func(k string) string { return map[string]string{"DENT_KEY": dentKey}[k] }
 	var out, errOut bytes.Buffer
 	lead := `{"name":"asdf","email":"test@mailinator.com","phone":"555 555 55 55","message":"test","fill_ms":400}`
@@ -298,7 +295,7 @@ func TestUserCommands(t *testing.T) {
 // user at start, and only when there is none.
 func TestServeBootstrapsAdmin(t *testing.T) {
 	dsn := storetest.DSN(t)
-	_, stop, errOut := serveConfig(t, fmt.Sprintf(testConfig, dsn)+`admin: {email: boss@clinic.example, password: "first-start-pw"}`+"\n")
+	_, stop, errOut := serveConfig(t, testConfig(dsn)+`admin: {email: boss@clinic.example, password: "first-start-pw"}`+"\n")
 	if code := stop(); code != 0 {
 		t.Fatalf("serve: %d %s", code, errOut.String())
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // buildBinary builds cleanads into a temporary folder, once per test.
@@ -119,18 +120,10 @@ func slowAnswers(t *testing.T, g *graphtest.Server, delay time.Duration) *httpte
 	return s
 }
 
-const crashConfig = `
-listen: "127.0.0.1:0"
-database: "sqlite:%s"
-meta: {graph_url: "%s", api_version: "v25.0"}
-delivery: {poll: 1s, timeout: 1s, lease: 4s}
-sites:
-  - id: dent
-    api_key: "dent-key-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
-    meta: {pixel_id: "111", access_token: "%s", mode: live}
-`
+func crashConfig(dbPath, graphURL, token string) string {
+	return testkit.Config{Database: "sqlite:" + dbPath, GraphURL: graphURL, Delivery: "{poll: 1s, timeout: 1s, lease: 4s}",
+		Site: `    meta: {pixel_id: "111", access_token: "` + token + `", mode: live}`}.YAML()
+}
 
 // accepted is a lead the server answered 2xx.
 type accepted struct{ id, eventID string }
@@ -216,7 +209,7 @@ func TestCrash(t *testing.T) {
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "cleanads.db")
 	cfg := filepath.Join(dir, "cleanads.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(crashConfig, dbPath, front.URL, graphtest.Token)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(crashConfig(dbPath, front.URL, graphtest.Token)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -249,7 +242,7 @@ func TestCrash(t *testing.T) {
 	// Kill once some events are recorded sent and a request Meta has
 	// accepted waits for its answer (held back by slowAnswers), so both
 	// sides of the send-record window are covered.
-	waitFor(t, 60*time.Second, "events recorded sent and a request in flight", func() bool {
+	testkit.WaitWithin(t, 60*time.Second, "events recorded sent and a request in flight", func() bool {
 		sent := len(sentRows())
 		return posts.count() >= 40 && sent >= 20 && len(g.Events()) > sent
 	})
@@ -265,11 +258,11 @@ func TestCrash(t *testing.T) {
 	more := &poster{}
 	more.seq.Store(1_000_000)
 	more.run(second.base, 2)
-	waitFor(t, 30*time.Second, "leads accepted after the restart", func() bool { return more.count() >= 10 })
+	testkit.WaitWithin(t, 30*time.Second, "leads accepted after the restart", func() bool { return more.count() >= 10 })
 	more.halt()
 
 	// Wait until nothing is due or claimed (the dead process's lease is 4 s).
-	waitFor(t, 60*time.Second, "every event settled", func() bool {
+	testkit.WaitWithin(t, 60*time.Second, "every event settled", func() bool {
 		var n int
 		err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE state IN ('pending', 'retry') OR lease_until IS NOT NULL`).Scan(&n)
 		return err == nil && n == 0
@@ -340,18 +333,5 @@ func TestCrash(t *testing.T) {
 		len(posts.ok), len(more.ok), len(outbox), len(recorded), beforeRestart, len(g.Events()), resent)
 	if len(outbox) == 0 || len(g.Events()) < len(outbox) {
 		t.Errorf("%d events at Meta for %d outbox rows", len(g.Events()), len(outbox))
-	}
-}
-
-// waitFor polls cond until it holds; the limit guards against a hang and
-// says nothing about speed.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

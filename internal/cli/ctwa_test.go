@@ -11,23 +11,16 @@ import (
 
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-const ctwaConfig = `
-listen: "127.0.0.1:0"
-database: "%s"
-meta: {graph_url: "%s", api_version: "v25.0"}
-delivery: {poll: 1h}
-secret_key: "cli-test-secret-key-0123456789abcdef"
-whatsapp: {verify_token: "verify-0123456789abcdef", app_secret: "app-secret-0123456789abcdef"}
-sites:
-  - id: dent
-    api_key: "dent-key-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
+func ctwaConfig(dsn, graphURL, token string) string {
+	return testkit.Config{Database: dsn, GraphURL: graphURL, Delivery: "{poll: 1h}", SecretKey: true,
+		Top: `whatsapp: {verify_token: "verify-0123456789abcdef", app_secret: "app-secret-0123456789abcdef"}`,
+		Site: `
     meta:
       pixel_id: "111"
-      access_token: "%s"
+      access_token: "` + token + `"
       mode: test
       test_event_code: "TEST7"
       stages: {meeting: {event: Schedule}, won: {event: Purchase, currency: TRY}}
@@ -36,7 +29,8 @@ sites:
       business_account_id: "102290129340398"
       dataset_id: "1283471935762519"
       stages: {meeting: QualifiedLead}
-`
+`}.YAML()
+}
 
 // TestServeCTWA: Click-to-WhatsApp first messages posted to a running
 // server's webhook become leads, judged; a grey one answered after the
@@ -51,7 +45,7 @@ func TestServeCTWA(t *testing.T) {
 	g := graphtest.New(t)
 	g.SetDataset(dataset, waba)
 	dir, dsn := t.TempDir(), storetest.DSN(t)
-	cfgText := fmt.Sprintf(ctwaConfig, dsn, g.URL, graphtest.Token)
+	cfgText := ctwaConfig(dsn, g.URL, graphtest.Token)
 	cfg := filepath.Join(dir, "cleanads.yaml")
 	os.WriteFile(cfg, []byte(cfgText), 0o600)
 	if code, _, errOut := runCLI("", "migrate", "--config", cfg); code != 0 {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,22 +15,13 @@ import (
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/cli"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-const metaConfig = `
-listen: "127.0.0.1:0"
-database: "%s"
-meta: {graph_url: "%s", api_version: "v25.0"}
-delivery: {poll: 1h}
-# On PostgreSQL access tokens need a secret_key (the same on every node).
-secret_key: "cli-test-secret-key-0123456789abcdef"
-sites:
-  - id: dent
-    api_key: "dent-key-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
-    meta: {pixel_id: "111", access_token: "%s", mode: test, test_event_code: "%s"}
-`
+func metaConfig(dsn, graphURL, token, testCode string) string {
+	return testkit.Config{Database: dsn, GraphURL: graphURL, Delivery: "{poll: 1h}", SecretKey: true,
+		Site: `    meta: {pixel_id: "111", access_token: "` + token + `", mode: test, test_event_code: "` + testCode + `"}`}.YAML()
+}
 
 func runCLI(stdin string, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
@@ -45,7 +35,7 @@ func TestSendTestCommand(t *testing.T) {
 	dir, dsn := t.TempDir(), storetest.DSN(t)
 	cfg := filepath.Join(dir, "c.yaml")
 	write := func(code string) {
-		os.WriteFile(cfg, []byte(fmt.Sprintf(metaConfig, dsn, g.URL, graphtest.Token, code)), 0o600)
+		os.WriteFile(cfg, []byte(metaConfig(dsn, g.URL, graphtest.Token, code)), 0o600)
 	}
 	write("TEST99")
 	if code, _, errOut := runCLI("", "send-test", "--site", "dent", "--config", cfg); code != 1 || !strings.Contains(errOut, "migrate") {
@@ -108,7 +98,7 @@ func TestServeDeliversALead(t *testing.T) {
 	g := graphtest.New(t)
 	dir, dsn := t.TempDir(), storetest.DSN(t)
 	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(metaConfig, dsn, g.URL, graphtest.Token, "TEST5")), 0o600)
+	os.WriteFile(cfg, []byte(metaConfig(dsn, g.URL, graphtest.Token, "TEST5")), 0o600)
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	done := make(chan int, 1)

@@ -26,7 +26,7 @@ import (
 // A site's Google pause stands across a restart: it is lifted when the
 // site's google block or credentials change (provision, before this) or
 // from the sites page, once the owner has fixed the account.
-func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, m *metrics.Metrics) (map[string]deliver.Destination, *deliver.Google, error) {
+func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, m *metrics.Metrics) (map[string]deliver.Handler, *deliver.Google, error) {
 	creds := map[model.SiteID]google.Credentials{}
 	for _, s := range c.Sites {
 		if !s.Google.Enabled() {
@@ -57,7 +57,7 @@ func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log
 			}
 			return tokens.Source(cr)
 		}, Logger: log, Now: time.Now})
-	return map[string]deliver.Destination{model.DestinationGoogle: h}, h, nil
+	return map[string]deliver.Handler{model.DestinationGoogle: h}, h, nil
 }
 
 // googleCredentials are a configured site's Google credentials, with the

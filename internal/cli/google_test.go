@@ -18,18 +18,16 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-const googleConfig = metaConfigNoSites + `
-google: {api_url: "%s", token_url: "%s"}
-sites:
-  - id: dent
-    api_key: "dent-key-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
+func googleConfig(dsn, graphURL, googleURL, tokenURL, token, clientID, clientSecret, refreshToken string) string {
+	return testkit.Config{Database: dsn, GraphURL: graphURL, Delivery: "{poll: 1h}", SecretKey: true,
+		Top: `google: {api_url: "` + googleURL + `", token_url: "` + tokenURL + `"}`,
+		Site: `
     meta:
       pixel_id: "111"
-      access_token: "%s"
+      access_token: "` + token + `"
       stages:
         won: {event: Purchase}
     google:
@@ -38,17 +36,11 @@ sites:
       stages: {won: "666"}
       currency: EUR
       consent: {ad_user_data: granted, ad_personalization: granted}
-      client_id: "%s"
-      client_secret: "%s"
-      refresh_token: "%s"
-`
-
-const metaConfigNoSites = `
-listen: "127.0.0.1:0"
-database: "%s"
-meta: {graph_url: "%s", api_version: "v25.0"}
-delivery: {poll: 1h}
-secret_key: "cli-test-secret-key-0123456789abcdef"`
+      client_id: "` + clientID + `"
+      client_secret: "` + clientSecret + `"
+      refresh_token: "` + refreshToken + `"
+`}.YAML()
+}
 
 // TestServeDeliversToMetaAndGoogle: a website lead with a gclid judged
 // clean reaches the Graph stand-in and the Google stand-in; its won stage
@@ -58,7 +50,7 @@ func TestServeDeliversToMetaAndGoogle(t *testing.T) {
 	g := graphtest.New(t)
 	gg := googletest.New(t)
 	gg.SetConversionActions("555", "666")
-	base, stop, errOut := serveConfig(t, fmt.Sprintf(googleConfig, storetest.DSN(t), g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
+	base, stop, errOut := serveConfig(t, googleConfig(storetest.DSN(t), g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
 		googletest.ClientID, googletest.ClientSecret, googletest.RefreshToken))
 	defer func() {
 		if code := stop(); code != 0 {
@@ -183,7 +175,7 @@ func TestSendTestGoogle(t *testing.T) {
 	gg.SetConversionActions("555", "666")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(googleConfig, "sqlite:"+filepath.Join(dir, "db"), g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
+	os.WriteFile(cfg, []byte(googleConfig("sqlite:"+filepath.Join(dir, "db"), g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
 		googletest.ClientID, googletest.ClientSecret, googletest.RefreshToken)), 0o600)
 	code, out, errOut := runCLI("", "send-test", "--google", "--site", "dent", "--config", cfg)
 	if code != 0 || !strings.Contains(out, `"validateOnly": true`) || !strings.Contains(out, "Google validated the test event") ||
@@ -211,7 +203,7 @@ func TestGooglePauseAcrossRestart(t *testing.T) {
 	gg := googletest.New(t)
 	dsn := storetest.DSN(t)
 	cfg := func(refresh string) string {
-		return fmt.Sprintf(googleConfig, dsn, g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
+		return googleConfig(dsn, g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
 			googletest.ClientID, googletest.ClientSecret, refresh)
 	}
 	serveOnce := func(config string) {

@@ -15,31 +15,24 @@ import (
 
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-const leadAdsServeConfig = `
-listen: "127.0.0.1:0"
-database: "%s"
-meta: {graph_url: "%s", api_version: "v25.0"}
-delivery: {poll: 1h}
-secret_key: "cli-test-secret-key-0123456789abcdef"
-sites:
-  - id: dent
-    api_key: "dent-key-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
+func leadAdsServeConfig(dsn, graphURL, token, leadAdsToken string) string {
+	return testkit.Config{Database: dsn, GraphURL: graphURL, Delivery: "{poll: 1h}", SecretKey: true, Site: `
     meta:
       pixel_id: "111222333"
-      access_token: "%s"
+      access_token: "` + token + `"
       stages: {meeting: {event: Schedule}}
     lead_ads:
       page_ids: ["104857600123456"]
-      access_token: "%s"
+      access_token: "` + leadAdsToken + `"
       app_secret: "leadads-app-secret"
       verify_token: "leadgen-verify-0123456789"
       lead_event_source: DentCRM
       backfill: false
-`
+`}.YAML()
+}
 
 // TestServeLeadAds: on a running server, Meta's handshake is answered, a
 // signed leadgen webhook of two Instant Form leads is kept at once, both
@@ -66,7 +59,7 @@ func TestServeLeadAds(t *testing.T) {
 	g.AddLead(graphtest.Lead{ID: silent, Created: now, FormID: form, PageID: page, IsOrganic: true, Platform: "ig", Fields: contact("2")})
 
 	dir, dsn := t.TempDir(), storetest.DSN(t)
-	cfgText := fmt.Sprintf(leadAdsServeConfig, dsn, g.URL, graphtest.Token, graphtest.Token)
+	cfgText := leadAdsServeConfig(dsn, g.URL, graphtest.Token, graphtest.Token)
 	cfg := filepath.Join(dir, "cleanads.yaml")
 	os.WriteFile(cfg, []byte(cfgText), 0o600)
 	if code, _, errOut := runCLI("", "migrate", "--config", cfg); code != 0 {

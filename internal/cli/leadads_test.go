@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,23 +8,18 @@ import (
 
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-const leadAdsConfig = `
-listen: "127.0.0.1:0"
-database: "%s"
-meta: {graph_url: "%s", api_version: "v25.0"}
-secret_key: "cli-test-secret-key-0123456789abcdef"
-sites:
-  - id: dent
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
+func leadAdsConfig(dsn, graphURL, token string) string {
+	return testkit.Config{Database: dsn, GraphURL: graphURL, SecretKey: true, Keyless: true, Site: `
     lead_ads:
       page_ids: ["104857600123456"]
-      access_token: "%s"
+      access_token: "` + token + `"
       app_secret: "leadads-app-secret"
       verify_token: "leadgen-verify-0123456789"
-`
+`}.YAML()
+}
 
 func TestLeadAdsCheckCommand(t *testing.T) {
 	g := graphtest.New(t)
@@ -33,7 +27,7 @@ func TestLeadAdsCheckCommand(t *testing.T) {
 	g.AddForm("104857600123456", "987654321098765", "Implant formu")
 	dir, dsn := t.TempDir(), storetest.DSN(t)
 	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(leadAdsConfig, dsn, g.URL, graphtest.Token)), 0o600)
+	os.WriteFile(cfg, []byte(leadAdsConfig(dsn, g.URL, graphtest.Token)), 0o600)
 	runCLI("", "migrate", "--config", cfg)
 
 	code, out, errOut := runCLI("", "leadads", "check", "--site", "dent", "--config", cfg)

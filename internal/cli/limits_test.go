@@ -10,18 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-const slowConfig = `
-listen: "127.0.0.1:0"
-database: "sqlite:%s/cleanads.db"
-http: {read_header_timeout: 300ms, read_timeout: 600ms, write_timeout: 5s, idle_timeout: 500ms, max_header_bytes: 8192}
-sites:
-  - id: dent
-    api_key: "dent-key-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
-`
+func slowConfig(dir string) string {
+	return testkit.Config{Database: "sqlite:" + dir + "/cleanads.db",
+		Top: "http: {read_header_timeout: 300ms, read_timeout: 600ms, write_timeout: 5s, idle_timeout: 500ms, max_header_bytes: 8192}"}.YAML()
+}
 
 // guard bounds a test that waits for the server to act: it catches a server
 // that never cuts the client off, and measures nothing.
@@ -55,7 +51,7 @@ func dribble(t *testing.T, c net.Conn, chunk string) bool {
 
 func TestSlowClientsAreCutOff(t *testing.T) {
 	dir := t.TempDir()
-	base, _, _, _ := startServe(t, dir, fmt.Sprintf(slowConfig, dir), nil)
+	base, _, _, _ := startServe(t, dir, slowConfig(dir), nil)
 	addr := strings.TrimPrefix(base, "http://")
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", addr)

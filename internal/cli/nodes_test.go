@@ -19,30 +19,20 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // nodeConfig is one node's config: the shared database, its own way to the
 // Graph stand-in, and short leases so a dead node's events come back soon.
-const nodeConfig = `
-listen: "127.0.0.1:0"
-database: "%s"
-log: {level: "error"}
-meta:
-  graph_url: "%s"
-  api_version: "v25.0"
-delivery: {workers: 4, lease: 12s, timeout: 3s, poll: 100ms}
-# On PostgreSQL access tokens need a secret_key (the same on every node).
-secret_key: "cli-test-secret-key-0123456789abcdef"
-sites:
-  - id: dent
-    api_key: "${DENT_KEY}"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
+func nodeConfig(dsn, graphURL string) string {
+	return testkit.Config{Database: dsn, GraphURL: graphURL, Delivery: "{workers: 4, lease: 12s, timeout: 3s, poll: 100ms}",
+		SecretKey: true, Top: `log: {level: "error"}`, APIKey: "${DENT_KEY}", Site: `
     meta:
       pixel_id: "123456789012345"
       access_token: "` + graphtest.Token + `"
       mode: live
-`
+`}.YAML()
+}
 
 // gate stands between one node and the Graph stand-in. Shut, it holds every
 // request without forwarding it, as a node's last request is lost when the
@@ -141,8 +131,8 @@ func TestTwoNodesOnePostgres(t *testing.T) {
 	g := newGate(meta.URL, cutB)
 	gateURL, closeGate := listen(t, g)
 
-	baseA, _, _ := serveConfig(t, fmt.Sprintf(nodeConfig, dsn, meta.URL))
-	baseB, _, errB := serveConfig(t, fmt.Sprintf(nodeConfig, dsnB, gateURL))
+	baseA, _, _ := serveConfig(t, nodeConfig(dsn, meta.URL))
+	baseB, _, errB := serveConfig(t, nodeConfig(dsnB, gateURL))
 	// Runs before the nodes stop: B's held request fails, B cannot record
 	// anything (its database is cut) and exits.
 	t.Cleanup(func() { close(g.release); closeGate() })

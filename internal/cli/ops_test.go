@@ -13,18 +13,14 @@ import (
 	"testing"
 
 	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-const opsConfig = `
-listen: "127.0.0.1:0"
-database: "sqlite:%s/cleanads.db"
-limits: {api_per_key: off}
-sites:
-  - id: dent
-    api_key: "dent-key-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
-`
+// opsConfig is site dent on a SQLite database in dir, with no limit per
+// API key; a test may add lines for the site after it.
+func opsConfig(dir string) string {
+	return testkit.Config{Database: "sqlite:" + dir + "/cleanads.db", Top: "limits: {api_per_key: off}"}.YAML()
+}
 
 // postLead posts one lead with the site's key and returns the status.
 func postLead(base, body string) (int, error) {
@@ -41,7 +37,7 @@ func postLead(base, body string) (int, error) {
 
 func TestBackupWhileWriting(t *testing.T) {
 	dir := t.TempDir()
-	cfgText := fmt.Sprintf(opsConfig, dir)
+	cfgText := opsConfig(dir)
 	base, _, _, stop := startServe(t, dir, cfgText, nil)
 	cfg := filepath.Join(dir, "cleanads.yaml")
 
@@ -118,7 +114,7 @@ func TestBackupWhileWriting(t *testing.T) {
 
 func TestForgetCommand(t *testing.T) {
 	dir := t.TempDir()
-	base, _, _, stop := startServe(t, dir, fmt.Sprintf(opsConfig, dir), nil)
+	base, _, _, stop := startServe(t, dir, opsConfig(dir), nil)
 	cfg := filepath.Join(dir, "cleanads.yaml")
 	for _, body := range []string{
 		`{"site":"dent","email":"Ayse.Yilmaz@Example.com","phone":"0532 412 87 19","name":"Ayşe Yılmaz","message":"Implant randevusu"}`,
@@ -167,7 +163,7 @@ func TestForgetCommand(t *testing.T) {
 
 func TestMetricsNeverOpenByDefault(t *testing.T) {
 	dir := t.TempDir()
-	base, _, _, _ := startServe(t, dir, fmt.Sprintf(opsConfig, dir), nil)
+	base, _, _, _ := startServe(t, dir, opsConfig(dir), nil)
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +176,7 @@ func TestMetricsNeverOpenByDefault(t *testing.T) {
 
 func TestMetricsOnTheirOwnAddress(t *testing.T) {
 	dir := t.TempDir()
-	cfg := fmt.Sprintf(opsConfig, dir) + "metrics_listen: \"127.0.0.1:0\"\n"
+	cfg := opsConfig(dir) + "metrics_listen: \"127.0.0.1:0\"\n"
 	base, stdout, _, _ := startServe(t, dir, cfg, nil)
 	var maddr string
 	for _, line := range strings.Split(stdout.String(), "\n") {
@@ -214,7 +210,7 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 // garbage to Meta.
 func TestTokensNeedTheirKey(t *testing.T) {
 	dir := t.TempDir()
-	cfgText := fmt.Sprintf(opsConfig, dir) + "    meta: {pixel_id: \"111\", access_token: \"EAAG-secret-token-123\", mode: dry_run}\n"
+	cfgText := opsConfig(dir) + "    meta: {pixel_id: \"111\", access_token: \"EAAG-secret-token-123\", mode: dry_run}\n"
 	cfg := filepath.Join(dir, "cleanads.yaml")
 	os.WriteFile(cfg, []byte(cfgText), 0o600)
 	if code, out, errOut := runCLI("", "migrate", "--config", cfg); code != 0 {

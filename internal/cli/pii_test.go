@@ -3,7 +3,6 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,22 +14,14 @@ import (
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/secret"
 	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-const piiConfig = `
-listen: "127.0.0.1:0"
-database: "sqlite:%s/cleanads.db"
-log: {level: debug, format: %s}
-meta: {graph_url: "%s", api_version: "v25.0"}
-delivery: {poll: 1h}
-metrics_token: "metrics-token-0123456789abcdef"
-sites:
-  - id: dent
-    api_key: "dent-key-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
-    meta: {pixel_id: "111", access_token: "%s", mode: test, test_event_code: "TEST7"}
-`
+func piiConfig(dir, format, graphURL, token string) string {
+	return testkit.Config{Database: "sqlite:" + dir + "/cleanads.db", GraphURL: graphURL, Delivery: "{poll: 1h}",
+		Top:  "log: {level: debug, format: " + format + "}\nmetrics_token: \"metrics-token-0123456789abcdef\"",
+		Site: `    meta: {pixel_id: "111", access_token: "` + token + `", mode: test, test_event_code: "TEST7"}`}.YAML()
+}
 
 // The person of the flow, and every form their data could be logged in.
 var (
@@ -54,7 +45,7 @@ func TestNoPIIInLogs(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			g := graphtest.New(t)
 			dir := t.TempDir()
-			base, stdout, stderr, stop := startServe(t, dir, fmt.Sprintf(piiConfig, dir, format, g.URL, graphtest.Token), nil)
+			base, stdout, stderr, stop := startServe(t, dir, piiConfig(dir, format, g.URL, graphtest.Token), nil)
 			flow(t, base, g)
 			if code := stop(); code != 0 {
 				t.Fatalf("serve exited %d", code)

@@ -17,6 +17,7 @@ import (
 	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // learnedSite seeds a database with 40 leads its owner judged (the
@@ -25,10 +26,7 @@ import (
 func learnedSite(t *testing.T, db *store.DB) *model.Lead {
 	t.Helper()
 	ctx := context.Background()
-	site := &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{Origins: []string{"https://www.istanbuldis.example"}, Country: "TR"}}
-	if err := db.SiteUpsert(ctx, site, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	site := testkit.AddSite(t, db, testkit.Site(), time.Now())
 	site, _ = db.SiteByID(ctx, "dent")
 	at := time.Now().Add(-2 * time.Hour)
 	svc := app.New(app.Options{Store: db, Now: func() time.Time { return at }})
@@ -102,7 +100,7 @@ func TestReplayCommand(t *testing.T) {
 	// The site's rules as the owner would change them: no points for a
 	// fast fill.
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dsn)+"    qualify: {weights: {FILL_TOO_FAST: 0}}\n"), 0o600)
+	os.WriteFile(cfg, []byte(testConfig(dsn)+"    qualify: {weights: {FILL_TOO_FAST: 0}}\n"), 0o600)
 	getenv := func(k string) string { return map[string]string{"DENT_KEY": dentKey}[k] }
 	var out, errOut bytes.Buffer
 	code := cli.Run(context.Background(), []string{"cleanads", "replay", "--config", cfg, "--site", "dent", "--days", "7"},
@@ -144,7 +142,7 @@ func TestScoreShowsTheTextModel(t *testing.T) {
 	db := storetest.Open(t, dsn)
 	learnedSite(t, db)
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dsn)), 0o600)
+	os.WriteFile(cfg, []byte(testConfig(dsn)), 0o600)
 	getenv := func(k string) string { return map[string]string{"DENT_KEY": dentKey}[k] }
 	score := func() (string, string, *model.Reason) {
 		t.Helper()
@@ -176,7 +174,7 @@ func TestScoreShowsTheTextModel(t *testing.T) {
 		t.Errorf("state %q, reason %+v:\n%s", state, r, out)
 	}
 	// The switch: off in the config, no reason.
-	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dsn)+"    qualify: {text_model: {enabled: false}}\n"), 0o600)
+	os.WriteFile(cfg, []byte(testConfig(dsn)+"    qualify: {text_model: {enabled: false}}\n"), 0o600)
 	if state, out, r := score(); state != "off" || r != nil {
 		t.Errorf("off: state %q, reason %+v:\n%s", state, r, out)
 	}

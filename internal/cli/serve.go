@@ -27,7 +27,10 @@ const shutdownGrace = 30 * time.Second
 
 // serve runs the server until ctx ends (SIGINT or SIGTERM in main), then
 // stops in reverse order of start: HTTP (finishing what is in flight), the
-// background workers (the delivery runner), the database.
+// background workers (the delivery runner), the database. It builds its
+// parts in steps, each of which returns how to stop what it started:
+// startStore the database, startCore the use cases and the workers,
+// startHTTP the listeners.
 func serve(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("serve")
 	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
@@ -54,11 +57,61 @@ func serve(ctx context.Context, e *env, args []string) error {
 		defer stop()
 	}
 
-	db, err := openStore(ctx, c)
+	db, err := startStore(ctx, c, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	users := auth.New(auth.Options{Store: db, Logger: log, Now: time.Now})
+	if err := bootstrapAdmin(ctx, users, c, e, log); err != nil {
+		return err
+	}
+	core, err := startCore(ctx, c, db, log, build)
+	if err != nil {
+		return err
+	}
+	// Stops the workers on an early return too; a second Stop does nothing.
+	defer core.stop(context.WithoutCancel(ctx))
+	fr, stopHTTP, err := startHTTP(ctx, e, c, db, users, core, log)
+	if err != nil {
+		return err
+	}
+	announce(e, c, fr, *cfgPath)
+
+	select {
+	case err := <-fr.errs:
+		fr.Close()
+		return fmt.Errorf("http: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	stopHTTP(sctx)
+	if err := core.runner.Stop(sctx); err != nil {
+		log.Warn("delivery shutdown", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// startStore opens the database, migrates it, and writes the config
+// file's sites into it; the caller closes it.
+func startStore(ctx context.Context, c *config.Config, log *slog.Logger) (*store.DB, error) {
+	db, err := openStore(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareStore(ctx, c, db, log); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// prepareStore migrates db, seals tokens stored in clear, and provisions
+// the config file's sites.
+func prepareStore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger) error {
 	if applied, err := db.Migrate(ctx, time.Now); err != nil {
 		return err
 	} else if len(applied) > 0 {
@@ -71,56 +124,78 @@ func serve(ctx context.Context, e *env, args []string) error {
 	} else if n > 0 {
 		log.Info("encrypted Meta access tokens stored in clear", "sites", n)
 	}
-	if err := provision(ctx, db, c, time.Now()); err != nil {
-		return err
-	}
+	return provision(ctx, db, c, time.Now())
+}
 
-	users := auth.New(auth.Options{Store: db, Logger: log, Now: time.Now})
-	if err := bootstrapAdmin(ctx, users, c, e, log); err != nil {
-		return err
-	}
+// core is the use cases and the background workers that serve them: the
+// delivery runner and the periodic jobs.
+type core struct {
+	svc      *app.Service
+	metrics  *metrics.Metrics // nil unless asked for
+	runner   *deliver.Runner
+	periodic *jobs.Runner
+}
 
+// stop stops the periodic jobs, then the runner.
+func (k *core) stop(ctx context.Context) {
+	k.periodic.Stop(ctx)
+	k.runner.Stop(ctx)
+}
+
+// startCore builds the use cases, the metrics when asked for, and the
+// delivery runner with its destinations' handlers, and starts the runner
+// and the periodic jobs; the caller stops them with stop.
+func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, build buildinfo.Info) (*core, error) {
 	lists, err := qualifyLists(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	graph := graphClient(c)
 	var sender deliver.Sender = graph
+	k := &core{}
 	// Metrics exist only when asked for: on their own address, or on the
 	// main one behind a token; never open by default.
-	var m *metrics.Metrics
 	if c.MetricsListen != "" || c.MetricsToken != "" {
-		m = metrics.New(metrics.Options{Source: db, Logger: log, Writer: db.WriterStats,
+		k.metrics = metrics.New(metrics.Options{Source: db, Logger: log, Writer: db.WriterStats,
 			Build: map[string]string{"version": build.Short(), "revision": build.Revision, "goversion": build.GoVersion}})
-		sender = m.Sender(graph)
+		sender = k.metrics.Sender(graph)
 	}
 	// The use cases first: the Lead Ads fetch, a destination of the
 	// runner, stores leads through them; they wake the runner once built.
 	wake := &notifyLater{}
-	svc := app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
+	k.svc = app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
 		Graph: graph, Notifier: wake})
-	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: svc, Logger: log, Now: time.Now})
-	dests, googleDest, err := googleDestinations(ctx, c, db, log, m)
+	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: k.svc, Logger: log, Now: time.Now})
+	dests, googleDest, err := googleDestinations(ctx, c, db, log, k.metrics)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if dests == nil {
-		dests = map[string]deliver.Destination{}
+		dests = map[string]deliver.Handler{}
 	}
 	dests[model.DestinationMetaLeadgen] = leadAds
-	runner := deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
+	k.runner = deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
 		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll),
-		Destinations: dests})
-	wake.wake = runner.Wake
-	if err := runner.Start(ctx); err != nil {
-		return err
+		Handlers: dests})
+	wake.wake = k.runner.Wake
+	if err := k.runner.Start(ctx); err != nil {
+		return nil, err
 	}
-	// Stops the runner on an early return too; a second Stop does nothing.
-	defer runner.Stop(context.WithoutCancel(ctx))
 
 	// Each job runs under a lock named after it: with several nodes on one
 	// PostgreSQL exactly one runs it at a time.
-	periodic := jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: append([]jobs.Job{
+	k.periodic = jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: serveJobs(c, k.svc, leadAds, googleDest, log)})
+	if err := k.periodic.Start(ctx); err != nil {
+		k.runner.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return k, nil
+}
+
+// serveJobs is the periodic work of serve: reviews that expire, text
+// models to rebuild, retention, the Lead Ads backfill, and Google's jobs.
+func serveJobs(c *config.Config, svc *app.Service, leadAds *leadads.Service, googleDest *deliver.Google, log *slog.Logger) []jobs.Job {
+	return append([]jobs.Job{
 		{Name: "expire-reviews", Every: time.Minute, Run: func(ctx context.Context) error {
 			n, err := svc.ExpireReviews(ctx)
 			if n > 0 {
@@ -141,12 +216,17 @@ func serve(ctx context.Context, e *env, args []string) error {
 			}
 			return err
 		}},
-	}, googleJobs(googleDest, log)...)})
-	if err := periodic.Start(ctx); err != nil {
-		return err
-	}
-	defer periodic.Stop(context.WithoutCancel(ctx))
-	wo := web.Options{App: svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
+	}, googleJobs(googleDest, log)...)
+}
+
+// startHTTP serves the web app on the configured listeners, and the
+// metrics on their own address when asked for. It returns the front (whose
+// errs say a listener failed) and how to stop both gracefully: the metrics
+// at once, the front letting in-flight requests finish within ctx.
+func startHTTP(ctx context.Context, e *env, c *config.Config, db *store.DB, users *auth.Service, k *core,
+	log *slog.Logger) (*front, func(ctx context.Context), error) {
+	m := k.metrics
+	wo := web.Options{App: k.svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
 		WhatsApp: web.WhatsAppOptions{VerifyToken: c.WhatsApp.VerifyToken, AppSecret: c.WhatsApp.AppSecret},
 		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c)}
 	if m != nil {
@@ -159,7 +239,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 
 	fr, err := startFront(ctx, c, db, handler, log)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 
 	var msrv *http.Server
@@ -167,7 +247,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 		mln, err := net.Listen("tcp", c.MetricsListen)
 		if err != nil {
 			fr.Close()
-			return fmt.Errorf("metrics_listen: %w", err)
+			return nil, nil, fmt.Errorf("metrics_listen: %w", err)
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", web.MetricsGuard(c.MetricsToken, m.Handler()))
@@ -181,39 +261,31 @@ func serve(ctx context.Context, e *env, args []string) error {
 		}()
 		fmt.Fprintf(e.stdout, "metrics on http://%s/metrics\n", mln.Addr())
 	}
+	stop := func(ctx context.Context) {
+		if msrv != nil {
+			// Scrapes are short; they need no grace of their own.
+			msrv.Close()
+		}
+		fr.Shutdown(ctx, log)
+	}
+	return fr, stop, nil
+}
 
+// announce says where the server listens, and what to do next when it
+// runs without a config file.
+func announce(e *env, c *config.Config, fr *front, cfgPath string) {
 	addr := fr.url
 	fmt.Fprintf(e.stdout, "cleanads is listening on %s (database %s); admin UI at %s/admin/\n", addr, store.RedactDSN(c.Database), addr)
 	if fr.plain != "" {
 		fmt.Fprintf(e.stdout, "plain HTTP on %s redirects to https (but for /healthz, /readyz and ACME challenges)\n", fr.plain)
 	}
-	if *cfgPath == "" {
+	if cfgPath == "" {
 		fmt.Fprintf(e.stdout, "No config file: running with the defaults and no sites.\n"+
 			"Next: run cleanads init, which asks what it needs and writes cleanads.yaml\n"+
 			"(or write it yourself: docs/configuration.md), then run\n"+
 			"  cleanads serve --config cleanads.yaml\n"+
 			"and check it with %s/readyz\n", addr)
 	}
-
-	select {
-	case err := <-fr.errs:
-		fr.Close()
-		return fmt.Errorf("http: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-	defer cancel()
-	if msrv != nil {
-		// Scrapes are short; they need no grace of their own.
-		msrv.Close()
-	}
-	fr.Shutdown(sctx, log)
-	if err := runner.Stop(sctx); err != nil {
-		log.Warn("delivery shutdown", "err", err)
-	}
-	log.Info("stopped")
-	return nil
 }
 
 // newHTTPServer bounds what one client can hold: the headers must arrive

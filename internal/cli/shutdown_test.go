@@ -20,20 +20,13 @@ import (
 	"github.com/cleanads/cleanads/internal/cli"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-const shutdownConfig = `
-listen: "127.0.0.1:0"
-database: "sqlite:%s"
-meta: {graph_url: "%s", api_version: "v25.0"}
-delivery: {poll: 1h, timeout: 10s, lease: 1m}
-sites:
-  - id: dent
-    api_key: "dent-key-0123456789abcdef"
-    origins: ["https://www.istanbuldis.example"]
-    country: TR
-    meta: {pixel_id: "111", access_token: "%s", mode: live}
-`
+func shutdownConfig(dbPath, graphURL, token string) string {
+	return testkit.Config{Database: "sqlite:" + dbPath, GraphURL: graphURL, Delivery: "{poll: 1h, timeout: 10s, lease: 1m}",
+		Site: `    meta: {pixel_id: "111", access_token: "` + token + `", mode: live}`}.YAML()
+}
 
 func leadBody(i int) string {
 	return fmt.Sprintf(`{"site":"dent","email":"hasta%d@gmail.com","phone":"0532 %03d 27 43","name":"Ayşe Yılmaz","fill_ms":8400,`+
@@ -52,7 +45,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "cleanads.db")
 	cfg := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(shutdownConfig, dbPath, front.URL, graphtest.Token)), 0o600)
+	os.WriteFile(cfg, []byte(shutdownConfig(dbPath, front.URL, graphtest.Token)), 0o600)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out, errOut := &syncBuffer{}, &syncBuffer{}

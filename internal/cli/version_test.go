@@ -47,7 +47,7 @@ func TestVersionCommand(t *testing.T) {
 // records its version with the migrations it applies.
 func TestServeShowsItsVersion(t *testing.T) {
 	dir := t.TempDir()
-	cfg := fmt.Sprintf(opsConfig, dir) + "metrics_listen: \"127.0.0.1:0\"\n"
+	cfg := opsConfig(dir) + "metrics_listen: \"127.0.0.1:0\"\n"
 	_, stdout, stderr, stop := startServe(t, dir, cfg, nil)
 	short := buildinfo.Read().Short()
 	if !strings.Contains(stderr.String(), `msg="starting cleanads" version=`+short) {
@@ -87,7 +87,7 @@ func TestServeRefusesANewerSchema(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := dir + "/cleanads.yaml"
-	writeFile(t, cfg, fmt.Sprintf(testConfig, dsn), 0o600)
+	writeFile(t, cfg, testConfig(dsn), 0o600)
 	var out, errOut syncBuffer
 	code := runWithEnv(&out, &errOut, map[string]string{"DENT_KEY": dentKey}, "serve", "--config", cfg)
 	if code == 0 || !strings.Contains(errOut.String(), "upgrade cleanads to v9.1.0 or newer") {

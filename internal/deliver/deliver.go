@@ -1,12 +1,12 @@
 // Package deliver owns the outbox runner: it claims due rows under a lease
 // and hands each share (one site's rows of one destination) to that
-// destination's handler, a Destination. The meta handler expires and
+// destination's Handler. The meta handler expires and
 // pre-checks events, sends them to Meta per site and pixel in requests of
 // at most 1000 events, and records Meta's answer per event, retrying,
 // splitting, dead-lettering or pausing the site as the error class says;
 // other destinations (the Lead Ads fetch, Google) bring their own handler.
 // It reaches the database and Meta only through the Store, Sender and
-// Destination interfaces it declares here.
+// Handler interfaces it declares here.
 package deliver
 
 import (
@@ -40,25 +40,27 @@ type Sender interface {
 	Send(ctx context.Context, req capi.SendRequest) (*capi.Response, error)
 }
 
-// Destination is where one destination's rows go. The runner claims them
-// and hands each share (a site's claimed rows of the destination) to
-// Deliver, at most one share of a site and destination at a time. Deliver
-// settles every row it is handed and records it with Share.Record (as it
-// goes: a crash then loses little): sent, retry at NextAt, dead, expired,
-// paused, or back unchanged. It returns what it did and, when the share
-// must wait (a backoff after a failure that would meet every row alike),
-// until when: the runner claims none of the share's rows before then, so
-// one destination's outage never holds another's. Batching, error classes,
-// backoff and pause (on a refused token) are the destination's own; a
-// pause of a destination other than Meta's is kept in the store as the
-// share's, and its rows are parked with state paused until it is lifted.
-type Destination interface {
-	Deliver(ctx context.Context, sh *Share) (Stats, time.Time)
+// Handler delivers one destination's rows (a destination is a name, such
+// as model.DestinationMeta; its Handler is the code that sends there). The
+// runner claims the rows and hands each Claim (a share's claimed rows: one
+// site's rows of the destination) to Deliver, at most one claim of a site
+// and destination at a time. Deliver settles every row it is handed and
+// records it with Claim.Record (as it goes: a crash then loses little):
+// sent, retry at NextAt, dead, expired, paused, or back unchanged. It
+// returns what it did and, when the share must wait (a backoff after a
+// failure that would meet every row alike), until when: the runner claims
+// none of the share's rows before then, so one destination's outage never
+// holds another's. Batching, error classes, backoff and pause (on a
+// refused token) are the handler's own; a pause of a destination other
+// than Meta's is kept in the store as the share's, and its rows are parked
+// with state paused until it is lifted.
+type Handler interface {
+	Deliver(ctx context.Context, sh *Claim) (Stats, time.Time)
 }
 
-// Share is one site's claimed rows of one destination, with what a
-// Destination needs of the runner.
-type Share struct {
+// Claim is one share's claimed rows (one site's rows of one destination,
+// the share model.Share names), with what a Handler needs of the runner.
+type Claim struct {
 	Site        model.SiteID
 	Destination string
 	Rows        []*model.Delivery
@@ -70,19 +72,19 @@ type Share struct {
 }
 
 // Now is the runner's clock.
-func (sh *Share) Now() time.Time { return sh.r.o.Now() }
+func (sh *Claim) Now() time.Time { return sh.r.o.Now() }
 
 // Record writes the rows' outcomes, even when ctx was cancelled.
-func (sh *Share) Record(ctx context.Context, ds []*model.Delivery) { sh.r.record(ctx, ds) }
+func (sh *Claim) Record(ctx context.Context, ds []*model.Delivery) { sh.r.record(ctx, ds) }
 
 // Backoff is the runner's retry delay for a row's attempt-th failure,
 // never sooner than retryAfter.
-func (sh *Share) Backoff(attempt int, retryAfter time.Duration) time.Duration {
+func (sh *Claim) Backoff(attempt int, retryAfter time.Duration) time.Duration {
 	return sh.r.backoff(attempt, retryAfter)
 }
 
 // Logger is the runner's logger.
-func (sh *Share) Logger() *slog.Logger { return sh.r.log }
+func (sh *Claim) Logger() *slog.Logger { return sh.r.log }
 
 // Defaults of Options.
 const (
@@ -131,10 +133,10 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the retry delay, which doubles with
 	// each attempt.
 	MinBackoff, MaxBackoff time.Duration
-	// Destinations are the handlers of destinations other than Meta's
+	// Handlers are the handlers of destinations other than Meta's
 	// (model.DestinationMeta is always the runner's own, with Sender),
-	// by name.
-	Destinations map[string]Destination
+	// by destination name.
+	Handlers map[string]Handler
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
 }
@@ -172,7 +174,7 @@ type Runner struct {
 	busy      map[model.Share]bool      // shares with a send in flight
 	hold      map[model.Share]time.Time // shares backing off after a retryable failure, until
 	lastSweep time.Time
-	dests     map[string]Destination
+	dests     map[string]Handler
 	destNames []string
 
 	sem      chan struct{}
@@ -226,10 +228,10 @@ func New(o Options) *Runner {
 		busy:  map[model.Share]bool{},
 		hold:  map[model.Share]time.Time{},
 		sem:   make(chan struct{}, o.Workers),
-		dests: map[string]Destination{},
+		dests: map[string]Handler{},
 	}
-	r.dests[model.DestinationMeta] = metaDestination{r}
-	for name, d := range o.Destinations {
+	r.dests[model.DestinationMeta] = metaHandler{r}
+	for name, d := range o.Handlers {
 		if name != model.DestinationMeta && d != nil {
 			r.dests[name] = d
 		}
@@ -484,7 +486,7 @@ func (r *Runner) round(ctx context.Context, wait bool) (Stats, error) {
 				// Events of this share that came meanwhile were skipped.
 				r.Wake()
 			}()
-			st, until := r.dests[sh.Destination].Deliver(ctx, &Share{Site: sh.Site, Destination: sh.Destination,
+			st, until := r.dests[sh.Destination].Deliver(ctx, &Claim{Site: sh.Site, Destination: sh.Destination,
 				Rows: ds, LeaseEnd: now.Add(r.o.Lease), Lease: r.o.Lease, r: r})
 			if !until.IsZero() {
 				r.mu.Lock()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,25 +15,8 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
-
-// clock is a fake clock the runner, the client and the stand-in share.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // fixture is a fresh database with site "dent" in test mode, a Graph
 // stand-in, and a runner on a fake clock.
@@ -42,7 +24,7 @@ type fixture struct {
 	ctx    context.Context
 	db     *store.DB
 	g      *graphtest.Server
-	clk    *clock
+	clk    *testkit.Clock // the runner, the client and the stand-in share it
 	site   *model.Site
 	runner *deliver.Runner
 	svc    *app.Service
@@ -53,16 +35,13 @@ const testCode = "TEST4711"
 func newFixture(t *testing.T, mode string) *fixture {
 	t.Helper()
 	f := &fixture{ctx: context.Background(), db: storetest.New(t), g: graphtest.New(t),
-		clk: &clock{t: time.Now().UTC().Truncate(time.Second)}}
+		clk: testkit.NewClock(time.Now().UTC().Truncate(time.Second))}
 	f.g.SetNow(f.clk.Now)
-	f.site = &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{
-		Country: "TR", Origins: []string{"https://www.istanbuldis.example"},
-		Meta: model.MetaSettings{PixelID: "111222333", Mode: mode, TestEventCode: testCode,
-			CustomData: map[string]string{"lead_event_source": "CleanAds"}},
-	}, AccessToken: graphtest.Token}
-	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
-		t.Fatal(err)
-	}
+	f.site = testkit.AddSite(t, f.db, testkit.Site(testkit.WithMeta("111222333", mode), func(s *model.Site) {
+		s.AccessToken = graphtest.Token
+		s.Settings.Meta.TestEventCode = testCode
+		s.Settings.Meta.CustomData = map[string]string{"lead_event_source": "CleanAds"}
+	}), f.clk.Now())
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
 	f.runner = deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a",
 		Jitter: func() float64 { return 0.5 }})
@@ -159,6 +138,7 @@ func (f *fixture) counts(t *testing.T) map[model.DeliveryState]int {
 }
 
 func TestCleanLeadArrivesRawAndQualified(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeTest)
 	l, created, err := f.svc.Submit(f.ctx, f.site, lead(1))
 	if err != nil || !created || l.Verdict != model.VerdictClean {
@@ -223,6 +203,7 @@ func TestCleanLeadArrivesRawAndQualified(t *testing.T) {
 }
 
 func TestLiveModeHasNoTestCode(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	f.queue(t, f.site, 3, nil)
 	f.run(t)
@@ -237,6 +218,7 @@ func TestLiveModeHasNoTestCode(t *testing.T) {
 }
 
 func TestBatchesOfAThousand(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	f.queue(t, f.site, 2500, nil)
 	st := f.run(t)
@@ -258,6 +240,7 @@ func TestBatchesOfAThousand(t *testing.T) {
 }
 
 func TestRetryableErrors(t *testing.T) {
+	t.Parallel()
 	const minBackoff = deliver.DefaultMinBackoff
 	tests := []struct {
 		name       string
@@ -308,6 +291,7 @@ func TestRetryableErrors(t *testing.T) {
 }
 
 func TestBackoffGrowsAndStopsAtTheDeadline(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	ds := f.queue(t, f.site, 1, nil)
 	f.g.FailFor(30*24*time.Hour, graphtest.FaultServerError)
@@ -342,6 +326,7 @@ func TestBackoffGrowsAndStopsAtTheDeadline(t *testing.T) {
 }
 
 func TestHangingRequestTimesOut(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Timeout: 50 * time.Millisecond})
 	r := deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now})
@@ -356,6 +341,7 @@ func TestHangingRequestTimesOut(t *testing.T) {
 }
 
 func TestRejectedEventIsIsolated(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	// Meta's clock runs two days ahead of ours: an event five and a half
 	// days old passes our pre-check, and Meta refuses it as too old. Only
@@ -406,6 +392,7 @@ func TestRejectedEventIsIsolated(t *testing.T) {
 }
 
 func TestExpiredAndFailingEventsNeverPoisonABatch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	now := f.clk.Now()
 	ds := f.queue(t, f.site, 6, func(i int, d *model.Delivery, e *capi.Event) {
@@ -439,6 +426,7 @@ func TestExpiredAndFailingEventsNeverPoisonABatch(t *testing.T) {
 }
 
 func TestSweepExpiresWaitingEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	ds := f.queue(t, f.site, 1, nil)
 	// The token is refused, so the event waits paused; a week later it is
@@ -458,6 +446,7 @@ func TestSweepExpiresWaitingEvents(t *testing.T) {
 }
 
 func TestAuthErrorPausesTheSiteUntilTheTokenChanges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	ds := f.queue(t, f.site, 1500, nil)
 	f.g.FailNext(1, graphtest.FaultAuth)
@@ -515,6 +504,7 @@ func TestAuthErrorPausesTheSiteUntilTheTokenChanges(t *testing.T) {
 }
 
 func TestDryRunNeverSends(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeDryRun)
 	l, _, err := f.svc.Submit(f.ctx, f.site, lead(1))
 	if err != nil {
@@ -540,6 +530,7 @@ func TestDryRunNeverSends(t *testing.T) {
 }
 
 func TestCrashedNodesLeaseRunsOut(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	f.queue(t, f.site, 3, nil)
 	now := f.clk.Now()
@@ -573,6 +564,7 @@ func (p pixelRouter) Send(ctx context.Context, req capi.SendRequest) (*capi.Resp
 }
 
 func TestHangingSiteDoesNotDelayAnother(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	slow := f.g
 	fast := graphtest.New(t)
@@ -594,10 +586,10 @@ func TestHangingSiteDoesNotDelayAnother(t *testing.T) {
 	}
 	r.Start(f.ctx) // harmless
 	// The hanging request is in flight before the other site's events come.
-	waitFor(t, func() bool { return slow.Requests() == 1 })
+	testkit.WaitFor(t, "the slow site's request", func() bool { return slow.Requests() == 1 })
 	f.queue(t, other, 2, nil)
 	r.Wake()
-	waitFor(t, func() bool { return len(fast.Events()) == 2 })
+	testkit.WaitFor(t, "the fast site's two events", func() bool { return len(fast.Events()) == 2 })
 	if d := f.reload(t, slowDs)[0]; d.State != model.DeliveryPending {
 		t.Errorf("slow site's event: %+v", d)
 	}
@@ -618,20 +610,8 @@ func TestHangingSiteDoesNotDelayAnother(t *testing.T) {
 	}
 }
 
-// waitFor waits for cond, failing after a generous limit: it guards a
-// hang, it does not measure speed.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	limit := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(limit) {
-			t.Fatal("condition not met")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestSubmitWakesTheRunner(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeTest)
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client()})
 	r := deliver.New(deliver.Options{Store: f.db, Sender: client, Poll: time.Hour})
@@ -644,7 +624,7 @@ func TestSubmitWakesTheRunner(t *testing.T) {
 	if _, _, err := svc.Submit(f.ctx, f.site, lead(7)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return len(f.g.Events()) == 2 })
+	testkit.WaitFor(t, "two events at Meta", func() bool { return len(f.g.Events()) == 2 })
 }
 
 // BenchmarkDeliver measures the whole path, from claim to record, against
@@ -654,7 +634,7 @@ func BenchmarkDeliver(b *testing.B) {
 	db := storetest.SQLite(b)
 	g := graphtest.New(b)
 	ctx := context.Background()
-	clk := &clock{t: time.Now().UTC()}
+	clk := testkit.NewClock(time.Now().UTC())
 	g.SetNow(clk.Now)
 	site := &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{Country: "TR",
 		Meta: model.MetaSettings{PixelID: "1", Mode: model.ModeLive}}, AccessToken: graphtest.Token}
@@ -707,6 +687,7 @@ func (s *tokenSwap) Send(ctx context.Context, req capi.SendRequest) (*capi.Respo
 }
 
 func TestTokenChangedInFlightDoesNotPause(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	sw := &tokenSwap{f: f, t: t, inner: capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})}
 	r := deliver.New(deliver.Options{Store: f.db, Sender: sw, Now: f.clk.Now})
@@ -728,6 +709,7 @@ func TestTokenChangedInFlightDoesNotPause(t *testing.T) {
 // Rounds that do not fill their claim are at least Gap apart: a wake
 // inside the gap waits for it. Stop does not wait the gap out.
 func TestGapBetweenRounds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeTest)
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client()})
 	r := deliver.New(deliver.Options{Store: f.db, Sender: client, Poll: time.Hour, Gap: time.Hour})
@@ -741,11 +723,7 @@ func TestGapBetweenRounds(t *testing.T) {
 	if err := r.Start(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(20 * time.Second); len(f.g.Events()) < 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first round sent %d events", len(f.g.Events()))
-		}
-	}
+	testkit.WaitFor(t, "the first round's two events", func() bool { return len(f.g.Events()) >= 2 })
 	// A lead inside the gap wakes the runner, which waits the gap out.
 	if _, _, err := svc.Submit(f.ctx, f.site, lead(7)); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ type downDestination struct {
 	seen  []model.Share
 }
 
-func (d *downDestination) Deliver(ctx context.Context, sh *deliver.Share) (deliver.Stats, time.Time) {
+func (d *downDestination) Deliver(ctx context.Context, sh *deliver.Claim) (deliver.Stats, time.Time) {
 	d.mu.Lock()
 	d.calls++
 	d.seen = append(d.seen, model.Share{Site: sh.Site, Destination: sh.Destination})
@@ -38,11 +38,12 @@ func (d *downDestination) Deliver(ctx context.Context, sh *deliver.Share) (deliv
 // handler, and its outage (a hold) never holds Meta's rows of the same
 // site, nor Meta's outage its rows.
 func TestDestinationsAreHeldApart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	down := &downDestination{}
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
 	r := deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a",
-		Jitter: func() float64 { return 0.5 }, Destinations: map[string]deliver.Destination{"meta_leadgen": down}})
+		Jitter: func() float64 { return 0.5 }, Handlers: map[string]deliver.Handler{"meta_leadgen": down}})
 	other := f.queue(t, f.site, 2, func(i int, d *model.Delivery, _ *capi.Event) { d.Destination = model.DestinationMetaLeadgen })
 	f.queue(t, f.site, 3, func(i int, d *model.Delivery, e *capi.Event) {
 		d.LeadID += "_meta"

@@ -17,6 +17,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // leanGraph accepts every request of events, as Meta does when all is
@@ -81,7 +82,7 @@ func drain(b *testing.B, pageViews bool) {
 		b.StopTimer()
 		db := storetest.New(b) // the engine under test: CLEANADS_TEST_ENGINE
 		ctx := context.Background()
-		clk := &clock{t: time.Now().UTC()}
+		clk := testkit.NewClock(time.Now().UTC())
 		g := &leanGraph{}
 		srv := httptest.NewServer(g)
 		f := &fixture{ctx: ctx, db: db, clk: clk}

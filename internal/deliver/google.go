@@ -70,8 +70,8 @@ func NewGoogle(o GoogleOptions) *Google {
 	return &Google{o: o}
 }
 
-// Deliver sends one share; see Destination.
-func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
+// Deliver sends one claim; see Handler.
+func (g *Google) Deliver(ctx context.Context, sh *Claim) (Stats, time.Time) {
 	now := sh.Now()
 	st := Stats{Claimed: len(sh.Rows)}
 	share := model.Share{Site: sh.Site, Destination: sh.Destination}
@@ -191,7 +191,7 @@ func (g *Google) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
 // fail settles the rows a request-level failure left: a pause parks them
 // with the reason, anything else retries them after a backoff and holds
 // the share until then.
-func (g *Google) fail(ctx context.Context, sh *Share, share model.Share, rows []*model.Delivery, err error, st *Stats) (Stats, time.Time) {
+func (g *Google) fail(ctx context.Context, sh *Claim, share model.Share, rows []*model.Delivery, err error, st *Stats) (Stats, time.Time) {
 	now := sh.Now()
 	switch google.Classify(err) {
 	case google.ClassPause:
@@ -390,4 +390,4 @@ func settled(all, live []*model.Delivery) []*model.Delivery {
 	return out
 }
 
-var _ Destination = (*Google)(nil)
+var _ Handler = (*Google)(nil)

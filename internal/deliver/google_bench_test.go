@@ -18,6 +18,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // leanGoogle accepts every events:ingest and answers every status SUCCESS,
@@ -56,7 +57,7 @@ func drainBoth(b *testing.B, withGoogle bool) {
 		b.StopTimer()
 		db := storetest.SQLite(b)
 		ctx := context.Background()
-		clk := &clock{t: time.Now().UTC()}
+		clk := testkit.NewClock(time.Now().UTC())
 		mg, gg := &leanGraph{}, &leanGoogle{}
 		msrv, gsrv := httptest.NewServer(mg), httptest.NewServer(gg)
 		f := &fixture{ctx: ctx, db: db, clk: clk}
@@ -82,14 +83,14 @@ func drainBoth(b *testing.B, withGoogle bool) {
 				}
 			}
 		}
-		dests := map[string]deliver.Destination{}
+		dests := map[string]deliver.Handler{}
 		if withGoogle {
 			ts := oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "bench"})
 			dests[model.DestinationGoogle] = deliver.NewGoogle(deliver.GoogleOptions{Store: db,
 				Sender: google.NewClient(google.ClientOptions{BaseURL: gsrv.URL, HTTP: gsrv.Client()}),
 				Tokens: func(model.SiteID) (oauth2.TokenSource, error) { return ts, nil }, Now: clk.Now})
 		}
-		r := deliver.New(deliver.Options{Store: db, Now: clk.Now, Workers: 4, Destinations: dests,
+		r := deliver.New(deliver.Options{Store: db, Now: clk.Now, Workers: 4, Handlers: dests,
 			Sender: capi.NewClient(capi.ClientOptions{BaseURL: msrv.URL, HTTP: msrv.Client(), Now: clk.Now})})
 		want := int64(sites * perSite)
 		b.StartTimer()

@@ -38,7 +38,7 @@ func googleFixture(t *testing.T) (*googleFix, *googletest.Server) {
 		Tokens: func(model.SiteID) (oauth2.TokenSource, error) { return tokens.Source(creds) }})
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
 	f.runner = deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a",
-		Jitter: func() float64 { return 0.5 }, Destinations: map[string]deliver.Destination{model.DestinationGoogle: h}})
+		Jitter: func() float64 { return 0.5 }, Handlers: map[string]deliver.Handler{model.DestinationGoogle: h}})
 	return &googleFix{f, h}, gg
 }
 

@@ -21,6 +21,7 @@ import (
 // during the outage ends expired and is never sent, and after recovery
 // everything else reaches Meta once, oldest first.
 func TestMetaDown(t *testing.T) {
+	t.Parallel()
 	const outage = 2 * time.Hour
 	faults := []struct {
 		name       string

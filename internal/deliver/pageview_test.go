@@ -34,6 +34,7 @@ func (f *fixture) visits(t *testing.T, n int) []string {
 // the queue; a failed request moves them into the outbox as retries, sent
 // after the backoff like any event; one too old for Meta expires there.
 func TestQueuedPageViews(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	ids := f.visits(t, 5)
 	if c := f.counts(t); c[model.DeliveryPending] != 5 || len(c) != 1 {
@@ -101,6 +102,7 @@ func TestQueuedPageViews(t *testing.T) {
 
 // A site in test mode sends its queued PageViews with the test event code.
 func TestQueuedPageViewsInTestMode(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeTest)
 	f.visits(t, 2)
 	if st := f.run(t); st.Sent != 2 {
@@ -118,6 +120,7 @@ func TestQueuedPageViewsInTestMode(t *testing.T) {
 // it is alone, the others are sent, and it moves into the outbox as dead
 // with Meta's message.
 func TestQueuedPageViewMetaRefuses(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	ids := f.visits(t, 3)
 	bad := &model.Delivery{SiteID: f.site.ID, EventID: "pv-bad", PixelID: f.site.Settings.Meta.PixelID, CreatedAt: f.clk.Now(),
@@ -144,6 +147,7 @@ func TestQueuedPageViewMetaRefuses(t *testing.T) {
 // A restarted server (a new node name) sends the queue at once: the last
 // outcome of the old runner ended its lease on the site's queue.
 func TestQueuedPageViewsAfterARestart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, model.ModeLive)
 	f.visits(t, 2)
 	if st := f.run(t); st.Sent != 2 {

@@ -18,11 +18,11 @@ type item struct {
 	done  bool // its outcome is written in d
 }
 
-// metaDestination is Meta's Conversions API as a Destination: what the
+// metaHandler is Meta's Conversions API as a Handler: what the
 // runner did for every row before there were destinations.
-type metaDestination struct{ r *Runner }
+type metaHandler struct{ r *Runner }
 
-func (m metaDestination) Deliver(ctx context.Context, sh *Share) (Stats, time.Time) {
+func (m metaHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.Time) {
 	return m.r.deliverSite(ctx, sh.Site, sh.Rows, sh.LeaseEnd)
 }
 

@@ -115,6 +115,7 @@ func decode(t *testing.T, list []graphtest.Received) []received {
 }
 
 func TestStagesReachMetaThroughTheRunner(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	id := e.greyLead(t, "0533 218 44 90", "mehmet.demir@gmail.com")
 	submitted := e.clk.Now()
@@ -187,6 +188,7 @@ func TestStagesReachMetaThroughTheRunner(t *testing.T) {
 }
 
 func TestWhatsAppReplySendsTheQualifiedEvent(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	id := e.greyLead(t, "0533 218 44 90", "mehmet.demir@gmail.com")
 	submitted := e.clk.Now()

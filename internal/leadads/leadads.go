@@ -1,6 +1,6 @@
 // Package leadads owns Meta's Lead Ads (Instant Forms) as a lead source
 // after the webhook: the fetch of each lead Meta told of (the outbox's
-// meta_leadgen destination, a deliver.Destination), the backfill that reads
+// meta_leadgen destination, a deliver.Handler), the backfill that reads
 // every form's leads since a stored watermark so that none missed is lost,
 // and the check of a site's token, Page subscription and permissions. It
 // reaches the database, the Graph API and the use cases through the
@@ -108,7 +108,7 @@ func refusal(err error) (string, bool) {
 // the database failed for now: the share waits out the backoff) or paused
 // (the token was refused or lacks a permission: the share is paused until
 // the token changes or the check passes, and the sites page says why).
-func (s *Service) Deliver(ctx context.Context, sh *deliver.Share) (deliver.Stats, time.Time) {
+func (s *Service) Deliver(ctx context.Context, sh *deliver.Claim) (deliver.Stats, time.Time) {
 	var st deliver.Stats
 	site, err := s.o.Store.SiteByID(ctx, sh.Site)
 	if err != nil {
@@ -262,7 +262,7 @@ func park(rows []*model.Delivery, reason string, cause error) int {
 // retry schedules rows again after the runner's backoff (the first one
 // tried, the rest not), expiring those whose deadline comes first, and
 // returns until when the share waits.
-func (s *Service) retry(sh *deliver.Share, rows []*model.Delivery, cause error, st *deliver.Stats) time.Time {
+func (s *Service) retry(sh *deliver.Claim, rows []*model.Delivery, cause error, st *deliver.Stats) time.Time {
 	now := sh.Now()
 	next := now.Add(sh.Backoff(rows[0].Attempts+1, capi.RetryAfter(cause)))
 	for i, d := range rows {

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,25 +23,9 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 	"github.com/cleanads/cleanads/internal/web"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 const (
 	appSecret   = "lead-ads-app-secret-0123456789"
@@ -62,7 +45,7 @@ type fixture struct {
 	ctx    context.Context
 	db     *store.DB
 	g      *graphtest.Server
-	clk    *clock
+	clk    *testkit.Clock
 	site   *model.Site
 	svc    *app.Service
 	la     *leadads.Service
@@ -73,25 +56,21 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{ctx: context.Background(), db: storetest.New(t), g: graphtest.New(t),
-		clk: &clock{t: time.Now().UTC().Truncate(time.Second)}}
+		clk: testkit.NewClock(time.Now().UTC().Truncate(time.Second))}
 	f.g.SetNow(f.clk.Now)
 	f.g.SetAppSecret(appSecret)
-	f.site = &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{
-		Country: "TR", Origins: []string{"https://www.istanbuldis.example"},
-		Meta: model.MetaSettings{PixelID: "111222333", Mode: model.ModeLive,
-			Stages: map[string]model.StageEvent{"won": {Event: "Purchase", Currency: "TRY"}}},
-		LeadAds: model.LeadAdsSettings{PageIDs: []string{pageID}, LeadEventSource: "DentCRM",
-			Forms: map[string]model.LeadAdsForm{formID: {Fields: map[string]string{"hangi_tedavi": "message"}}}},
-	}, AccessToken: graphtest.Token,
-		LeadAds: model.LeadAdsSecrets{AccessToken: graphtest.Token, AppSecret: appSecret, VerifyToken: verifyToken}}
-	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
-		t.Fatal(err)
-	}
+	f.site = testkit.AddSite(t, f.db, testkit.Site(testkit.WithMeta("111222333", model.ModeLive), func(s *model.Site) {
+		s.AccessToken = graphtest.Token
+		s.Settings.Meta.Stages = map[string]model.StageEvent{"won": {Event: "Purchase", Currency: "TRY"}}
+		s.Settings.LeadAds = model.LeadAdsSettings{PageIDs: []string{pageID}, LeadEventSource: "DentCRM",
+			Forms: map[string]model.LeadAdsForm{formID: {Fields: map[string]string{"hangi_tedavi": "message"}}}}
+		s.LeadAds = model.LeadAdsSecrets{AccessToken: graphtest.Token, AppSecret: appSecret, VerifyToken: verifyToken}
+	}), f.clk.Now())
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
 	f.svc = app.New(app.Options{Store: f.db, Now: f.clk.Now, Graph: client})
 	f.la = leadads.New(leadads.Options{Store: f.db, Graph: client, Leads: f.svc, Now: f.clk.Now})
 	f.runner = deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a",
-		Jitter: func() float64 { return 0.5 }, Destinations: map[string]deliver.Destination{model.DestinationMetaLeadgen: f.la}})
+		Jitter: func() float64 { return 0.5 }, Handlers: map[string]deliver.Handler{model.DestinationMetaLeadgen: f.la}})
 	f.srv = httptest.NewServer(web.New(web.Options{App: f.svc, Store: f.db, Now: f.clk.Now}).Handler())
 	t.Cleanup(f.srv.Close)
 	return f
@@ -237,6 +216,7 @@ func (f *fixture) events(t *testing.T) map[string][]capi.Event {
 }
 
 func TestHandshake(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, tt := range []struct {
 		query string
@@ -269,6 +249,7 @@ func TestHandshake(t *testing.T) {
 // lead is read with appsecret_proof, mapped, judged, and its Conversion
 // Leads events reach Meta with lead_id; a CRM stage follows with lead_id.
 func TestWebhookToQualifiedAndStage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := f.lead("1200000000000111", 30, nil)
 	b := f.lead(bigLead, 20, nil)
@@ -394,6 +375,7 @@ func TestWebhookToQualifiedAndStage(t *testing.T) {
 // TestJunkInstantForm: a pitch on an Instant Form is junk and nothing goes
 // to Meta for it.
 func TestJunkInstantForm(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	l := f.lead("1200000000000444", 5, func(l *graphtest.Lead) {
 		l.Fields[4].Values = []string{"Merhaba, web siteniz için SEO ve Google reklam ajansı hizmeti sunuyoruz, fiyat teklifi için arayın."}
@@ -409,6 +391,7 @@ func TestJunkInstantForm(t *testing.T) {
 // pauses the site's fetches (and only those), says so, and resumes with a
 // new token; a missing permission says which; nothing is lost.
 func TestGraphErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	l := f.lead("1200000000000555", 5, nil)
 	body := webhook([]change{{leadgen: l.ID, form: formID, created: l.Created}})
@@ -479,6 +462,7 @@ func TestGraphErrors(t *testing.T) {
 // exactly once, leads from before the webhook too, with paging and the
 // watermark; a late webhook for a backfilled lead adds nothing.
 func TestBackfill(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	// Before the webhook was set up: 130 leads over the last days, more
 	// than a page.
@@ -535,6 +519,7 @@ func TestBackfill(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.g.AddForm(pageID, formID, "Implant formu")
 	report := func() (ok bool, text string) {
@@ -591,6 +576,7 @@ func TestCheck(t *testing.T) {
 // the Lead Ads id is the evidence: the qualified event follows, then the
 // stage, both with lead_id as Conversion Leads expects.
 func TestInstantFormWithoutTextWaitsForCRM(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.site.Settings.Meta.Stages["meeting"] = model.StageEvent{Event: "Schedule"}
 	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {
@@ -633,6 +619,7 @@ func TestInstantFormWithoutTextWaitsForCRM(t *testing.T) {
 // lead id (nor their fetch jobs), and neither Meta's redelivered webhook
 // nor the backfill's overlap stores the person again.
 func TestForgottenLeadStaysGone(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	l := f.lead("1200000000001313", 5, nil)
 	lost := f.lead("1200000000001414", 4, func(l *graphtest.Lead) {
@@ -690,6 +677,7 @@ func TestForgottenLeadStaysGone(t *testing.T) {
 // (lead_id, system_generated, crm), once; the owner's junk on another one
 // sends nothing more for it.
 func TestInstantFormOwnerWord(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	yes := f.lead("1200000000001515", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
 	no := f.lead("1200000000001616", 5, func(l *graphtest.Lead) { l.Fields = l.Fields[:4] })
@@ -715,6 +703,7 @@ func TestInstantFormOwnerWord(t *testing.T) {
 // leads' events: the person sent the form on Meta's own surface, where no
 // website visit asks anything, as a Click-to-WhatsApp lead.
 func TestInstantFormOnConsentRequiredSite(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.site.Settings.Consent = model.ConsentRequired
 	if err := f.db.SiteUpsert(f.ctx, f.site, f.clk.Now()); err != nil {

@@ -28,8 +28,9 @@ const (
 	KindTest      = "test"
 )
 
-// Destinations: where an outbox row goes. A new one is a name here, in
-// Destinations, and a deliver.Destination registered with the runner.
+// Destinations: where an outbox row goes, by name (Delivery.Destination).
+// A new one is a name here, in Destinations, and a deliver.Handler
+// registered with the runner under that name.
 const (
 	DestinationMeta        = "meta"         // Meta's Conversions API (every row before destinations)
 	DestinationMetaLeadgen = "meta_leadgen" // a Lead Ads lead to fetch from the Graph API
@@ -41,7 +42,8 @@ func Destinations() []string {
 }
 
 // Share names one site's rows of one destination: the unit the runner
-// claims, holds back and pauses.
+// claims, holds back and pauses. It is a key; deliver.Claim is the rows
+// of a share the runner claimed.
 type Share struct {
 	Site        SiteID
 	Destination string // empty: every destination of the site

@@ -7,18 +7,17 @@ import (
 
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/ratelimit"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time                { return c.t }
-func (c *clock) add(d time.Duration)           { c.t = c.t.Add(d) }
-func newClock() *clock                         { return &clock{t: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)} }
+func newClock() *testkit.Clock {
+	return testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+}
 func rate(n int, per time.Duration) model.Rate { return model.Rate{N: n, Per: per} }
 
 func TestBurstThenRate(t *testing.T) {
 	c := newClock()
-	l := ratelimit.New(ratelimit.Options{Now: c.now})
+	l := ratelimit.New(ratelimit.Options{Now: c.Now})
 	r := rate(60, time.Minute)
 	for i := 0; i < 60; i++ {
 		if ok, _ := l.Allow("ip:1", r); !ok {
@@ -32,11 +31,11 @@ func TestBurstThenRate(t *testing.T) {
 	if ok, _ := l.Allow("ip:2", r); !ok {
 		t.Errorf("another key was limited")
 	}
-	c.add(500 * time.Millisecond)
+	c.Add(500 * time.Millisecond)
 	if ok, wait := l.Allow("ip:1", r); ok || wait != 500*time.Millisecond {
 		t.Errorf("after half a token: %v %v", ok, wait)
 	}
-	c.add(500 * time.Millisecond)
+	c.Add(500 * time.Millisecond)
 	if ok, _ := l.Allow("ip:1", r); !ok {
 		t.Errorf("a refilled token was refused")
 	}
@@ -47,7 +46,7 @@ func TestBurstThenRate(t *testing.T) {
 
 func TestIdleSweepBoundsMemory(t *testing.T) {
 	c := newClock()
-	l := ratelimit.New(ratelimit.Options{Now: c.now, MaxKeys: 100})
+	l := ratelimit.New(ratelimit.Options{Now: c.Now, MaxKeys: 100})
 	r := rate(10, time.Minute)
 	for i := 0; i < 50; i++ {
 		l.Allow(fmt.Sprint("ip:", i), r)
@@ -55,7 +54,7 @@ func TestIdleSweepBoundsMemory(t *testing.T) {
 	if l.Len() != 50 {
 		t.Fatalf("len %d", l.Len())
 	}
-	c.add(time.Minute)
+	c.Add(time.Minute)
 	l.Allow("ip:new", r)
 	if l.Len() != 1 {
 		t.Errorf("idle buckets kept: %d", l.Len())

@@ -10,14 +10,16 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 func TestLeadListAndDaily(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		base := time.Date(2026, 3, 10, 21, 30, 0, 0, time.UTC) // 00:30 the next day in Istanbul
-		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, base)
-		db.SiteUpsert(ctx, &model.Site{ID: "b", Name: "B"}, base)
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, base)
+		testkit.AddSite(t, db, &model.Site{ID: "b", Name: "B"}, base)
 		add := func(id, site, name, email, phoneKey string, v model.Verdict, at time.Time) {
 			l := &model.Lead{ID: model.LeadID(id), SiteID: model.SiteID(site), EventID: id, Name: name, Email: email,
 				Phone: phoneKey, PhoneKey: phoneKey, SubmittedAt: at, ReceivedAt: at, Decision: model.Decision{Verdict: v}}
@@ -81,10 +83,11 @@ func TestLeadListAndDaily(t *testing.T) {
 }
 
 func TestDeliveryReplay(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now)
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		ins := func(id string, st model.DeliveryState, deadline time.Time) {
 			d := &model.Delivery{ID: id, SiteID: "a", Kind: model.KindLead, EventName: "Lead", EventID: id, Payload: []byte(`{}`),
 				State: st, Attempts: 4, LastError: "Invalid parameter", NextAt: now.Add(-time.Hour), DeadlineAt: deadline,

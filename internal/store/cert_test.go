@@ -19,6 +19,7 @@ import (
 // keys lists what is under a folder (and not its look-alike neighbours),
 // delete takes a key and everything under it.
 func TestCertItems(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		now := time.UnixMilli(1_700_000_000_000).UTC()
@@ -79,6 +80,7 @@ func TestCertItems(t *testing.T) {
 // Private keys are sealed with the server's key at rest, and open on the
 // way out; certificates (public) stay as they are.
 func TestCertKeysSealed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		const pemKey = "-----BEGIN EC PRIVATE KEY-----\nMHc...\n-----END EC PRIVATE KEY-----\n"
@@ -112,6 +114,7 @@ func TestCertKeysSealed(t *testing.T) {
 // back or its expiry passes; the holder can extend it; a stale holder's
 // unlock does not free it for the new one.
 func TestCertLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		// The holders are told apart by name only, as two nodes are.

@@ -12,6 +12,7 @@ import (
 )
 
 func TestWhatsAppConversation(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		t0 := time.Now().UTC().Truncate(time.Millisecond)

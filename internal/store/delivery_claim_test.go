@@ -10,6 +10,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // queueDeliveries puts n due PageViews of site a in the outbox, their
@@ -17,9 +18,7 @@ import (
 func queueDeliveries(t *testing.T, db *store.DB, n int, now time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now); err != nil {
-		t.Fatal(err)
-	}
+	testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 	for i := range n {
 		d := &model.Delivery{ID: fmt.Sprintf("d%04d", i), SiteID: "a", Kind: model.KindPageView, EventName: "PageView",
 			EventID: fmt.Sprintf("e%04d", i), Payload: []byte(`{}`), State: model.DeliveryPending,
@@ -36,6 +35,7 @@ func queueDeliveries(t *testing.T, db *store.DB, n int, now time.Time) {
 // Other writers run throughout, so on SQLite the claims and records also
 // end transactions between slices for them.
 func TestDeliveryClaimAndRecordAcrossSlices(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -128,6 +128,7 @@ func TestDeliveryClaimAndRecordAcrossSlices(t *testing.T) {
 // alone, true once another InTx call waits, and false on PostgreSQL, where
 // transactions run side by side.
 func TestShouldYield(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		sqlite := db.Dialect() == store.SQLite
@@ -146,13 +147,7 @@ func TestShouldYield(t *testing.T) {
 				}
 				return nil
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for !tx.ShouldYield() {
-				if time.Now().After(deadline) {
-					t.Fatal("ShouldYield stayed false with another call queued")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			testkit.WaitWithin(t, 10*time.Second, "ShouldYield with another call queued", tx.ShouldYield)
 			return nil
 		})
 		if err != nil {
@@ -170,6 +165,7 @@ func TestShouldYield(t *testing.T) {
 // first, each site's events oldest first; a site with only retries not due
 // yet, or left out, gives nothing.
 func TestDeliveryClaimSiteBySite(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -181,11 +177,7 @@ func TestDeliveryClaimSiteBySite(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, s := range []model.SiteID{"a", "b", "c", "d"} {
-			if err := db.SiteUpsert(ctx, &model.Site{ID: s, Name: string(s)}, now); err != nil {
-				t.Fatal(err)
-			}
-		}
+		testkit.AddSites(t, db, now, "a", "b", "c", "d")
 		add("a", "a1", 3*time.Hour, model.DeliveryPending, 0)
 		add("a", "a2", 1*time.Hour, model.DeliveryPending, 0)
 		add("b", "b1", 2*time.Hour, model.DeliveryRetry, -time.Minute)
@@ -214,12 +206,11 @@ func TestDeliveryClaimSiteBySite(t *testing.T) {
 // its deadline or under a live lease is left alone. On SQLite it reads
 // ranges of the claim's and the lease's indexes, not every unsent event.
 func TestDeliverySweep(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now); err != nil {
-			t.Fatal(err)
-		}
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		add := func(id string, state model.DeliveryState, deadline time.Duration) {
 			t.Helper()
 			d := &model.Delivery{ID: id, SiteID: "a", Kind: model.KindLead, EventName: "Lead", EventID: id, Payload: []byte(`{}`),

@@ -9,16 +9,18 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // PageViews have no lead: the look-ups by lead (served by a partial index
 // that leaves them out) never return or cancel them, even asked for the
 // empty lead id.
 func TestDeliveriesByLeadLeaveOutPageViews(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now)
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		for _, d := range []*model.Delivery{
 			{ID: "d1", LeadID: "l_1", Kind: model.KindLead, EventName: "Lead", EventID: "e1"},
 			{ID: "d2", Kind: model.KindPageView, EventName: "PageView", EventID: "e2"},
@@ -48,10 +50,11 @@ func TestDeliveriesByLeadLeaveOutPageViews(t *testing.T) {
 // DeliveryInsert does, which went in: an event already queued (same site,
 // name and id) is left as it was.
 func TestDeliveryInsertAll(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now)
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		row := func(id, name, event string) *model.Delivery {
 			return &model.Delivery{ID: id, SiteID: "a", LeadID: "l_1", Kind: model.KindLead, EventName: name, EventID: event,
 				Payload: []byte(`{"n":"` + id + `"}`), State: model.DeliveryPending, NextAt: now, DeadlineAt: now.Add(time.Hour),

@@ -9,6 +9,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // A claim goes share by share (site and destination): a share left out
@@ -17,12 +18,11 @@ import (
 // whatever Meta's pause of the site says, and Meta's pause holds only
 // Meta's rows.
 func TestDeliveryClaimPerDestination(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now); err != nil {
-			t.Fatal(err)
-		}
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		add := func(id, dest string, state model.DeliveryState, deadline time.Duration) {
 			t.Helper()
 			d := &model.Delivery{ID: id, SiteID: "a", Destination: dest, Kind: model.KindLead, EventName: "Lead", EventID: id,

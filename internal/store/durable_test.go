@@ -12,18 +12,8 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
-
-// waitFor polls cond until it holds; a condition that never comes fails the
-// test after a generous bound (a hang, not a timing assertion).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
-}
 
 // commitUnsynced holds the log's fsyncs and runs one InTx call until its
 // commit is made: it returns the call's result to come, the writer's
@@ -35,11 +25,12 @@ func commitUnsynced(t *testing.T, db *store.DB, site string) (done <-chan error,
 	before = db.WriterStats()
 	ch := make(chan error, 1)
 	go func() { ch <- db.InTx(context.Background(), siteInsert(site)) }()
-	waitFor(t, "the commit", func() bool { return db.WriterStats().Commits > before.Commits })
+	testkit.WaitFor(t, "the commit", func() bool { return db.WriterStats().Commits > before.Commits })
 	return ch, before, release
 }
 
 func TestInTxAnswersOnlyOnceTheLogIsSynced(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	// The commit has happened (readers see it) while the fsync is held:
 	// the caller must still be waiting.
@@ -71,6 +62,7 @@ func TestInTxAnswersOnlyOnceTheLogIsSynced(t *testing.T) {
 }
 
 func TestInTxFailsUnavailableWhenTheLogSyncFails(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
 	db.TestFailLogSync(errors.New("EIO"))
@@ -86,6 +78,7 @@ func TestInTxFailsUnavailableWhenTheLogSyncFails(t *testing.T) {
 }
 
 func TestGroupCommitTakesCallsThatArriveWhileTheLogSyncs(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
 	first, base, release := commitUnsynced(t, db, "first")
@@ -102,7 +95,7 @@ func TestGroupCommitTakesCallsThatArriveWhileTheLogSyncs(t *testing.T) {
 			errs[i] = db.InTx(ctx, siteInsert(fmt.Sprintf("s%d", i)))
 		}()
 	}
-	waitFor(t, "the calls to be queued", func() bool { _, q := db.GroupStats(); return q == queued+n })
+	testkit.WaitFor(t, "the calls to be queued", func() bool { _, q := db.GroupStats(); return q == queued+n })
 	release()
 	wg.Wait()
 	if err := <-first; err != nil {
@@ -121,6 +114,7 @@ func TestGroupCommitTakesCallsThatArriveWhileTheLogSyncs(t *testing.T) {
 }
 
 func TestCheckpointsKeepTheLogShort(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const limit = 64
 	db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "c.db"),
@@ -158,7 +152,7 @@ func TestCheckpointsKeepTheLogShort(t *testing.T) {
 	// number of commits (without the committer's part it takes the
 	// writers pausing by chance: thousands of commits here).
 	var longAt int64 = -1
-	waitFor(t, "the log to be started over under load", func() bool {
+	testkit.WaitFor(t, "the log to be started over under load", func() bool {
 		frames, err := db.TestLogFrames()
 		if err != nil {
 			t.Fatal(err)

@@ -12,11 +12,13 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // Several nodes starting together on one fresh schema: the migration lock
 // lets exactly one apply each step; the others wait and find nothing to do.
 func TestMigrateConcurrently(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.PostgresDSN(t)
 	ctx := context.Background()
 	const nodes = 6
@@ -70,6 +72,7 @@ func TestMigrateConcurrently(t *testing.T) {
 // The migration tests run on both engines: an empty database, then the
 // same one again with data in it.
 func TestMigrateEmptyAndExisting(t *testing.T) {
+	t.Parallel()
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -86,6 +89,7 @@ func TestMigrateEmptyAndExisting(t *testing.T) {
 // job name is independent; once the first is done the job is free again.
 // On SQLite one process owns the file, so the job always runs.
 func TestWithJobLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
 		db := storetest.SQLite(t)
@@ -149,13 +153,12 @@ func TestWithJobLock(t *testing.T) {
 // busy timeout; PostgreSQL gone) gives errors that say so, on reads, writes
 // and transactions alike; a wrong statement does not.
 func TestUnavailable(t *testing.T) {
+	t.Parallel()
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
 			db, cut := storetest.Breakable(t, d)
-			if err := db.SiteUpsert(ctx, &model.Site{ID: "dent"}, time.Now()); err != nil {
-				t.Fatal(err)
-			}
+			testkit.AddSite(t, db, &model.Site{ID: "dent"}, time.Now())
 			if err := db.TestExec(ctx, "SELECT no_such_column FROM sites"); err == nil || isUnavailable(err) {
 				t.Errorf("a wrong statement: %v", err)
 			}
@@ -186,12 +189,11 @@ func TestUnavailable(t *testing.T) {
 
 // A full disk (here: SQLite's page limit) is unavailable storage too.
 func TestUnavailableDiskFull(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storetest.SQLite(t)
 	now := time.Now()
-	if err := db.SiteUpsert(ctx, &model.Site{ID: "dent"}, now); err != nil {
-		t.Fatal(err)
-	}
+	testkit.AddSite(t, db, &model.Site{ID: "dent"}, now)
 	// The writer is one connection, so the limit holds for every write.
 	if err := db.TestExec(ctx, "PRAGMA max_page_count = 1"); err != nil {
 		t.Fatal(err)
@@ -212,6 +214,7 @@ func isUnavailable(err error) bool {
 // pool_max_conns in the URL sizes a node's pool and is not sent to the
 // server (which would refuse an unknown setting).
 func TestPostgresPoolSize(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.PostgresDSN(t) + "&pool_max_conns=3"
 	db := storetest.Open(t, dsn)
 	if n := db.TestMaxConns(); n != 3 {
@@ -226,6 +229,7 @@ func TestPostgresPoolSize(t *testing.T) {
 // is deciding (its row locked by an open transaction) is skipped, not
 // marked expired under it, and the expiry does not wait for it.
 func TestLeadExpireReviewsSkipsLeadBeingDecided(t *testing.T) {
+	t.Parallel()
 	db := storetest.Postgres(t)
 	ctx := context.Background()
 	now := time.Now()

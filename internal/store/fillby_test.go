@@ -8,17 +8,17 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // TestLeadFillBy: who measured a lead's fill time is kept with it (migration
 // 0190), and a lead without a fill time has no one.
 func TestLeadFillBy(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-		if err := db.SiteUpsert(ctx, &model.Site{ID: "dent", Name: "dent"}, now); err != nil {
-			t.Fatal(err)
-		}
+		testkit.AddSite(t, db, &model.Site{ID: "dent", Name: "dent"}, now)
 		ms := int64(800)
 		for id, want := range map[string]string{"l_backend": model.FillByBackend, "l_tracker": model.FillByTracker, "l_none": ""} {
 			l := &model.Lead{ID: model.LeadID(id), SiteID: "dent", EventID: "ev-" + id, SubmittedAt: now, ReceivedAt: now, FillBy: want,
@@ -45,12 +45,11 @@ func TestLeadFillBy(t *testing.T) {
 // of the same e-mail, as it does for LeadPrevious (intake, where no later
 // lead exists yet).
 func TestLeadPreviousOf(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-		if err := db.SiteUpsert(ctx, &model.Site{ID: "dent", Name: "dent"}, now); err != nil {
-			t.Fatal(err)
-		}
+		testkit.AddSite(t, db, &model.Site{ID: "dent", Name: "dent"}, now)
 		add := func(id, email, phone string, at time.Time) *model.Lead {
 			t.Helper()
 			l := &model.Lead{ID: model.LeadID(id), SiteID: "dent", EventID: "ev-" + id, EmailKey: email, PhoneKey: phone,

@@ -11,18 +11,18 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // Google's rows: counted apart from Meta's; the sent ones whose request
 // Google is still processing are found for the follow-up, and its answer
 // recorded; a pause's reason reads "" when there is none.
 func TestGoogleDeliveries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now); err != nil {
-			t.Fatal(err)
-		}
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		for _, d := range []*model.Delivery{
 			{ID: "m1", Kind: model.KindQualified, State: model.DeliverySent},
 			{ID: "g1", Destination: model.DestinationGoogle, Kind: model.KindQualified, State: model.DeliveryPending},
@@ -96,6 +96,7 @@ func TestGoogleDeliveries(t *testing.T) {
 // restart provisions it again) and is lifted when its Google settings or
 // credentials' fingerprint change, as a new access token lifts Meta's.
 func TestGooglePauseLiftsOnChange(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -103,9 +104,7 @@ func TestGooglePauseLiftsOnChange(t *testing.T) {
 		g := model.GoogleSettings{OperatingAccountID: "1234567890", QualifiedConversionAction: "555", Credentials: "aaaa"}
 		save := func(g model.GoogleSettings) {
 			t.Helper()
-			if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A", Settings: model.SiteSettings{Google: &g}}, now); err != nil {
-				t.Fatal(err)
-			}
+			testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A", Settings: model.SiteSettings{Google: &g}}, now)
 		}
 		paused := func() string {
 			t.Helper()
@@ -155,10 +154,11 @@ func TestGooglePauseLiftsOnChange(t *testing.T) {
 // old is queued again (Google's 90 days), a Meta one past its 7 days is
 // refused in Meta's words, and a Google one past its 90 in Google's.
 func TestDeliveryReplayPerDestination(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now)
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		ins := func(id, dest string, created time.Time, window time.Duration) {
 			t.Helper()
 			d := &model.Delivery{ID: id, SiteID: "a", Destination: dest, Kind: model.KindQualified, EventName: "QualifiedLead",

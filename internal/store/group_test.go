@@ -97,6 +97,7 @@ func (f *groupFixture) exists(id string) bool {
 }
 
 func TestGroupCommitIsolatesEachCaller(t *testing.T) {
+	t.Parallel()
 	f := newGroupFixture(t)
 	errBoom := errors.New("boom")
 	results := f.queue(f.ctx,
@@ -155,6 +156,7 @@ func TestGroupCommitIsolatesEachCaller(t *testing.T) {
 // writes that depend on what a call read land once, and the calls after
 // the failure are still kept apart.
 func TestGroupCommitRebuildsTheBatchAfterAFailure(t *testing.T) {
+	t.Parallel()
 	f := newGroupFixture(t)
 	ctx := f.ctx
 	errBoom := errors.New("boom")
@@ -237,6 +239,7 @@ func TestGroupCommitRebuildsTheBatchAfterAFailure(t *testing.T) {
 // random order: every call that succeeded counts exactly once, whatever
 // rebuilds its batch went through, and nothing of a failed call is left.
 func TestGroupCommitRebuildsKeepEveryCallsWorkOnce(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
 	err := db.InTx(ctx, func(tx *store.Tx) error {
@@ -370,6 +373,7 @@ func TestGroupCommitRebuildsKeepEveryCallsWorkOnce(t *testing.T) {
 }
 
 func TestGroupCommitCancelledBeforeItsTurn(t *testing.T) {
+	t.Parallel()
 	f := newGroupFixture(t)
 	ctx, cancel := context.WithCancel(f.ctx)
 	ran := false
@@ -392,6 +396,7 @@ func TestGroupCommitCancelledBeforeItsTurn(t *testing.T) {
 }
 
 func TestGroupCommitCancelledWhileRunning(t *testing.T) {
+	t.Parallel()
 	f := newGroupFixture(t)
 	ctx, cancel := context.WithCancel(f.ctx)
 	// Once a call runs inside a shared transaction its cancellation must
@@ -416,6 +421,7 @@ func TestGroupCommitCancelledWhileRunning(t *testing.T) {
 }
 
 func TestGroupCommitFailureFailsTheBatch(t *testing.T) {
+	t.Parallel()
 	f := newGroupFixture(t)
 	// A deferred foreign key is checked at COMMIT: the way to make a
 	// commit fail on demand.
@@ -453,6 +459,7 @@ func TestGroupCommitFailureFailsTheBatch(t *testing.T) {
 }
 
 func TestGroupCommitNothingVisibleBeforeCommit(t *testing.T) {
+	t.Parallel()
 	f := newGroupFixture(t)
 	var seen []bool
 	early := f.queue(f.ctx, siteInsert("early")) // queued first, so it runs first
@@ -483,6 +490,7 @@ func TestGroupCommitNothingVisibleBeforeCommit(t *testing.T) {
 }
 
 func TestGroupCommitManyConcurrentCallers(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
 	const n = 300

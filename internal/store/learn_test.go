@@ -10,6 +10,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // judgedLead stores a lead as intake does (its reasons, the rules' verdict
@@ -43,14 +44,11 @@ func judgedLead(t *testing.T, db *store.DB, site model.SiteID, id string, at tim
 }
 
 func TestReasonAgreement(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-		for _, s := range []model.SiteID{"dent", "other"} {
-			if err := db.SiteUpsert(ctx, &model.Site{ID: s, Name: string(s)}, now); err != nil {
-				t.Fatal(err)
-			}
-		}
+		testkit.AddSites(t, db, now, "dent", "other")
 		fast := model.Reason{Code: "FILL_TOO_FAST", Points: 50}
 		price := model.Reason{Code: "PRICE_ONLY", Points: 35}
 		missing := model.Reason{Code: "FILL_TIME_MISSING", Points: 10}
@@ -107,12 +105,11 @@ func TestReasonAgreement(t *testing.T) {
 }
 
 func TestTextModelStorage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-		if err := db.SiteUpsert(ctx, &model.Site{ID: "dent", Name: "D"}, now); err != nil {
-			t.Fatal(err)
-		}
+		testkit.AddSite(t, db, &model.Site{ID: "dent", Name: "D"}, now)
 		if _, err := db.TextModelGet(ctx, "dent"); !errors.Is(err, model.ErrNotFound) {
 			t.Errorf("no model yet: %v", err)
 		}
@@ -171,12 +168,11 @@ func TestTextModelStorage(t *testing.T) {
 // lead the rules passed changes no figure, nor does the CRM_QUALIFIED
 // reason (0 points) count as a code.
 func TestReasonAgreementCRM(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-		if err := db.SiteUpsert(ctx, &model.Site{ID: "dent", Name: "dent"}, now); err != nil {
-			t.Fatal(err)
-		}
+		testkit.AddSite(t, db, &model.Site{ID: "dent", Name: "dent"}, now)
 		fast := model.Reason{Code: "FILL_TOO_FAST", Points: 70, Final: true}
 		price := model.Reason{Code: "PRICE_ONLY", Points: 35}
 		crm := model.Reason{Code: "CRM_QUALIFIED", Evidence: map[string]any{"stage": "won"}}

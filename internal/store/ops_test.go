@@ -9,17 +9,15 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 func TestStats(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-		for _, id := range []model.SiteID{"a", "b"} {
-			if err := db.SiteUpsert(ctx, &model.Site{ID: id, Name: string(id)}, now); err != nil {
-				t.Fatal(err)
-			}
-		}
+		testkit.AddSites(t, db, now, "a", "b")
 		db.SitePause(ctx, "b", "token expired", now)
 		if st, err := db.Stats(ctx, now); err != nil || !st.OldestDue.IsZero() || len(st.Leads) != 0 || !st.Paused["b"] || st.Paused["a"] {
 			t.Fatalf("empty stats: %+v %v", st, err)

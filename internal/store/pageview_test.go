@@ -10,6 +10,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // enqueuePageViews queues n PageViews of site, their event ids in order.
@@ -42,15 +43,12 @@ func eventIDs(ds []*model.Delivery) []string {
 // loses it when it runs out. Sent ones leave the queue and are counted;
 // one given back stays; a retry moves into the outbox with its outcome.
 func TestPageViewQueue(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
 		lease := now.Add(10 * time.Minute)
-		for _, s := range []model.SiteID{"a", "b"} {
-			if err := db.SiteUpsert(ctx, &model.Site{ID: s, Name: string(s)}, now); err != nil {
-				t.Fatal(err)
-			}
-		}
+		testkit.AddSites(t, db, now, "a", "b")
 		if _, ok, err := db.DeliveryNextDue(ctx, now); err != nil || ok {
 			t.Fatalf("empty: due %v %v", ok, err)
 		}
@@ -163,12 +161,11 @@ func TestPageViewQueue(t *testing.T) {
 // in order, each once, while other writers run; recording them all sent
 // empties the queue.
 func TestPageViewQueueAcrossSlices(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		if err := db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now); err != nil {
-			t.Fatal(err)
-		}
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			for i := range 300 {
 				d := &model.Delivery{SiteID: "a", EventID: fmt.Sprintf("pv-%04d", i), Payload: []byte(`{}`), CreatedAt: now}

@@ -8,16 +8,18 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // A stage keeps what its event carries (a value or none, the currency, the
 // action source), once per lead, and a page of leads reads its stages in
 // one query.
 func TestLeadStages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now)
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		for _, id := range []model.LeadID{"l1", "l2", "l3"} {
 			if err := db.LeadInsert(ctx, &model.Lead{ID: id, SiteID: "a", EventID: string(id), SubmittedAt: now, ReceivedAt: now,
 				Decision: model.Decision{Verdict: model.VerdictJunk}}); err != nil {
@@ -65,11 +67,12 @@ func TestLeadStages(t *testing.T) {
 // Only the events cancelled with the reason given, still inside their
 // deadline, go back to the queue; one Meta refused stays dead.
 func TestDeliveryRequeueCancelled(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
 		const reason = "cancelled: the lead was marked junk"
-		db.SiteUpsert(ctx, &model.Site{ID: "a", Name: "A"}, now)
+		testkit.AddSite(t, db, &model.Site{ID: "a", Name: "A"}, now)
 		for _, d := range []*model.Delivery{
 			{ID: "d1", LeadID: "l_1", EventID: "e1", State: model.DeliveryPending, DeadlineAt: now.Add(48 * time.Hour)},
 			{ID: "d2", LeadID: "l_1", EventID: "e2", State: model.DeliveryRetry, Attempts: 2, DeadlineAt: now.Add(48 * time.Hour)},

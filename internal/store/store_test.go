@@ -10,6 +10,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // migrateTwice migrates an empty database, writes to it, and opens it again:
@@ -26,9 +27,7 @@ func migrateTwice(t *testing.T, ctx context.Context, dsn string) {
 	if err != nil || len(applied) == 0 || applied[len(applied)-1] != store.LatestVersion() {
 		t.Fatalf("migrate empty: %v %v", applied, err)
 	}
-	if err := db.SiteUpsert(ctx, &model.Site{ID: "s", Name: "S"}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	testkit.AddSite(t, db, &model.Site{ID: "s", Name: "S"}, time.Now())
 	db.Close()
 
 	db, err = store.Open(ctx, dsn, store.Options{})
@@ -49,6 +48,7 @@ func migrateTwice(t *testing.T, ctx context.Context, dsn string) {
 }
 
 func TestRefuseNewerSchema(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		err := db.InTx(ctx, func(tx *store.Tx) error {
@@ -67,6 +67,7 @@ func TestRefuseNewerSchema(t *testing.T) {
 }
 
 func TestSiteUpsertLiftsPauseOnNewToken(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now()
@@ -96,6 +97,7 @@ func TestSiteUpsertLiftsPauseOnNewToken(t *testing.T) {
 }
 
 func TestLeadRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now().UTC().Truncate(time.Millisecond)
@@ -167,6 +169,7 @@ func TestLeadRoundTrip(t *testing.T) {
 // before stopped. The shares with due events: one seek per site and
 // destination into the same index, not a scan of it.
 func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	for _, cursor := range []bool{false, true} {
 		plan, err := db.TestClaimPlan(context.Background(), cursor)
@@ -194,6 +197,7 @@ func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 // order they want (a look-up walking every lead of the site is what the
 // planner picked before).
 func TestPartialLeadIndexesServeTheirLookUps(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
 	for col, index := range map[string]string{"external_id": "leads_external_id", "lead_ads_id": "leads_lead_ads_id",
@@ -213,6 +217,7 @@ func TestPartialLeadIndexesServeTheirLookUps(t *testing.T) {
 // A binary records itself with the migrations it applies; an older one that
 // meets the schema names that version and writes nothing.
 func TestNewerSchemaNamesTheVersionToRun(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		err := db.InTx(ctx, func(tx *store.Tx) error {
@@ -237,6 +242,7 @@ func TestNewerSchemaNamesTheVersionToRun(t *testing.T) {
 
 // The version given in Options is what Migrate records.
 func TestMigrateRecordsTheBinaryVersion(t *testing.T) {
+	t.Parallel()
 	for name, dsn := range map[string]func(testing.TB) string{"sqlite": storetest.SQLiteDSN, "postgres": storetest.PostgresDSN} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 	"github.com/cleanads/cleanads/internal/secret"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 const clearToken = "EAAG-clear-meta-token-0123456789"
@@ -18,6 +19,7 @@ const clearToken = "EAAG-clear-meta-token-0123456789"
 // TestAccessTokenEncrypted: the database never holds the clear token, and
 // everything the store returns carries it in clear.
 func TestAccessTokenEncrypted(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now()
@@ -61,7 +63,7 @@ func TestAccessTokenEncrypted(t *testing.T) {
 			t.Errorf("a new token: %+v", got)
 		}
 		// A sealed value copied to another site's row does not open there.
-		db.SiteUpsert(ctx, &model.Site{ID: "other", Name: "O"}, now)
+		testkit.AddSite(t, db, &model.Site{ID: "other", Name: "O"}, now)
 		db.TestExec(ctx, `UPDATE sites SET access_token = (SELECT access_token FROM sites WHERE id = 'dent') WHERE id = 'other'`)
 		if _, err := db.SiteByID(ctx, "other"); err == nil {
 			t.Errorf("a token moved to another site opened")
@@ -72,14 +74,13 @@ func TestAccessTokenEncrypted(t *testing.T) {
 // TestSealTokensOnStart: tokens stored in clear by an older version are
 // encrypted once; a second run changes nothing; a wrong key is refused.
 func TestSealTokensOnStart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "t.db")
 	db := storetest.Open(t, dsn)
 	now := time.Now()
 	for _, id := range []string{"a", "b", "c"} {
-		if err := db.SiteUpsert(ctx, &model.Site{ID: model.SiteID(id), Name: id}, now); err != nil {
-			t.Fatal(err)
-		}
+		testkit.AddSite(t, db, &model.Site{ID: model.SiteID(id), Name: id}, now)
 	}
 	// As an older version left them: clear tokens (c has none), a paused b.
 	db.TestExec(ctx, `UPDATE sites SET access_token = ? WHERE id = 'a'`, clearToken+"-a")

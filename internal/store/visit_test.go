@@ -9,16 +9,16 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 func trackerSite(t *testing.T, db *store.DB, id model.SiteID) {
 	t.Helper()
-	if err := db.SiteUpsert(context.Background(), &model.Site{ID: id, Name: string(id)}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	testkit.AddSite(t, db, &model.Site{ID: id, Name: string(id)}, time.Now())
 }
 
 func TestVisitorAndVisits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		trackerSite(t, db, "dent")
@@ -99,6 +99,7 @@ func TestVisitorAndVisits(t *testing.T) {
 // A used nonce is refused, and the transaction goes on (PostgreSQL aborts a
 // transaction on a failed INSERT; the store must not cause one).
 func TestFormTokenUse(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		trackerSite(t, db, "dent")
@@ -123,6 +124,7 @@ func TestFormTokenUse(t *testing.T) {
 }
 
 func TestServerKey(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		first, err := db.ServerKey(ctx, "k", "aaa", time.Now())

@@ -4,16 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
-	"github.com/cleanads/cleanads/internal/store/storetest"
-	"github.com/cleanads/cleanads/internal/web"
 )
 
 const (
@@ -28,22 +24,11 @@ const (
 // its dataset: Click-to-WhatsApp leads' events are queued.
 func newCTWAEnv(t *testing.T) *env {
 	t.Helper()
-	db := storetest.New(t)
-	site := &model.Site{ID: "dent", Name: "Istanbul Dental", APIKeyHash: model.HashAPIKey(apiKey), Settings: model.SiteSettings{
-		Origins: []string{origin}, Country: "TR",
-		WhatsApp: model.WhatsAppSettings{PhoneNumberIDs: []string{waNumberID}, BusinessAccountID: wabaID, DatasetID: datasetID,
-			Stages: map[string]string{"meeting": "QualifiedLead"}},
-		Meta: model.MetaSettings{Mode: model.ModeDryRun, PixelID: "123456789012345", Stages: map[string]model.StageEvent{
-			"qualified": {Event: "QualifiedLead"}, "meeting": {Event: "Schedule"},
-			"won": {Event: "Purchase", Currency: "TRY"}}}}}
-	if err := db.SiteUpsert(context.Background(), site, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	svc := app.New(app.Options{Store: db})
-	h := web.New(web.Options{App: svc, Store: db, WhatsApp: web.WhatsAppOptions{VerifyToken: waVerify, AppSecret: waSecret}}).Handler()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &env{t: t, db: db, srv: srv}
+	return newWhatsAppEnv(t, func(s *model.Site) {
+		s.Settings.WhatsApp.BusinessAccountID, s.Settings.WhatsApp.DatasetID = wabaID, datasetID
+		s.Settings.WhatsApp.Stages = map[string]string{"meeting": "QualifiedLead"}
+		s.Settings.Meta.Stages["won"] = model.StageEvent{Event: "Purchase", Currency: "TRY"}
+	})
 }
 
 // waMsg is one inbound message for waBatch: from may be empty (a user with

@@ -8,40 +8,23 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/testkit"
 	"github.com/cleanads/cleanads/internal/web"
 )
 
-// fakeClock is the limiter's clock: buckets refill only when the test says.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-// limitedEnv is newEnv's server with limits and a fake clock.
-func limitedEnv(t *testing.T, limits web.Limits) (*env, *fakeClock) {
+// limitedEnv is newEnv's server with limits and a fake clock: buckets
+// refill only when the test says.
+func limitedEnv(t *testing.T, limits web.Limits) (*env, *testkit.Clock) {
 	t.Helper()
 	e := newEnv(t)
-	clock := &fakeClock{t: time.Now()}
+	clock := testkit.NewClock(time.Now())
 	svc := app.New(app.Options{Store: e.db})
-	h := web.New(web.Options{App: svc, Store: e.db, Now: clock.now, Limits: limits,
+	h := web.New(web.Options{App: svc, Store: e.db, Now: clock.Now, Limits: limits,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}).Handler()
 	e.srv.Close()
 	e.srv = httptest.NewServer(h)
@@ -91,7 +74,7 @@ func TestPublicRateLimit(t *testing.T) {
 	if code, _, _ := e.do("POST", "/v1/leads", "application/json", `{"site":"dent","email":"x@example.com"}`, from("203.0.113.7")); code != 429 || e.count() != n {
 		t.Errorf("lead over the limit: %d, stored %d", code, e.count()-n)
 	}
-	clock.add(20 * time.Second)
+	clock.Add(20 * time.Second)
 	if code, _, _ := post("203.0.113.7"); code != 200 {
 		t.Errorf("after Retry-After: %d", code)
 	}

@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,24 +23,11 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 	"github.com/cleanads/cleanads/internal/web"
 )
 
 const trackerHost = "t.istanbuldis.example"
-
-// clock is a settable clock shared by the app and the web server.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // tracker is a server with the sites the tracker tests need: dent (implied
 // consent, a pixel, cookie domain .istanbuldis.example) and strict (consent
@@ -50,13 +36,13 @@ type tracker struct {
 	t     testing.TB
 	db    *store.DB
 	srv   *httptest.Server
-	clock *clock
+	clock *testkit.Clock // shared by the app and the web server
 }
 
 func newTracker(t testing.TB, proxies ...string) *tracker {
 	t.Helper()
 	db := storetest.New(t)
-	clk := &clock{t: time.Date(2026, 12, 2, 10, 0, 0, 123e6, time.UTC)}
+	clk := testkit.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 123e6, time.UTC))
 	for _, s := range []*model.Site{
 		{ID: "dent", Name: "Istanbul Dental", APIKeyHash: model.HashAPIKey(apiKey), Settings: model.SiteSettings{
 			Origins: []string{origin}, Country: "TR", CookieDomain: ".istanbuldis.example",

@@ -16,6 +16,7 @@ import (
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 	"github.com/cleanads/cleanads/internal/web"
 )
 
@@ -32,15 +33,22 @@ const (
 // token, and the WhatsApp webhook on.
 func newStageEnv(t *testing.T) *env {
 	t.Helper()
+	return newWhatsAppEnv(t, func(s *model.Site) {
+		s.Settings.CallTokenHash = model.HashAPIKey(callToken)
+		s.Settings.Meta.Stages["won"] = model.StageEvent{Event: "Purchase"}
+	})
+}
+
+// newWhatsAppEnv serves site dent (its WhatsApp number, Meta's stages in
+// dry run) changed by edit, with the WhatsApp webhook on.
+func newWhatsAppEnv(t *testing.T, edit func(s *model.Site)) *env {
+	t.Helper()
 	db := storetest.New(t)
-	site := &model.Site{ID: "dent", Name: "Istanbul Dental", APIKeyHash: model.HashAPIKey(apiKey), Settings: model.SiteSettings{
-		Origins: []string{origin}, Country: "TR", CallTokenHash: model.HashAPIKey(callToken),
-		WhatsApp: model.WhatsAppSettings{PhoneNumberIDs: []string{waNumberID}},
-		Meta: model.MetaSettings{Mode: model.ModeDryRun, PixelID: "123456789012345", Stages: map[string]model.StageEvent{
-			"qualified": {Event: "QualifiedLead"}, "meeting": {Event: "Schedule"}, "won": {Event: "Purchase"}}}}}
-	if err := db.SiteUpsert(context.Background(), site, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	testkit.AddSite(t, db, testkit.Site(testkit.WithMeta("123456789012345", model.ModeDryRun), func(s *model.Site) {
+		s.Name, s.APIKeyHash, s.Settings.Origins = "Istanbul Dental", model.HashAPIKey(apiKey), []string{origin}
+		s.Settings.WhatsApp.PhoneNumberIDs = []string{waNumberID}
+		s.Settings.Meta.Stages = map[string]model.StageEvent{"qualified": {Event: "QualifiedLead"}, "meeting": {Event: "Schedule"}}
+	}, edit), time.Now())
 	svc := app.New(app.Options{Store: db})
 	h := web.New(web.Options{App: svc, Store: db, WhatsApp: web.WhatsAppOptions{VerifyToken: waVerify, AppSecret: waSecret}}).Handler()
 	srv := httptest.NewServer(h)

@@ -8,7 +8,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 )
 
-// The rules of issue 19, in the advertiser's words: the grey area whatever
+// The scoring rules in the advertiser's words: the grey area whatever
 // else the lead typed, fills under two seconds, pitch and job intent from
 // several weaker signs, disposable e-mail with a few words, mostly links,
 // foreign numbers.

@@ -14,7 +14,7 @@ import (
 // returns each changed lead's verdict now, by lead id.
 func (f *fixture) replayChanges(site *model.Site) map[model.LeadID]app.ReplayChange {
 	f.t.Helper()
-	res, err := f.svc.Replay(context.Background(), site, f.clk.t.Add(-7*24*time.Hour))
+	res, err := f.svc.Replay(context.Background(), site, f.clk.Now().Add(-7*24*time.Hour))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -41,6 +41,7 @@ func fillReason(t *testing.T, d model.Decision) model.Reason {
 // its points (review once the site lowers them), our tracker's stays final
 // junk. A lead stored before fill_by was kept is read from its judgement.
 func TestFillByKeptAndReplayed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	backend := realLead()
@@ -103,16 +104,17 @@ func TestFillByKeptAndReplayed(t *testing.T) {
 // conversation (no fill time, no form, no phone needed), and finds the same
 // person's earlier lead by e-mail even when a later lead has their phone.
 func TestReplayJudgesAsIntake(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	chat := &model.Lead{ID: "ld_chat", SiteID: f.site.ID, EventID: "ev-chat", Source: model.SourceWhatsApp,
 		Message:     "Merhaba, implant tedavisi için randevu almak istiyorum, hafta içi uygunum.",
-		SubmittedAt: f.clk.t, ReceivedAt: f.clk.t,
+		SubmittedAt: f.clk.Now(), ReceivedAt: f.clk.Now(),
 		Decision: model.Decision{Verdict: model.VerdictClean, RulesVersion: qualify.RulesVersion, DecidedBy: model.DecidedByRules}}
 	if err := f.db.LeadInsert(ctx, chat); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.db.HistoryInsert(ctx, &model.HistoryEntry{ID: "h_chat", LeadID: chat.ID, At: f.clk.t, Kind: model.HistoryVerdict,
+	if err := f.db.HistoryInsert(ctx, &model.HistoryEntry{ID: "h_chat", LeadID: chat.ID, At: f.clk.Now(), Kind: model.HistoryVerdict,
 		Data: map[string]any{"verdict": "clean", "decided_by": "rules"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +122,11 @@ func TestReplayJudgesAsIntake(t *testing.T) {
 	first := realLead()
 	first.Phone = ""
 	a := f.submit(first)
-	f.clk.t = f.clk.t.Add(time.Minute)
+	f.clk.Add(time.Minute)
 	second := realLead()
 	second.Phone = "+90 536 118 52 40"
 	b := f.submit(second)
-	f.clk.t = f.clk.t.Add(time.Minute)
+	f.clk.Add(time.Minute)
 	third := realLead()
 	third.Email = ""
 	third.Phone = second.Phone
