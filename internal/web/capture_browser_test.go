@@ -26,6 +26,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 	"github.com/cleanads/cleanads/internal/web"
 )
 
@@ -269,7 +270,7 @@ const implantMessage = "I'd like an appointment for a dental implant next Tuesda
 func TestBrowserCapture(t *testing.T) {
 	db := storetest.New(t)
 	ctx := context.Background()
-	clk := &clock{t: time.Now().UTC().Truncate(time.Millisecond)}
+	clk := testkit.NewClock(time.Now().UTC().Truncate(time.Millisecond))
 
 	graph := graphtest.New(t)
 	graph.SetNow(clk.Now)
