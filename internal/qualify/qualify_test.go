@@ -312,7 +312,11 @@ func TestDecideThresholdsAndFloors(t *testing.T) {
 }
 
 func TestWeights(t *testing.T) {
-	r := mustRules(t, model.Qualify{Weights: map[string]int{CodeVendorPitch: 0, CodeFillTooFast: 20}})
+	// Every rule that reads a pitch off (the phrases, the built-in model, and
+	// clean only on evidence, which a pitch never gives): only the fill time
+	// is left.
+	r := mustRules(t, model.Qualify{Weights: map[string]int{CodeVendorPitch: 0, CodeFillTooFast: 20,
+		CodeModelOffer: 0, CodeNoEvidence: 0}})
 	l := realLead()
 	l.Message = "We offer SEO services and link building."
 	l.FillMS = ms(1500)
