@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # release.sh builds the release archives: static binaries (CGO_ENABLED=0)
-# for linux/amd64 and linux/arm64, each with the README and the systemd
+# for linux/amd64 and linux/arm64, each with the README, the docs, the changelog and the systemd
 # unit, and SHA256SUMS over them.
 #
 #   scripts/release.sh                    # HEAD must carry a tag vX.Y.Z; writes dist/
@@ -59,7 +59,8 @@ for arch in amd64 arm64; do
   name="cleanads-$v-linux-$arch"
   mkdir -p "$work/$name"
   cp "$bin" "$work/$name/cleanads"
-  cp "$work/src/README.md" "$work/src/packaging/systemd/cleanads.service" "$work/$name/"
+  cp "$work/src/README.md" "$work/src/CHANGELOG.md" "$work/src/packaging/systemd/cleanads.service" "$work/$name/"
+  cp -R "$work/src/docs" "$work/$name/docs"
   tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner -C "$work" -cf - "$name" | gzip -n -9 > "$out/$name.tar.gz"
   archives+=("$name.tar.gz")
 done

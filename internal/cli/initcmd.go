@@ -480,7 +480,7 @@ func (a *initAnswers) configText(apiKey string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# cleanads.yaml: written by `cleanads init` (%s) on %s.", buildinfo.Read().Short(), time.Now().Format("2006-01-02"))
-	w("# Every key is explained in README.md, \"Configuration\". After a change, check the file with")
+	w("# Every key is explained in docs/configuration.md. After a change, check the file with")
 	w("#   cleanads config check --config %s", a.configPath)
 	w("# and restart the server. This file holds secrets: keep it mode 0600.")
 	w("")

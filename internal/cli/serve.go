@@ -190,7 +190,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if *cfgPath == "" {
 		fmt.Fprintf(e.stdout, "No config file: running with the defaults and no sites.\n"+
 			"Next: run cleanads init, which asks what it needs and writes cleanads.yaml\n"+
-			"(or write it yourself: README.md, 'Configuration'), then run\n"+
+			"(or write it yourself: docs/configuration.md), then run\n"+
 			"  cleanads serve --config cleanads.yaml\n"+
 			"and check it with %s/readyz\n", addr)
 	}

@@ -64,7 +64,7 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
-// TrackerSRI is the subresource-integrity hash of /t.v1.js, as the README
+// TrackerSRI is the subresource-integrity hash of /t.v1.js, as docs/tracker.md
 // gives it for the install snippet.
 func TrackerSRI() string {
 	sum := sha512.Sum384(trackerJS)
