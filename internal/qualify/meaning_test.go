@@ -100,6 +100,8 @@ func TestGreyEveryLanguage(t *testing.T) {
 		"Olá, qual o preço?":             CodePriceOnly,
 		"كم السعر؟":                      CodePriceOnly,
 		"بكم؟":                           CodePriceOnly,
+		"\u200fكم السعر؟\u200f":          CodePriceOnly, // right-to-left marks
+		"\u202bالسلام عليكم\u202c":       CodeNoMessage,
 		"Merhaba iyi günler":             CodeNoMessage,
 		"Hola, buenas tardes":            CodeNoMessage,
 		"Bonjour, plus d'infos svp":      CodeNoMessage,

@@ -122,7 +122,7 @@ type TrainOptions struct {
 
 // DefaultTrainOptions are the settings `go generate` trains with.
 func DefaultTrainOptions() TrainOptions {
-	return TrainOptions{Epochs: 60, LearningRate: 1, Decay: 0.1, L2: 3e-4, Seed: 29, CalibrationPercent: 20}
+	return TrainOptions{Epochs: 60, LearningRate: 1, Decay: 0.1, L2: 5e-4, Seed: 29, CalibrationPercent: 20}
 }
 
 // Calibrating reports whether a training line is in the calibration part.
@@ -358,17 +358,18 @@ func fitTemperature(logits [][NumClasses]float64, docs []doc) float64 {
 }
 
 // thresholds chooses, per class, the probability from which the model's
-// word counts. For request (which lets a lead be clean) it is above every
-// calibration line of another class that the model took for a request,
-// by a margin; for offer, job and nonsense (which make a lead junk) above
-// every real request taken for them; for grey, above every request taken
-// for grey. None is below 0.5.
+// word counts, on the calibration lines. For request (which lets a lead be
+// clean): above every line of offer, job or nonsense the model took for a
+// request, by a margin, and from there the one with the fewest mistakes
+// among requests and grey lines. For offer, job and nonsense (which make a
+// lead junk): above every real request taken for them, by a margin; for
+// grey, above every request taken for grey. None is below 0.5.
 func thresholds(probs [][NumClasses]float64, docs []doc) ([NumClasses]float64, string) {
+	const margin = 0.02
 	var t [NumClasses]float64
 	for c := range t {
 		t[c] = 0.5
 	}
-	var notes []string
 	for i, p := range probs {
 		top := argmax(p)
 		truth := docs[i].class
@@ -376,18 +377,41 @@ func thresholds(probs [][NumClasses]float64, docs []doc) ([NumClasses]float64, s
 			continue
 		}
 		switch {
-		case top == Request:
-			t[Request] = max(t[Request], p[top])
+		case top == Request && truth != Grey:
+			t[Request] = max(t[Request], p[top]+margin)
 		case truth == Request:
-			t[top] = max(t[top], p[top])
+			t[top] = max(t[top], p[top]+margin)
 		}
 	}
-	const margin = 0.02
-	for c := range t {
-		if t[c] > 0.5 {
-			t[c] = min(t[c]+margin, 0.99)
+	// From the floor junk sets, the threshold for a request that gets the
+	// most requests and grey lines right.
+	floor := t[Request]
+	best, bestErr := floor, math.MaxInt
+	for k := 0; k <= 100; k++ {
+		tau := floor + (0.995-floor)*float64(k)/100
+		errs := 0
+		for i, p := range probs {
+			pass := argmax(p) == Request && p[Request] >= tau
+			switch docs[i].class {
+			case Request:
+				if !pass {
+					errs++
+				}
+			case Grey:
+				if pass {
+					errs++
+				}
+			}
 		}
-		notes = append(notes, fmt.Sprintf("%s %.2f", Class(c), t[c]))
+		if errs < bestErr {
+			best, bestErr = tau, errs
+		}
+	}
+	t[Request] = best
+	var notes []string
+	for c := range t {
+		t[c] = min(t[c], 0.995)
+		notes = append(notes, fmt.Sprintf("%s %.3f", Class(c), t[c]))
 	}
 	return t, "temperature on the calibration part by least log loss; confident from: " + strings.Join(notes, ", ")
 }
