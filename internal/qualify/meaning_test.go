@@ -198,3 +198,30 @@ func TestModelJunk(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnerWordIsEvidence: the site's live text model leaning toward the
+// leads the owner marked real customers is evidence of a request, where the
+// built-in model cannot read the language.
+func TestOwnerWordIsEvidence(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	var js []Judgement
+	for range 20 {
+		js = append(js, Judgement{Message: "Hyvää päivää, haluaisin varata ajan hammastarkastukseen ensi viikolla"},
+			Judgement{Message: "Tarjoamme hakukoneoptimointia ja mainontaa yrityksellenne", Junk: true})
+	}
+	text := &Text{Model: TrainText(js, trainedAt)}
+	l := realLead()
+	l.Message = "Hyvää päivää, haluaisin varata ajan hammastarkastukseen"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict == model.VerdictClean {
+		t.Fatalf("without the owner's word: %s %v", d.Verdict, codesOf(d))
+	}
+	d := r.Score(&l, Context{Country: "TR", Text: text})
+	if d.Verdict != model.VerdictClean || reasonOf(d, CodeTextModel) == nil {
+		t.Errorf("with the owner's word: %s %v", d.Verdict, codesOf(d))
+	}
+	// In shadow it is no evidence yet.
+	shadow := &Text{Model: TrainText(js[:MinJudged-1], trainedAt)}
+	if d := r.Score(&l, Context{Country: "TR", Text: shadow}); d.Verdict == model.VerdictClean {
+		t.Errorf("in shadow: %s %v", d.Verdict, codesOf(d))
+	}
+}
