@@ -51,26 +51,90 @@ func countLetters(counts []uint8, text string) {
 	}
 }
 
-// Unusual reports whether a word's letters are mostly in pairs people
-// rarely write, in any language the corpus has: keyboard mash such as
-// "xjqzkv" or "ضصثقف", but not "GmbH", "Szczepański" or "Nguyen". Words of
-// fewer than five letters are not judged. rare and pairs say how many of its
-// letter pairs were rare.
+// Unusual reports whether a word looks typed without meaning by the
+// statistics of its letters: most of its neighbouring letters are pairs
+// people rarely write in the corpus's languages (seen fewer than rarePair
+// times), or all its letters are on one row of a keyboard and a third of its
+// pairs are uncommon (seen fewer than twice that). So "xjqzkv", "kdjfhs" and
+// "ضصثقف" are, and "GmbH", "Szczepański", "Nguyen" or "glass" are not. Words
+// of fewer than five letters are not judged. rare and pairs say how many of
+// its letter pairs were rare.
 func (m *Model) Unusual(word string) (unusual bool, rare, pairs int) {
 	letters := 0
+	var folded [64]rune
 	for _, r := range word {
 		if f := foldRune(r); f >= 0 && f != '0' {
+			if letters < len(folded) {
+				folded[letters] = f
+			}
 			letters++
 		}
 	}
 	if letters < 5 || len(m.letters) != letterBuckets {
 		return false, 0, 0
 	}
+	uncommon := 0
 	letterPairs(word, func(b uint32) {
 		pairs++
 		if m.letters[b] < rarePair {
 			rare++
 		}
+		if m.letters[b] < 2*rarePair {
+			uncommon++
+		}
 	})
-	return 2*rare > pairs, rare, pairs
+	if 2*rare > pairs {
+		return true, rare, pairs
+	}
+	return letters <= len(folded) && oneRow(folded[:letters]) && 3*uncommon >= pairs, rare, pairs
+}
+
+// keyboardRows are the rows of letters of the keyboards people mash: Latin
+// QWERTY, QWERTZ and AZERTY, Turkish Q and F, Arabic, Russian and Greek,
+// folded as the model reads them.
+var keyboardRows = func() [][]rune {
+	var rows [][]rune
+	for _, r := range []string{
+		"qwertyuiop", "asdfghjkl", "zxcvbnm", "qwertzuiop", "yxcvbnm", "azertyuiop", "qsdfghjklm", "wxcvbn",
+		"qwertyuiopgu", "asdfghjklsi", "zxcvbnmoc", "fgiodrnhpqw", "uieaütkmly", "jövcçzsbx",
+		"ضصثقفغعهخحجد", "شسيبلاتنمكط", "ئءؤرلاىةوزظ",
+		"йцукенгшщзхъ", "фывапролджэ", "ячсмитьбю",
+		"ςερτυθιοπ", "ασδφγηξκλ", "ζχψωβνμ",
+	} {
+		var row []rune
+		for _, c := range r {
+			if f := foldRune(c); f >= 0 {
+				row = append(row, f)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}()
+
+// oneRow reports whether every letter of a folded word is on one row of
+// one keyboard.
+func oneRow(w []rune) bool {
+	for _, row := range keyboardRows {
+		all := true
+		for _, c := range w {
+			if !slicesContains(row, c) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+func slicesContains(s []rune, c rune) bool {
+	for _, x := range s {
+		if x == c {
+			return true
+		}
+	}
+	return false
 }
