@@ -62,7 +62,7 @@ func (s *Service) queueGoogle(ctx context.Context, tx *store.Tx, site *model.Sit
 	return tx.DeliveryInsert(ctx, &model.Delivery{
 		ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Destination: model.DestinationGoogle, Kind: spec.Kind,
 		EventName: eventName, EventID: ev.TransactionID, PixelID: g.OperatingAccountID, Payload: payload,
-		State: model.DeliveryPending, NextAt: now, DeadlineAt: submitted.Add(model.GoogleMaxEventAge),
+		State: model.DeliveryPending, NextAt: dueAt(lead, now), DeadlineAt: submitted.Add(model.GoogleMaxEventAge),
 		CreatedAt: now, UpdatedAt: now,
 	})
 }

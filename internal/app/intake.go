@@ -39,6 +39,9 @@ type LeadInput struct {
 	Honeypot   string            `json:"hp"`
 	// FormToken is the signed token t.js got with the visit.
 	FormToken string `json:"form_token"`
+	// Confirmed says the form's plugin told t.js the site took this
+	// submission: the lead is final at once.
+	Confirmed bool `json:"confirmed"`
 
 	// Set only by a caller holding the site's API key.
 	ClientIP    string `json:"client_ip"`
@@ -49,6 +52,10 @@ type LeadInput struct {
 	// key, so FillMS is its figure, not our tracker's. Set by the web
 	// layer, never from the body.
 	FromServer bool `json:"-"`
+	// Browser says a browser posted the lead as JSON, as t.js does: unless
+	// Confirmed, it stays open for a later attempt (AttemptWindow). Set by
+	// the web layer, never from the body; other callers' leads are final.
+	Browser bool `json:"-"`
 }
 
 // Limits on a lead's fields; the request body is capped at 64 KiB anyway.
@@ -63,7 +70,9 @@ const (
 // Submit judges and stores a lead, with its outbox rows, in one
 // transaction. A lead whose event_id the site already has is not stored
 // again: the first one is returned with created false, so a retried post is
-// harmless.
+// harmless; but a later attempt of an open lead (a browser's, within
+// AttemptWindow, nothing of it sent) replaces its values and is judged
+// again (reattempt).
 func (s *Service) Submit(ctx context.Context, site *model.Site, in *LeadInput) (lead *model.Lead, created bool, err error) {
 	return s.submit(ctx, site, in, nil)
 }
@@ -80,6 +89,9 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 	}
 	if source != nil {
 		source(lead)
+	} else if opens(in) {
+		until := now.Add(AttemptWindow)
+		lead.OpenUntil = &until
 	}
 	var key []byte
 	if in.FormToken != "" {
@@ -110,6 +122,7 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		}
 	}
 	var tc qualify.TokenCheck
+	var updated bool
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		found, err := tx.LeadIntake(ctx, site.ID, look)
 		if err != nil {
@@ -118,6 +131,10 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		if found.Existing != "" {
 			old, err := tx.LeadByID(ctx, found.Existing)
 			if err != nil {
+				return err
+			}
+			again := attempt{site: site, in: in, rules: rules, qc: qc, token: ahead, visitor: found.Visitor, contact: contact}
+			if updated, err = s.reattempt(ctx, tx, old, lead, again, now); err != nil || updated {
 				return err
 			}
 			lead = old
@@ -149,6 +166,9 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		if tc.Checked {
 			data["form_token"] = tokenFacts(tc)
 		}
+		if lead.OpenUntil != nil {
+			data["open_until"] = lead.OpenUntil.Format(time.RFC3339)
+		}
 		if err := tx.HistoryInsert(ctx, &model.HistoryEntry{
 			ID: s.ids.New("h_", now), LeadID: lead.ID, At: now, Kind: model.HistoryVerdict, Data: data,
 		}); err != nil {
@@ -160,7 +180,7 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		}
 		return s.enqueueLead(ctx, tx, site, lead, contact, now)
 	})
-	if err == nil && created {
+	if err == nil && (created || updated) {
 		s.logText(site, lead.ID, lead.Decision)
 	}
 	if errors.Is(err, model.ErrConflict) {
@@ -177,7 +197,7 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 	if err != nil {
 		return nil, false, err
 	}
-	if created {
+	if created || updated {
 		s.wake()
 	}
 	return lead, created, nil

@@ -124,7 +124,7 @@ func (s *Service) metaEvent(ctx context.Context, tx *store.Tx, site *model.Site,
 	return metaEvent{row: &model.Delivery{
 		ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Kind: spec.Kind,
 		EventName: ev.EventName, EventID: ev.EventID, PixelID: site.Settings.Meta.PixelID, Payload: payload,
-		State: model.DeliveryPending, NextAt: now, DeadlineAt: at.Add(model.MaxEventAge),
+		State: model.DeliveryPending, NextAt: dueAt(lead, now), DeadlineAt: at.Add(model.MaxEventAge),
 		CreatedAt: now, UpdatedAt: now,
 	}, spec: spec, at: at}, nil
 }

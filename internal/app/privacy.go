@@ -301,7 +301,7 @@ func (s *Service) redactLead(ctx context.Context, tx *store.Tx, id model.LeadID,
 var historyKeys = map[string]bool{
 	"verdict": true, "was": true, "score": true, "decided_by": true, "type": true, "at": true, "duration_s": true,
 	"stage": true, "event_name": true, "value": true, "currency": true, "form_token": true, "reason": true,
-	"expired": true, "source": true,
+	"expired": true, "source": true, "open_until": true, "changed": true, "note": true,
 }
 
 func redactHistory(data map[string]any) map[string]any {

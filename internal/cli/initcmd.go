@@ -580,8 +580,9 @@ func (a *initAnswers) printNext(w io.Writer, password string) {
 		base, a.configPath, a.configPath)
 	fmt.Fprintf(w, "2. On every page of %s, before </body>:\n"+
 		"     <script src=\"%s/t.js\" data-site=\"%s\" async></script>\n"+
-		"   and on each lead form, the attribute data-cleanads:\n"+
-		"     <form data-cleanads ...>\n\n", strings.Join(splitList(a.origin), ", "), base, a.siteID)
+		"   It finds the lead forms by itself (any form with an e-mail, phone or name field);\n"+
+		"   keep your Meta pixel snippet as it is. To take a form it does not find, or leave one out:\n"+
+		"     <form data-cleanads ...>   <form data-cleanads=\"off\" ...>\n\n", strings.Join(splitList(a.origin), ", "), base, a.siteID)
 	switch {
 	case a.testCode != "":
 		fmt.Fprintf(w, "3. Send a test event and look for it in Events Manager, Test Events:\n"+

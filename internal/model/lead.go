@@ -112,6 +112,10 @@ type Lead struct {
 	ReviewUntil *time.Time `json:"review_until,omitempty"`
 	// ReviewExpiredAt is when a review lead's wait ran out unconfirmed.
 	ReviewExpiredAt *time.Time `json:"review_expired_at,omitempty"`
+	// OpenUntil, when set, is until when the lead takes a later attempt of
+	// its form (a browser's lead that no form plugin confirmed); its lead
+	// events wait until then. Nil: the lead is final.
+	OpenUntil *time.Time `json:"open_until,omitempty"`
 }
 
 // HistoryEntry is one event in a lead's life: a verdict change, evidence, a

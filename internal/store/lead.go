@@ -15,7 +15,8 @@ import (
 const leadColumns = `id, site_id, event_id, visitor_id, email, phone, name, first_name, last_name, message, fields,
 	page_url, referrer, fbc, fbp, fbclid, gclid, external_id, lead_ads_id, consent, fill_ms, honeypot,
 	client_ip, user_agent, email_key, phone_key, submitted_at, received_at,
-	verdict, score, reasons, rules_version, decided_by, review_until, review_expired_at, source, source_detail, fill_by`
+	verdict, score, reasons, rules_version, decided_by, review_until, review_expired_at, source, source_detail, fill_by,
+	open_until`
 
 // LeadInsert stores a new lead with its decision. A lead whose site already
 // has its event_id fails with model.ErrConflict.
@@ -39,18 +40,21 @@ func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 	if l.FillMS != nil {
 		fill = *l.FillMS
 	}
-	var reviewUntil any
+	var reviewUntil, openUntil any
 	if l.ReviewUntil != nil {
 		reviewUntil = l.ReviewUntil.UnixMilli()
 	}
+	if l.OpenUntil != nil {
+		openUntil = l.OpenUntil.UnixMilli()
+	}
 	_, err = q.exec(ctx, `/* Store.LeadInsert */ INSERT INTO leads (`+leadColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)`,
 		string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
 		l.Message, string(fields), l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
 		consent, fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey, l.PhoneKey,
 		l.SubmittedAt.UnixMilli(), l.ReceivedAt.UnixMilli(),
 		string(l.Verdict), l.Score, string(reasons), l.RulesVersion, l.DecidedBy, reviewUntil,
-		leadSource(l.Source), string(detail), l.FillBy)
+		leadSource(l.Source), string(detail), l.FillBy, openUntil)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("lead with event_id %s: %w", l.EventID, model.ErrConflict)
 	}
@@ -206,13 +210,14 @@ func scanLead(r scanner) (*model.Lead, error) {
 		id, site, fields, verd  string
 		reasons, detail         string
 		consent, fill, reviewTo sql.NullInt64
-		expiredAt               sql.NullInt64
+		expiredAt, openUntil    sql.NullInt64
 		submitted, received     int64
 	)
 	err := r.Scan(&id, &site, &l.EventID, &l.VisitorID, &l.Email, &l.Phone, &l.Name, &l.FirstName, &l.LastName,
 		&l.Message, &fields, &l.PageURL, &l.Referrer, &l.FBC, &l.FBP, &l.FBClid, &l.GClid, &l.ExternalID, &l.LeadAdsID,
 		&consent, &fill, &l.Honeypot, &l.ClientIP, &l.UserAgent, &l.EmailKey, &l.PhoneKey, &submitted, &received,
-		&verd, &l.Score, &reasons, &l.RulesVersion, &l.DecidedBy, &reviewTo, &expiredAt, &l.Source, &detail, &l.FillBy)
+		&verd, &l.Score, &reasons, &l.RulesVersion, &l.DecidedBy, &reviewTo, &expiredAt, &l.Source, &detail, &l.FillBy,
+		&openUntil)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +249,10 @@ func scanLead(r scanner) (*model.Lead, error) {
 	if expiredAt.Valid {
 		t := time.UnixMilli(expiredAt.Int64).UTC()
 		l.ReviewExpiredAt = &t
+	}
+	if openUntil.Valid {
+		t := time.UnixMilli(openUntil.Int64).UTC()
+		l.OpenUntil = &t
 	}
 	l.SubmittedAt = time.UnixMilli(submitted).UTC()
 	l.ReceivedAt = time.UnixMilli(received).UTC()

@@ -170,7 +170,7 @@ func (s *Server) renderSiteWith(w http.ResponseWriter, r *http.Request, p *page,
 	p.Title = site.Name
 	p.D = siteData{Site: site, Form: form, APIKey: key, Test: test,
 		Snippet: fmt.Sprintf(`<script src="%s/t.js" data-site="%s" async></script>`, base, site.ID),
-		Pinned: fmt.Sprintf("<script src=\"%s/t.v1.js\" data-site=\"%s\" async\n        integrity=\"%s\" crossorigin=\"anonymous\"></script>",
+		Pinned: fmt.Sprintf("<script src=\"%s/t.v2.js\" data-site=\"%s\" async\n        integrity=\"%s\" crossorigin=\"anonymous\"></script>",
 			base, site.ID, TrackerSRI())}
 	s.render(w, r, status, "site", p)
 }

@@ -32,6 +32,9 @@ type collectBody struct {
 	Consent  *bool  `json:"consent"`
 	FBC      string `json:"fbc"`
 	FBP      string `json:"fbp"`
+	// LeadForms is how many lead forms t.js (v2) found on the page when
+	// it sent the visit.
+	LeadForms *int `json:"lf"`
 }
 
 // collectAnswer is what t.js needs after a visit.

@@ -65,6 +65,9 @@ func (s *Server) leadCreate(w http.ResponseWriter, r *http.Request) {
 		in.UserAgent = r.UserAgent()
 		s.browserCookies(r, in)
 	}
+	// A browser's JSON post is t.js's: the lead may change with a later
+	// attempt unless confirmed. A form post is the submission itself.
+	in.Browser = keySite == nil && !isForm
 	if isForm {
 		// Checked before the lead is stored: a refused redirect stores
 		// nothing, so the corrected post is not a duplicate.

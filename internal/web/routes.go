@@ -19,7 +19,8 @@ func (s *Server) routes() http.Handler {
 
 	// Public, browser-facing.
 	mux.Handle("GET /t.js", newScript(trackerJS, "public, max-age=300"))
-	mux.Handle("GET /t.v1.js", newScript(trackerJS, "public, max-age=31536000, immutable"))
+	mux.Handle("GET /t.v2.js", newScript(trackerJS, "public, max-age=31536000, immutable"))
+	mux.Handle("GET /t.v1.js", newScript(trackerV1, "public, max-age=31536000, immutable"))
 	mux.Handle("POST /v1/collect", public(s.collect))
 	mux.Handle("OPTIONS /v1/collect", preflight(s.preflight))
 	mux.Handle("POST /v1/leads", public(s.leadCreate))

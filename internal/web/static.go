@@ -13,12 +13,17 @@ import (
 	"time"
 )
 
-// trackerJS is t.js, served at /t.js (short cache, so fixes reach sites
-// within minutes) and at /t.v1.js (immutable, for subresource integrity).
-// Once released, the v1 bytes must not change: a new script is t.v2.js.
+// trackerJS is the newest tracker, t.v2.js, served at /t.js (short cache,
+// so fixes reach sites within minutes) and at /t.v2.js (immutable, for
+// subresource integrity). trackerV1 is the first one, still served at
+// /t.v1.js for the sites that pin it. Once released, a version's bytes
+// must not change: a new script is t.v3.js.
 //
-//go:embed static/t.js
+//go:embed static/t.v2.js
 var trackerJS []byte
+
+//go:embed static/t.v1.js
+var trackerV1 []byte
 
 // script is a static file with its gzipped twin and validators, made once.
 type script struct {
@@ -64,9 +69,14 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
-// TrackerSRI is the subresource-integrity hash of /t.v1.js, as docs/tracker.md
-// gives it for the install snippet.
-func TrackerSRI() string {
-	sum := sha512.Sum384(trackerJS)
+// TrackerSRI is the subresource-integrity hash of /t.v2.js, as the docs
+// and the Install box give it for the pinned snippet.
+func TrackerSRI() string { return sri(trackerJS) }
+
+// TrackerV1SRI is the hash of /t.v1.js, which sites pinned before v2.
+func TrackerV1SRI() string { return sri(trackerV1) }
+
+func sri(b []byte) string {
+	sum := sha512.Sum384(b)
 	return "sha384-" + base64.StdEncoding.EncodeToString(sum[:])
 }

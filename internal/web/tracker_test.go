@@ -610,6 +610,7 @@ func TestTrackerScript(t *testing.T) {
 	for _, c := range []struct{ path, cache string }{
 		{"/t.js", "public, max-age=300"},
 		{"/t.v1.js", "public, max-age=31536000, immutable"},
+		{"/t.v2.js", "public, max-age=31536000, immutable"},
 	} {
 		rep := tr.req("GET", c.path, "", "", nil, nil)
 		if rep.code != 200 || rep.hdr.Get("Cache-Control") != c.cache || !strings.HasPrefix(rep.hdr.Get("Content-Type"), "text/javascript") ||
@@ -633,21 +634,31 @@ func TestTrackerScript(t *testing.T) {
 
 // The script stays small: under 4 KB gzipped.
 func TestTrackerScriptSize(t *testing.T) {
-	b, err := os.ReadFile("static/t.js")
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"t.v1.js", "t.v2.js"} {
+		b, err := os.ReadFile("static/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(b)
+		zw.Close()
+		if buf.Len() > 4096 {
+			t.Errorf("%s is %d bytes gzipped; the limit is 4096", name, buf.Len())
+		}
+		t.Logf("%s: %d bytes, %d gzipped", name, len(b), buf.Len())
 	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	zw.Write(b)
-	zw.Close()
-	if buf.Len() > 4096 {
-		t.Errorf("t.js is %d bytes gzipped; the limit is 4096", buf.Len())
-	}
-	t.Logf("t.js: %d bytes, %d gzipped", len(b), buf.Len())
 }
 
-// The tracker's documentation pins the integrity hash of /t.v1.js in its
+// Sites pin /t.v1.js with this hash: its bytes never change.
+func TestTrackerV1Unchanged(t *testing.T) {
+	const v1 = "sha384-4r8AhZvwA0wH+xk6ca8E2tD85YPH6Fs4g3Zro5XMsmnWHyzhs554S59BPLo7mqIU"
+	if got := web.TrackerV1SRI(); got != v1 {
+		t.Errorf("t.v1.js changed: its hash is %s, sites pin %s; a changed script is a new version", got, v1)
+	}
+}
+
+// The tracker's documentation pins the integrity hash of /t.v2.js in its
 // install snippet.
 func TestDocsIntegrity(t *testing.T) {
 	b, err := os.ReadFile("../../docs/tracker.md")
@@ -655,7 +666,7 @@ func TestDocsIntegrity(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(b), `integrity="`+web.TrackerSRI()+`"`) {
-		t.Errorf("docs/tracker.md does not give t.v1.js's hash; the snippet should say integrity=%q", web.TrackerSRI())
+		t.Errorf("docs/tracker.md does not give t.v2.js's hash; the snippet should say integrity=%q", web.TrackerSRI())
 	}
 }
 
@@ -687,5 +698,98 @@ func BenchmarkLeadWithToken(b *testing.B) {
 		if r.code != 202 {
 			b.Fatal(r.body)
 		}
+	}
+}
+
+// A lead from t.js without a plugin's word stays open for a later attempt:
+// its events wait, a different post with its event_id replaces it within
+// the window, a retry of the same post changes nothing, and after the
+// window the lead is final. A confirmed lead and the site server's lead are
+// final at once.
+func TestLeadAttempts(t *testing.T) {
+	tr := newTracker(t)
+	ctx := context.Background()
+	browser := map[string]string{"Origin": origin, "User-Agent": "Mozilla/5.0 (tracker test)"}
+	post := func(body string, hdr map[string]string) *model.Lead {
+		t.Helper()
+		rep := tr.req("POST", "/v1/leads", "text/plain", body, hdr, nil)
+		if rep.code != 202 {
+			t.Fatalf("%d %s", rep.code, rep.body)
+		}
+		var out struct{ ID string }
+		json.Unmarshal([]byte(rep.body), &out)
+		l, err := tr.db.LeadByID(ctx, model.LeadID(out.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	held := func(l *model.Lead, until time.Time) {
+		t.Helper()
+		ds, err := tr.db.DeliveriesByLead(ctx, l.ID)
+		if err != nil || len(ds) == 0 {
+			t.Fatalf("no events for %+v: %v", l, err)
+		}
+		for _, d := range ds {
+			if !d.NextAt.Equal(until) || d.State != model.DeliveryPending {
+				t.Errorf("%s due %v (%s), want %v", d.EventName, d.NextAt, d.State, until)
+			}
+		}
+	}
+	emails := map[string]string{"e1": "ayse.yilmaz@gmail.com", "e2": "mehmet.kaya@gmail.com", "e3": "zeynep.demir@gmail.com"}
+	attempt := func(id, phone string, fill int, extra string) string {
+		return fmt.Sprintf(`{"site":"dent","event_id":%q,"email":%q,"name":"Ayşe Yılmaz","phone":%q,`+
+			`"message":"I'd like an appointment for a dental implant next Tuesday afternoon","fill_ms":%d%s}`, id, emails[id], phone, fill, extra)
+	}
+
+	// Refused by the site's own server: a number too short (junk here, so
+	// no events).
+	first := post(attempt("e1", "0532 412 87", 6000, ""), browser)
+	tr.clock.Add(time.Minute)
+	second := post(attempt("e1", "0532 412 87 19", 11000, ""), browser)
+	if second.ID != first.ID || second.Phone != "0532 412 87 19" || *second.FillMS != 11000 || second.Verdict != model.VerdictClean ||
+		!second.ReceivedAt.Equal(first.ReceivedAt) || !second.SubmittedAt.Equal(tr.clock.Now()) {
+		t.Errorf("after the correction: %+v (first %+v)", second, first)
+	}
+	held(second, tr.clock.Now().Add(app.AttemptWindow))
+	h, _ := tr.db.HistoryByLead(ctx, first.ID)
+	if len(h) != 2 || h[1].Data["changed"] != "phone, fill_ms" || h[1].Data["was"] != string(first.Verdict) {
+		t.Errorf("history: %+v", h)
+	}
+	// The same post again (a keepalive retry) changes nothing.
+	post(attempt("e1", "0532 412 87 19", 11000, ""), browser)
+	if h, _ := tr.db.HistoryByLead(ctx, first.ID); len(h) != 2 {
+		t.Errorf("a retry was taken for an attempt: %+v", h)
+	}
+	// After the window the lead is final: a later post is a repeat.
+	tr.clock.Add(app.AttemptWindow + time.Second)
+	late := post(attempt("e1", "0533 000 00 00", 30000, ""), browser)
+	if late.Phone != "0532 412 87 19" {
+		t.Errorf("a post after the window replaced the lead: %+v", late)
+	}
+
+	// The plugin confirmed it: final at once.
+	now := tr.clock.Now()
+	conf := post(attempt("e2", "0542 318 77 18", 9000, `,"confirmed":true`), browser)
+	held(conf, now)
+	if again := post(attempt("e2", "0542 318 77 17", 9000, `,"confirmed":true`), browser); again.Phone != "0542 318 77 18" {
+		t.Errorf("a confirmed lead was replaced: %+v", again)
+	}
+	// The site's own server: final at once.
+	srv := post(attempt("e3", "0552 218 67 16", 9000, ""), map[string]string{"Authorization": "Bearer " + apiKey})
+	held(srv, now)
+}
+
+// t.js v2 says how many lead forms the page has (lf); the server may
+// ignore it but must not refuse it.
+func TestCollectLeadForms(t *testing.T) {
+	tr := newTracker(t)
+	h := map[string]string{"Origin": origin}
+	if rep := tr.req("POST", "/v1/collect?site=dent", "text/plain", `{"url":"`+origin+`/","lf":2}`, h, nil); rep.code != 200 {
+		t.Errorf("lf refused: %d %s", rep.code, rep.body)
+	}
+	if rep := tr.req("POST", "/v1/collect?site=dent", "text/plain", `{"url":"`+origin+`/","lf":"two"}`, h, nil); rep.code != 400 ||
+		!strings.Contains(rep.body, "lf") {
+		t.Errorf("lf not a number: %d %s", rep.code, rep.body)
 	}
 }

@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// LeadEventsHeld says whether every outbox row of a lead is one of its own
+// lead events still held for its attempt window (the raw lead or the
+// qualified event, for any destination: pending, never tried, due after
+// now), so that a later attempt may replace them: nothing of the lead has
+// gone out, and no stage has been queued for it.
+func (q Q) LeadEventsHeld(ctx context.Context, id model.LeadID, now time.Time) (bool, error) {
+	var other int
+	err := q.queryRow(ctx, `/* Store.LeadEventsHeld */ SELECT COUNT(*) FROM deliveries
+		WHERE lead_id = ? AND lead_id <> ''
+			AND NOT (kind IN (?, ?) AND state = ? AND attempts = 0 AND next_at > ?)`,
+		string(id), model.KindLead, model.KindQualified, string(model.DeliveryPending), now.UnixMilli()).Scan(&other)
+	if err != nil {
+		return false, fmt.Errorf("store: held events of lead %s: %w", id, err)
+	}
+	return other == 0, nil
+}
+
+// LeadAttemptSet replaces an open lead's values, decision and window with
+// those of a later attempt (l, with the lead's id) and drops its held lead
+// events; the caller queues the events of the new decision.
+func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead) error {
+	fields, err := json.Marshal(nonNilMap(l.Fields))
+	if err != nil {
+		return fmt.Errorf("store: lead fields: %w", err)
+	}
+	reasons, err := json.Marshal(nonNilReasons(l.Reasons))
+	if err != nil {
+		return fmt.Errorf("store: lead reasons: %w", err)
+	}
+	var consent, fill, reviewUntil, open any
+	if l.Consent != nil {
+		consent = boolInt(*l.Consent)
+	}
+	if l.FillMS != nil {
+		fill = *l.FillMS
+	}
+	if l.ReviewUntil != nil {
+		reviewUntil = l.ReviewUntil.UnixMilli()
+	}
+	if l.OpenUntil != nil {
+		open = l.OpenUntil.UnixMilli()
+	}
+	if _, err := q.exec(ctx, `/* Store.LeadAttemptSet */ DELETE FROM deliveries
+		WHERE lead_id = ? AND lead_id <> '' AND kind IN (?, ?) AND state = ? AND attempts = 0`,
+		string(l.ID), model.KindLead, model.KindQualified, string(model.DeliveryPending)); err != nil {
+		return fmt.Errorf("store: drop held events of lead %s: %w", l.ID, err)
+	}
+	res, err := q.exec(ctx, `/* Store.LeadAttemptSet */ UPDATE leads SET visitor_id = ?, email = ?, phone = ?, name = ?,
+		first_name = ?, last_name = ?, message = ?, fields = ?, page_url = ?, referrer = ?, fbc = ?, fbp = ?, fbclid = ?,
+		gclid = ?, external_id = ?, consent = ?, fill_ms = ?, honeypot = ?, client_ip = ?, user_agent = ?, email_key = ?,
+		phone_key = ?, submitted_at = ?, verdict = ?, score = ?, reasons = ?, rules_version = ?, decided_by = ?,
+		review_until = ?, fill_by = ?, open_until = ?
+		WHERE id = ?`,
+		l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName, l.Message, string(fields), l.PageURL, l.Referrer,
+		l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, consent, fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey,
+		l.PhoneKey, l.SubmittedAt.UnixMilli(), string(l.Verdict), l.Score, string(reasons), l.RulesVersion, l.DecidedBy,
+		reviewUntil, l.FillBy, open, string(l.ID))
+	if err != nil {
+		return fmt.Errorf("store: set attempt of lead %s: %w", l.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("lead %s: %w", l.ID, model.ErrNotFound)
+	}
+	return nil
+}
