@@ -308,7 +308,9 @@ type PhoneParser func(raw, region string) (*phonenumbers.PhoneNumber, error)
 // NormalizePhoneWith is NormalizePhone with the number parsed by parse
 // (nil: parsed here).
 func NormalizePhoneWith(s, country string, parse PhoneParser) (string, error) {
-	t := trim(s)
+	// A number typed in Arabic-Indic, Persian or full-width digits is the
+	// same number, and Meta matches it in ASCII digits.
+	t := asciiDigits(trim(s))
 	if t == "" {
 		return "", reject(FieldPhone, "empty")
 	}
@@ -323,6 +325,40 @@ func NormalizePhoneWith(s, country string, parse PhoneParser) (string, error) {
 		return n, nil
 	}
 	return digits, nil
+}
+
+// asciiDigits writes every decimal digit of any script (Unicode category
+// Nd: Arabic-Indic ٠١٢, Persian ۰۱۲, full-width ０１２, ...) as its ASCII
+// digit; text without such digits comes back as it is.
+func asciiDigits(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return r >= utf8.RuneSelf && unicode.IsDigit(r) })
+	if i < 0 {
+		return s
+	}
+	b := []byte(s[:i])
+	for _, r := range s[i:] {
+		if r >= utf8.RuneSelf && unicode.IsDigit(r) {
+			r = '0' + digitOf(r)
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b)
+}
+
+// digitOf is the value of a decimal digit: Unicode puts each script's
+// digits in runs of ten from its zero.
+func digitOf(r rune) rune {
+	for _, rg := range unicode.Nd.R16 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return (r - rune(rg.Lo)) % 10
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return (r - rune(rg.Lo)) % 10
+		}
+	}
+	return 0
 }
 
 // phoneDigits keeps the ASCII digits of s and drops leading zeros.

@@ -334,3 +334,20 @@ func TestHashFieldHashed(t *testing.T) {
 		t.Errorf("HashField(fn, 65 hex) = %q, %v; want it hashed", got, err)
 	}
 }
+
+// TestNormalizePhoneScripts: a number typed in Arabic-Indic, Persian or
+// full-width digits is hashed as the same number in ASCII digits.
+func TestNormalizePhoneScripts(t *testing.T) {
+	for _, c := range []struct{ in, country, want string }{
+		{"٠٥٠١٢٣٤٥٦٧", "SA", "966501234567"},
+		{"+٩٦٦ ٥٠ ١٢٣ ٤٥٦٧", "", "966501234567"},
+		{"۰۵۰۱۲۳۴۵۶۷", "SA", "966501234567"},
+		{"０５３２ ４１２ ８７ １９", "TR", "905324128719"},
+		{"٠٥٣٢ 412 87 19", "TR", "905324128719"},
+	} {
+		got, err := NormalizePhone(c.in, c.country)
+		if err != nil || got != c.want {
+			t.Errorf("NormalizePhone(%q, %q) = %q, %v; want %q", c.in, c.country, got, err, c.want)
+		}
+	}
+}

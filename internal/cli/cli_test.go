@@ -236,15 +236,29 @@ func TestScoreCommand(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", tt.args, code, errOut.String())
 		}
 		var d struct {
+			Verdict string `json:"verdict"`
 			Reasons []struct {
 				Code     string         `json:"code"`
 				Final    bool           `json:"final"`
 				Evidence map[string]any `json:"evidence"`
 			} `json:"reasons"`
+			Model struct {
+				Class     string `json:"class"`
+				Confident bool   `json:"confident"`
+				Reason    *struct {
+					Code string `json:"code"`
+				} `json:"reason"`
+			} `json:"model"`
 		}
-		if err := json.Unmarshal(out.Bytes(), &d); err != nil || len(d.Reasons) != 1 || d.Reasons[0].Code != "FILL_TOO_FAST" ||
-			d.Reasons[0].Evidence["source"] != tt.source || d.Reasons[0].Final != tt.final {
+		// The fill time alone makes it junk; the built-in model's reading
+		// of the message (a request, 0 points) is shown beside it.
+		if err := json.Unmarshal(out.Bytes(), &d); err != nil || len(d.Reasons) < 1 || d.Reasons[0].Code != "FILL_TOO_FAST" ||
+			d.Reasons[0].Evidence["source"] != tt.source || d.Reasons[0].Final != tt.final ||
+			len(d.Reasons) > 1 && (len(d.Reasons) != 2 || d.Reasons[1].Code != "MODEL_REQUEST") {
 			t.Errorf("%v: %s (%v)", tt.args, out.String(), err)
+		}
+		if d.Verdict == "clean" || d.Model.Class != "request" {
+			t.Errorf("%v: the model's part: %s", tt.args, out.String())
 		}
 	}
 }

@@ -115,7 +115,7 @@ func reasonList(rs []model.Reason) string {
 	parts := make([]string, 0, len(rs))
 	for _, r := range rs {
 		p := fmt.Sprintf("%s %+d", r.Code, r.Points)
-		if r.Code == qualify.CodeTextModel {
+		if _, ok := qualify.ModelReason(model.Decision{Reasons: []model.Reason{r}}); ok || r.Code == qualify.CodeTextModel {
 			p += " (" + qualify.Message(r.Code, "en", r.Evidence) + ")"
 		}
 		parts = append(parts, p)

@@ -179,3 +179,62 @@ func TestScoreShowsTheTextModel(t *testing.T) {
 		t.Errorf("off: state %q, reason %+v:\n%s", state, r, out)
 	}
 }
+
+// TestReplayShowsTheNewJudgement: leads judged by the rules before the
+// built-in model and "clean only on evidence" (emulated by a site whose
+// weights turn them off) are judged again with today's rules: the pitch
+// that passed is junk, the lead nothing understands waits, the real
+// request stays clean.
+func TestReplayShowsTheNewJudgement(t *testing.T) {
+	dsn := storetest.DSN(t)
+	db := storetest.Open(t, dsn)
+	ctx := context.Background()
+	old := model.Qualify{Weights: map[string]int{qualify.CodeModelOffer: 0, qualify.CodeModelJob: 0,
+		qualify.CodeModelNonsense: 0, qualify.CodeNoEvidence: 0}}
+	site := &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{Origins: []string{"https://www.istanbuldis.example"},
+		Country: "TR", Qualify: old}}
+	if err := db.SiteUpsert(ctx, site, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	site, _ = db.SiteByID(ctx, "dent")
+	svc := app.New(app.Options{Store: db, Now: func() time.Time { return time.Now().Add(-time.Hour) }})
+	fill := int64(25000)
+	ids := map[string]model.LeadID{}
+	for name, in := range map[string]app.LeadInput{
+		"pitch": {Phone: "+34 612 48 37 90", Message: "Hola, somos una agencia de marketing digital y conseguimos 40 pacientes nuevos al mes " +
+			"para clínicas dentales como la suya. ¿Le llamamos esta semana?"},
+		"unread":  {Phone: "+90 532 418 27 63", Message: "Hyvää päivää, haluaisin tietää lisää teidän palveluistanne."},
+		"request": {Phone: "+90 541 736 90 12", Message: "Merhaba, alt çenemde iki implant için muayene randevusu almak istiyorum, hafta içi öğleden sonra uygunum."},
+	} {
+		in.FillMS = &fill
+		l, _, err := svc.Submit(ctx, site, &in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Verdict != model.VerdictClean {
+			t.Fatalf("%s: under the old rules %s %v", name, l.Verdict, l.Reasons)
+		}
+		ids[name] = l.ID
+	}
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dsn)), 0o600)
+	getenv := func(k string) string { return map[string]string{"DENT_KEY": dentKey}[k] }
+	var out, errOut bytes.Buffer
+	if code := cli.Run(ctx, []string{"cleanads", "replay", "--config", cfg, "--site", "dent", "--days", "2"},
+		getenv, nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		fmt.Sprintf("\n%s  ", ids["pitch"]), "clean -> junk", "now: MODEL_OFFER +70 (Reads like an offer to the business",
+		fmt.Sprintf("\n%s  ", ids["unread"]), "clean -> review", "NO_REQUEST_EVIDENCE +0 (Nothing shows a concrete request",
+		"2 of 3 leads would change verdict.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, string(ids["request"])) {
+		t.Errorf("the real request changed:\n%s", got)
+	}
+}

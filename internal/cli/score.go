@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/qualify"
+	"github.com/cleanads/cleanads/internal/qualify/intent"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -58,7 +60,8 @@ func score(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res := scoreOutput{Decision: lead.Decision, TextModel: scoreText{State: note, MinJudged: qualify.MinJudged}}
+	res := scoreOutput{Decision: lead.Decision, TextModel: scoreText{State: note, MinJudged: qualify.MinJudged},
+		Model: modelPart(in.Message, lead.Decision)}
 	if db != nil {
 		st, err := svc.TextModelStatus(ctx, site)
 		if err != nil {
@@ -74,11 +77,43 @@ func score(ctx context.Context, e *env, args []string) error {
 	return out.Encode(res)
 }
 
-// scoreOutput is what score prints: the decision, and what the site's text
-// model did.
+// scoreOutput is what score prints: the decision, what the built-in model
+// read in the message, and what the site's text model did.
 type scoreOutput struct {
 	model.Decision
-	TextModel scoreText `json:"text_model"`
+	Model     *scoreModel `json:"model,omitempty"`
+	TextModel scoreText   `json:"text_model"`
+}
+
+// scoreModel is the built-in intent model's part of score's output: its
+// likeliest class, whether it is confident, each class's probability, the
+// stretches of the message that weighed most, and the reason it gave.
+type scoreModel struct {
+	Version   string             `json:"version"`
+	Class     string             `json:"class"`
+	Confident bool               `json:"confident"`
+	Probs     map[string]float64 `json:"probabilities"`
+	Evidence  []string           `json:"evidence,omitempty"`
+	Reason    *model.Reason      `json:"reason,omitempty"`
+}
+
+// modelPart reads the message with the built-in model the rules use; nil
+// for a message without words.
+func modelPart(message string, d model.Decision) *scoreModel {
+	m := intent.Default()
+	j := m.Judge(intent.Digits(message))
+	if j.Words == 0 {
+		return nil
+	}
+	out := &scoreModel{Version: m.Version + " " + m.Corpus[:12], Class: j.Class.String(), Confident: j.Confident,
+		Probs: map[string]float64{}, Evidence: j.Evidence}
+	for c := range intent.NumClasses {
+		out.Probs[intent.Class(c).String()] = math.Round(1000*j.Probs[c]) / 1000
+	}
+	if r, ok := qualify.ModelReason(d); ok {
+		out.Reason = &r
+	}
+	return out
 }
 
 // scoreText is the text model's part of score's output.

@@ -8,7 +8,11 @@ import (
 // RulesVersion names the rule set; it is stored with every decision so a
 // decision can be explained and replayed. Bump it whenever a rule, a default
 // weight or a built-in list changes.
-const RulesVersion = "2026-12-03.2"
+//
+// 2026-12-04.1: the built-in intent model (MODEL_*), and clean only on
+// evidence of a request (NO_REQUEST_EVIDENCE); digits of every script read
+// as digits.
+const RulesVersion = "2026-12-04.1"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.
@@ -106,6 +110,16 @@ var ruleTable = [...]Rule{
 	// The grey area, whatever else the lead typed.
 	{Code: CodePriceOnly, Points: 35, AtLeastReview: true},
 	{Code: CodeNoMessage, Points: 35, AtLeastReview: true},
+	// The built-in model (meaning.go): its weight when it is confident
+	// (junk alone), a quarter when that is only its best guess.
+	{Code: CodeModelOffer, Points: 70},
+	{Code: CodeModelJob, Points: 70},
+	{Code: CodeModelNonsense, Points: 70},
+	// Clean only on evidence: a lead nothing shows to be a request waits.
+	// It gives no points whatever its weight (waiting is no sign of junk,
+	// and must not tip other reasons into junk): a weight of 0 turns it
+	// off, any other leaves it on.
+	{Code: CodeNoEvidence, Points: 1, AtLeastReview: true},
 }
 
 // DefaultRules returns the rule set with default points, in the order reasons are
@@ -257,6 +271,35 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"The CRM reported the stage {stage}: the person is real.",
 		"CRM {stage} aşamasını bildirdi: kişi gerçek.",
 	},
+	// The built-in model's reasons (meaning.go).
+	CodeModelRequest: {
+		"Reads like a customer's request ({p}% sure): “{quote}”.",
+		"Müşteri talebi gibi okunuyor (%{p} emin): “{quote}”.",
+	},
+	CodeModelOffer: {
+		"Reads like an offer to the business ({p}% sure): “{quote}”.",
+		"İşletmeye yapılan bir teklif gibi okunuyor (%{p} emin): “{quote}”.",
+	},
+	CodeModelJob: {
+		"Reads like someone offering themselves for work, a job or an internship ({p}% sure): “{quote}”.",
+		"Kendini işe, staja öneren biri gibi okunuyor (%{p} emin): “{quote}”.",
+	},
+	CodeModelNonsense: {
+		"Reads as typed without meaning ({p}% sure): “{quote}”.",
+		"Anlamsız bir giriş gibi okunuyor (%{p} emin): “{quote}”.",
+	},
+	CodeNoEvidence: {
+		"Nothing shows a concrete request for the business's service yet (the built-in model's best guess: {class}, {p}%): held until the person answers.",
+		"Henüz işletmenin hizmetine yönelik somut bir talep görünmüyor (yerleşik modelin tahmini: {class}, %{p}): kişi yanıt verene kadar bekletilir.",
+	},
+	CodeNoEvidence + ":grey": {
+		"Reads like only a price question, a greeting or a request to be called, without a concrete need ({p}% sure: “{quote}”): held until the person answers.",
+		"Yalnızca fiyat sorusu, selamlama ya da aranma isteği gibi okunuyor, somut bir ihtiyaç yok (%{p} emin: “{quote}”): kişi yanıt verene kadar bekletilir.",
+	},
+	CodeNoEvidence + ":unread": {
+		"The message has no words to read, so nothing shows a request: held until the person answers.",
+		"Mesajda okunacak kelime yok, bu yüzden talep görünmüyor: kişi yanıt verene kadar bekletilir.",
+	},
 	// The text model's reason (textmodel.go), one message per direction
 	// and mode, chosen by the evidence's "variant".
 	CodeTextModel: {
@@ -326,7 +369,11 @@ func Message(code, lang string, evidence map[string]any) string {
 			return b.String()
 		}
 		b.WriteString(tmpl[:i])
-		v := evidenceString(evidence[tmpl[i+1:i+j]])
+		key := tmpl[i+1 : i+j]
+		v := evidenceString(evidence[key])
+		if key == "class" {
+			v = className(v, lang)
+		}
 		b.WriteString(v)
 		tmpl = tmpl[i+j+1:]
 		if v == "1" && lang != "tr" {
@@ -340,6 +387,26 @@ func Message(code, lang string, evidence map[string]any) string {
 			}
 		}
 	}
+}
+
+// className names a class of the built-in model as an owner reads it.
+func className(c, lang string) string {
+	names, ok := classNames[c]
+	if !ok {
+		return c
+	}
+	if lang == "tr" {
+		return names[1]
+	}
+	return names[0]
+}
+
+var classNames = map[string][2]string{
+	"request":  {"a request", "talep"},
+	"grey":     {"a price question or greeting", "fiyat sorusu ya da selamlama"},
+	"offer":    {"an offer to the business", "işletmeye teklif"},
+	"job":      {"someone looking for work", "iş arayan biri"},
+	"nonsense": {"typed without meaning", "anlamsız giriş"},
 }
 
 // phraseText writes a list's phrase as an owner reads it: a prefix or

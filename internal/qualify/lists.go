@@ -63,7 +63,9 @@ var defaultLists = sync.OnceValue(func() *Lists {
 })
 
 // DefaultLists returns the lists embedded in the binary: phrases in Turkish,
-// English and German and the CC0 disposable e-mail domain list. It is parsed
+// English and German (and the grey area's, test entries', company forms'
+// and booking's in Spanish, French, Italian, Portuguese and Arabic too) and
+// the CC0 disposable e-mail domain list. It is parsed
 // once and shared; callers must not (and cannot) change it.
 func DefaultLists() *Lists { return defaultLists() }
 

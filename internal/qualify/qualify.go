@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify/intent"
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -94,7 +95,9 @@ func CheckPhone(phone, country string) *PhoneCheck {
 // phonenumbers.Parse): a caller that also normalises the number parses it
 // once.
 func CheckPhoneWith(phone, country string, parse func(raw, region string) (*phonenumbers.PhoneNumber, error)) *PhoneCheck {
-	p, region := strings.TrimSpace(phone), strings.ToUpper(strings.TrimSpace(country))
+	// Digits of any script (Arabic-Indic, Persian, full-width) are read as
+	// the digits they are.
+	p, region := intent.Digits(strings.TrimSpace(phone)), strings.ToUpper(strings.TrimSpace(country))
 	return &PhoneCheck{phone: p, region: region, result: checkPhone(p, region, parse)}
 }
 
@@ -131,6 +134,8 @@ type Rules struct {
 	vendorSign, jobSign, company     *phraseMatcher
 	book                             *phraseMatcher
 	disposable, free                 map[string]struct{}
+	// intent is the built-in model that reads what a message means.
+	intent *intent.Model
 }
 
 var langCode = regexp.MustCompile(`^[a-z]{2,3}$`)
@@ -150,6 +155,7 @@ func New(s model.Qualify, lists *Lists) (*Rules, error) {
 		reviewTimeout:   time.Duration(s.ReviewTimeout),
 		disposable:      lists.disposable,
 		free:            lists.free,
+		intent:          intent.Default(),
 	}
 	if r.duplicateWindow == 0 {
 		r.duplicateWindow = DefaultDuplicateWindow
@@ -332,7 +338,7 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	}
 
 	// Contact: phone, e-mail, and whether anything can reach the person.
-	phone := strings.TrimSpace(lead.Phone)
+	phone := intent.Digits(strings.TrimSpace(lead.Phone))
 	email := strings.TrimSpace(lead.Email)
 	phoneOK, emailOK := false, false
 	if phone != "" {
@@ -371,7 +377,8 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	if n := len(nameWords); n < len(buf) {
 		rest = buf[n:n]
 	}
-	msgFolded := fold(lead.Message)
+	message := intent.Digits(lead.Message)
+	msgFolded := fold(message)
 	msgWords := tokens(msgFolded, rest)
 
 	r.scoreTest(&s, nameWords, msgWords, emailLocal)
@@ -390,7 +397,12 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	// The grey area, whatever else the lead typed: an e-mail address is
 	// not evidence of intent.
 	r.scoreGrey(&s, greyWords)
-	r.scoreText(&s, c.Text, lead)
+	meant := r.judgeMeaning(&s, message)
+	meant.comeIn = r.asksToComeIn(msgWords)
+	customer := r.scoreText(&s, c.Text, lead)
+	// Clean only on evidence: a lead nothing shows to be a customer's
+	// request waits for a reply, a call or the owner's word.
+	r.scoreEvidence(&s, meant, customer)
 
 	return r.decide(s)
 }
@@ -620,15 +632,30 @@ func (r *Rules) scoreGibberish(s *scoring, name, msg []string, emailLocal string
 	// meaning. An initial next to a real name ("Mehmet Ö.") is fine.
 	if len(name) > 0 {
 		single, digits := true, true
-		kind := ""
-		for _, w := range name {
+		kind, judged := "", 0
+		// A company's form or a role in the name ("GmbH", "Ltd", "S.L.",
+		// "SARL", "A.Ş.") is a sign of who wrote, never typing without
+		// meaning: those words are not judged.
+		var companyBuf [8]span
+		var company [96]bool
+		for _, sp := range r.company.find(name, companyBuf[:0]) {
+			for i := sp.start; i < sp.end && i < len(company); i++ {
+				company[i] = true
+			}
+		}
+		for i, w := range name {
+			if i < len(company) && company[i] {
+				continue
+			}
+			judged++
 			single = single && len([]rune(w)) == 1 && !allDigits(w)
 			digits = digits && allDigits(w)
 			if kind == "" {
-				kind = mash(strings.TrimRight(w, "0123456789"), 4)
+				kind = r.gibberish(strings.TrimRight(w, "0123456789"))
 			}
 		}
 		switch {
+		case judged == 0:
 		case digits:
 			hit("name", "digits")
 		case single:
@@ -646,7 +673,7 @@ func (r *Rules) scoreGibberish(s *scoring, name, msg []string, emailLocal string
 			continue
 		}
 		judged++
-		if k := mash(w, 5); k != "" {
+		if k := r.gibberish(w); k != "" {
 			mashed++
 			kind = k
 		}
@@ -657,7 +684,7 @@ func (r *Rules) scoreGibberish(s *scoring, name, msg []string, emailLocal string
 	if emailLocal != "" {
 		var buf [8]string
 		for _, w := range tokens(emailLocal, buf[:0]) {
-			if k := mash(strings.TrimRight(w, "0123456789"), 0); k != "" {
+			if k := mash(strings.TrimRight(w, "0123456789")); k != "" {
 				hit("email", k)
 				break
 			}
@@ -667,6 +694,15 @@ func (r *Rules) scoreGibberish(s *scoring, name, msg []string, emailLocal string
 		// One field: the weight; each further field adds half.
 		s.add(CodeGibberish, len(fields)+1, 2, map[string]any{"fields": fields, "kinds": kinds})
 	}
+}
+
+// gibberish tells why a folded word looks typed without meaning (mash, then
+// the letters' statistics), or "".
+func (r *Rules) gibberish(w string) string {
+	if k := mash(w); k != "" {
+		return k
+	}
+	return r.unusual(w)
 }
 
 // scoreVendor judges the pitch: the strong and weaker phrases of the
@@ -765,8 +801,7 @@ func (r *Rules) scoreGrey(s *scoring, msg []string) {
 	if len(msg) > 64 {
 		return
 	}
-	var bookBuf [4]span
-	if len(r.book.find(msg, bookBuf[:0])) > 0 {
+	if r.asksToComeIn(msg) {
 		return
 	}
 	var covered [64]bool
@@ -795,6 +830,13 @@ func (r *Rules) scoreGrey(s *scoring, msg []string) {
 	case other == 0:
 		s.add(CodeNoMessage, 1, 1, map[string]any{"empty": false})
 	}
+}
+
+// asksToComeIn reports whether the words ask to come in (the book list):
+// "randevu almak istiyorum", "can I book in on Friday", "einen Termin".
+func (r *Rules) asksToComeIn(msg []string) bool {
+	var bookBuf [4]span
+	return len(r.book.find(msg, bookBuf[:0])) > 0
 }
 
 // scoreLinks gives MESSAGE_HAS_LINK for a message with links, and

@@ -54,8 +54,18 @@ func realLead() model.Lead {
 	}
 }
 
+// phraseRules are the default rules without the built-in model's reasons
+// and without clean only on evidence: the rules that read phrases, tested
+// alone. The model and the evidence rule have their own tests
+// (meaning_test.go) and are measured on the corpora (TestCorpus,
+// TestHeldout).
+func phraseRules(t testing.TB) *Rules {
+	t.Helper()
+	return mustRules(t, model.Qualify{Weights: map[string]int{CodeModelOffer: 0, CodeModelJob: 0, CodeModelNonsense: 0, CodeNoEvidence: 0}})
+}
+
 func TestScoreRules(t *testing.T) {
-	r := mustRules(t, model.Qualify{})
+	r := phraseRules(t)
 	tr := Context{Country: "TR"}
 	tests := []struct {
 		name    string
@@ -104,7 +114,11 @@ func TestScoreRules(t *testing.T) {
 		{name: "umlauts are vowels", edit: func(l *model.Lead) { l.Name = "Jürgen Öztürk" }, ctx: tr, notWant: []string{CodeGibberish}, verdict: model.VerdictClean},
 		{name: "first and last name fields", edit: func(l *model.Lead) { l.Name, l.FirstName, l.LastName = "", "Şükrü", "Ünal" }, ctx: tr, notWant: []string{CodeGibberish}, verdict: model.VerdictClean},
 		{name: "keyboard name", edit: func(l *model.Lead) { l.Name = "Asdfgh" }, ctx: tr, want: []string{CodeGibberish}},
-		{name: "no-vowel name", edit: func(l *model.Lead) { l.Name = "Xkcdfg" }, ctx: tr, want: []string{CodeGibberish}},
+		// Gibberish by the letters' statistics, not by a missing vowel
+		// (issue 29: "GmbH" is no gibberish).
+		{name: "mash name", edit: func(l *model.Lead) { l.Name = "Xjqzkv" }, ctx: tr, want: []string{CodeGibberish}},
+		{name: "home-row mash name", edit: func(l *model.Lead) { l.Name = "Kdjfhs" }, ctx: tr, want: []string{CodeGibberish}},
+		{name: "company form is no gibberish", edit: func(l *model.Lead) { l.Name = "Nordlicht Media GmbH" }, ctx: tr, notWant: []string{CodeGibberish}},
 		{name: "mashed message and name", edit: func(l *model.Lead) { l.Name, l.Message = "sdfgh", "jhgjhgjhg" }, ctx: tr, want: []string{CodeGibberish}, verdict: model.VerdictJunk},
 		{name: "texting abbreviations are not gibberish", edit: func(l *model.Lead) { l.Message = "mrb slm randevu lazım" }, ctx: tr, notWant: []string{CodeGibberish}},
 		{name: "vendor pitch", edit: func(l *model.Lead) {
@@ -312,7 +326,11 @@ func TestDecideThresholdsAndFloors(t *testing.T) {
 }
 
 func TestWeights(t *testing.T) {
-	r := mustRules(t, model.Qualify{Weights: map[string]int{CodeVendorPitch: 0, CodeFillTooFast: 20}})
+	// Every rule that reads a pitch off (the phrases, the built-in model, and
+	// clean only on evidence, which a pitch never gives): only the fill time
+	// is left.
+	r := mustRules(t, model.Qualify{Weights: map[string]int{CodeVendorPitch: 0, CodeFillTooFast: 20,
+		CodeModelOffer: 0, CodeNoEvidence: 0}})
 	l := realLead()
 	l.Message = "We offer SEO services and link building."
 	l.FillMS = ms(1500)

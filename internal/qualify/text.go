@@ -32,6 +32,12 @@ func fold(s string) string {
 			b.WriteByte(byte(r))
 		case r == 'ß':
 			b.WriteString("ss")
+		case r >= 0x0600 && r <= 0x06FF:
+			// Arabic script: diacritics and tatweel dropped, the variant
+			// letters written as their plain one, as people type both.
+			if a := arabicFold(r); a >= 0 {
+				b.WriteRune(a)
+			}
 		default:
 			if f, ok := foldMap[r]; ok {
 				b.WriteByte(f)
@@ -41,6 +47,27 @@ func fold(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// arabicFold maps a letter of Arabic script to the letter matching reads:
+// the alef forms to alef, ta marbuta to ha, alef maqsura and Persian yeh to
+// yeh, Persian kaf to kaf; -1 for the diacritics and tatweel.
+func arabicFold(r rune) rune {
+	switch {
+	case r >= 0x064B && r <= 0x065F, r == 0x0670, r == 0x0640:
+		return -1
+	}
+	switch r {
+	case 'أ', 'إ', 'آ', 'ٱ':
+		return 'ا'
+	case 'ة':
+		return 'ه'
+	case 'ى', 'ی':
+		return 'ي'
+	case 'ک':
+		return 'ك'
+	}
+	return r
 }
 
 // foldMap maps accented and Turkish letters to their plain ASCII letter. It is
@@ -92,15 +119,6 @@ func tokens(folded string, dst []string) []string {
 	return dst
 }
 
-// isVowel reports whether a folded letter is a vowel (y counts, as in Glyn).
-func isVowel(b byte) bool {
-	switch b {
-	case 'a', 'e', 'i', 'o', 'u', 'y':
-		return true
-	}
-	return false
-}
-
 // keyboardRows are the letter rows of QWERTY, QWERTZ, AZERTY and Turkish Q
 // keyboards, folded.
 var keyboardRows = [...]string{
@@ -110,25 +128,17 @@ var keyboardRows = [...]string{
 	"qwertyuiopgu", "asdfghjklsi", "zxcvbnmoc",
 }
 
-// mash tells why a folded word looks typed without meaning, or "": a short
-// unit repeated, five neighbouring keys, or (when noVowelLen > 0) that many
-// letters without a vowel.
-func mash(w string, noVowelLen int) string {
+// mash tells why a folded word of Latin letters looks typed without
+// meaning, or "": a short unit repeated, or five neighbouring keys of one
+// keyboard row. A missing vowel is no sign (GmbH, Szczepański, "mrb").
+func mash(w string) string {
 	if len(w) < 3 {
 		return ""
 	}
-	letters, vowels := 0, 0
 	for i := 0; i < len(w); i++ {
-		c := w[i]
-		if 'a' <= c && c <= 'z' {
-			letters++
-			if isVowel(c) {
-				vowels++
-			}
+		if c := w[i]; c < 'a' || c > 'z' {
+			return "" // digits or non-ASCII letters: not judged here
 		}
-	}
-	if letters < len(w) {
-		return "" // digits or non-ASCII letters: not judged
 	}
 	if repeatedUnit(w) {
 		return "repeated"
@@ -136,8 +146,24 @@ func mash(w string, noVowelLen int) string {
 	if keyboardRun(w, 5) {
 		return "keyboard"
 	}
-	if noVowelLen > 0 && letters >= noVowelLen && vowels == 0 {
-		return "no_vowels"
+	return ""
+}
+
+// unusual tells whether a word looks typed without meaning by its letters'
+// statistics: most of its neighbouring letters are pairs people rarely
+// write in the corpus's languages (intent.Model.Unusual). Only words of the
+// Latin and Arabic scripts are judged, which the corpus knows well enough.
+func (r *Rules) unusual(w string) string {
+	if r.intent == nil {
+		return ""
+	}
+	for _, c := range w {
+		if c >= utf8.RuneSelf && !unicode.Is(unicode.Latin, c) && !unicode.Is(unicode.Arabic, c) {
+			return ""
+		}
+	}
+	if u, _, _ := r.intent.Unusual(w); u {
+		return "rare_letters"
 	}
 	return ""
 }

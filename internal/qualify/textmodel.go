@@ -298,15 +298,17 @@ func textPoints(logOdds float64, maxPoints int) int {
 
 // scoreText adds the text model's reason. In shadow (fewer than MinJudged
 // owner-judged leads) the reason has 0 points and says what it would have
-// given, and which verdict that would have made when it differs.
-func (r *Rules) scoreText(s *scoring, t *Text, lead *model.Lead) {
+// given, and which verdict that would have made when it differs. It
+// reports whether the live model leans toward the owner's real customers:
+// the owner's confirmed word, which is evidence of a request.
+func (r *Rules) scoreText(s *scoring, t *Text, lead *model.Lead) (customer bool) {
 	if t == nil || t.Model == nil || strings.TrimSpace(lead.Message) == "" {
-		return
+		return false
 	}
 	m := t.Model
 	j := m.Judge(lead.Message, t.LeaveOut)
 	if j.Known == 0 || len(j.Words) == 0 {
-		return
+		return false
 	}
 	maxPts := t.MaxPoints
 	if maxPts <= 0 {
@@ -314,8 +316,9 @@ func (r *Rules) scoreText(s *scoring, t *Text, lead *model.Lead) {
 	}
 	pts := textPoints(j.LogOdds, maxPts)
 	if pts > -minTextPoints && pts < minTextPoints {
-		return
+		return false
 	}
+	customer = pts < 0 && m.Live()
 	if pts < 0 {
 		// Toward a real customer the model takes back at most what the
 		// rules that read words gave: a fill time, a phone number or a
@@ -352,16 +355,19 @@ func (r *Rules) scoreText(s *scoring, t *Text, lead *model.Lead) {
 	ev["variant"] = variant
 	reason.Message = Message(CodeTextModel, "en", ev)
 	s.reasons = append(s.reasons, reason)
+	return customer
 }
 
 // textCodes are the reasons the rules give for the words of a lead, which
 // the text model may take back.
 var textCodes = map[string]bool{CodeVendorPitch: true, CodeJobApplication: true, CodeMessageHasLink: true, CodeMostlyLinks: true,
-	CodeTestEntry: true, CodeGibberish: true}
+	CodeTestEntry: true, CodeGibberish: true, CodeModelOffer: true, CodeModelJob: true, CodeModelNonsense: true}
 
 // RuleReason tells whether a reason code is one the rules give (the text
 // model's included), not one added by evidence or a person.
-func RuleReason(code string) bool { return ruleIndex(code) >= 0 || code == CodeTextModel }
+func RuleReason(code string) bool {
+	return ruleIndex(code) >= 0 || code == CodeTextModel || code == CodeModelRequest
+}
 
 // TextReason returns a decision's text-model reason, if it has one.
 func TextReason(d model.Decision) (model.Reason, bool) {

@@ -131,7 +131,10 @@ func TestTextModelShadowCountsNothing(t *testing.T) {
 	if m.Live() {
 		t.Fatal("29 judgements made the model live")
 	}
-	r := mustRules(t, model.Qualify{})
+	// Words no model knows would wait for evidence: with that rule and the
+	// built-in model's off, the lead is clean, and the shadow's would-be
+	// verdict shows.
+	r := mustRules(t, model.Qualify{Weights: map[string]int{CodeNoEvidence: 0, CodeModelNonsense: 0, CodeModelOffer: 0, CodeModelJob: 0}})
 	lead := realLead()
 	lead.Message = "quokka numbat wombat"
 	without := r.Score(&lead, Context{Country: "TR"})

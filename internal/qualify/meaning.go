@@ -1,0 +1,152 @@
+package qualify
+
+import (
+	"math"
+	"strings"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify/intent"
+)
+
+// The reasons the built-in intent model (package intent) gives, and the one
+// that holds a lead nothing shows to be a request.
+const (
+	// CodeModelRequest is the model's positive evidence: the message reads
+	// like a customer's request. It gives 0 points; it is what lets a lead
+	// be clean at all.
+	CodeModelRequest = "MODEL_REQUEST"
+	// CodeModelOffer, CodeModelJob and CodeModelNonsense: the message reads
+	// like an offer to the business, someone offering themselves for work,
+	// or nothing at all. Their weight when the model is confident, a
+	// quarter of it when that is only its best guess.
+	CodeModelOffer    = "MODEL_OFFER"
+	CodeModelJob      = "MODEL_JOB"
+	CodeModelNonsense = "MODEL_NONSENSE"
+	// CodeNoEvidence holds a lead for review when nothing positive says it
+	// is a customer's request: neither the model's confident word, nor the
+	// site's owner-confirmed text model. Its evidence's variant says why in
+	// plain words ("grey": the model reads a price question or a greeting;
+	// "unsure": it cannot tell).
+	CodeNoEvidence = "NO_REQUEST_EVIDENCE"
+)
+
+// modelCode is the reason each class of the model gives against a lead.
+var modelCode = [intent.NumClasses]string{
+	intent.Offer:    CodeModelOffer,
+	intent.Job:      CodeModelJob,
+	intent.Nonsense: CodeModelNonsense,
+}
+
+// meaning is what the built-in model made of a lead's message.
+type meaning struct {
+	judged bool
+	j      intent.Judgement
+	// comeIn: the words ask to come in (the book list), a request however
+	// short ("fiyat ve randevu lütfen").
+	comeIn bool
+}
+
+// percent is a probability as a whole percentage, for a reason's evidence.
+func percent(p float64) int { return int(math.Floor(100 * p)) }
+
+// judgeMeaning reads the message with the built-in model and gives its
+// reason: 0 points toward a request (the evidence that lets the lead be
+// clean), the weight of MODEL_OFFER, MODEL_JOB or MODEL_NONSENSE when it is
+// confident of one of them, half the weight when that is only its best
+// guess. A message with no word is left to the grey-area rules.
+func (r *Rules) judgeMeaning(s *scoring, message string) meaning {
+	if r.intent == nil || strings.TrimSpace(message) == "" {
+		return meaning{}
+	}
+	j := r.intent.Judge(message)
+	if j.Words == 0 {
+		return meaning{}
+	}
+	m := meaning{judged: true, j: j}
+	ev := map[string]any{"class": j.Class.String(), "p": percent(j.P), "confident": j.Confident}
+	if len(j.Evidence) > 0 {
+		ev["quote"] = j.Evidence[0]
+		ev["quotes"] = j.Evidence
+	}
+	switch j.Class {
+	case intent.Request:
+		if j.Confident {
+			s.reasons = append(s.reasons, model.Reason{Code: CodeModelRequest, Evidence: ev,
+				Message: Message(CodeModelRequest, "en", ev)})
+		}
+	case intent.Offer, intent.Job, intent.Nonsense:
+		if j.Confident {
+			s.add(modelCode[j.Class], 1, 1, ev)
+		} else {
+			// Its best guess only: a quarter of the weight, which with a
+			// rule's phrases can hold a lead but alone never makes it junk.
+			s.add(modelCode[j.Class], 1, 4, ev)
+		}
+	}
+	return m
+}
+
+// request reports whether the message shows a request: the model is
+// confident it is one, or it asks to come in and the model does not read
+// it as an offer, a job seeker or nonsense.
+func (m meaning) request() bool {
+	if !m.judged {
+		return false
+	}
+	switch {
+	case m.j.Class == intent.Request && m.j.Confident:
+		return true
+	case m.comeIn:
+		return m.j.Class == intent.Request || m.j.Class == intent.Grey
+	}
+	return false
+}
+
+// scoreEvidence holds the lead for review when nothing positive says it is
+// a customer's request: the model's confident word, or the site's live text
+// model leaning toward the owner's real customers (customer). A reason of
+// the grey area (PRICE_ONLY, NO_MESSAGE) already says why it waits, and a
+// lead the model is confident is junk needs no other.
+func (r *Rules) scoreEvidence(s *scoring, m meaning, customer bool) {
+	if m.request() || customer {
+		return
+	}
+	if m.judged && m.j.Confident && modelCode[m.j.Class] != "" {
+		return
+	}
+	for _, x := range s.reasons {
+		switch x.Code {
+		case CodePriceOnly, CodeNoMessage:
+			return
+		}
+	}
+	ev := map[string]any{"variant": "unsure"}
+	if m.judged {
+		ev["class"] = m.j.Class.String()
+		ev["p"] = percent(m.j.P)
+		if m.j.Class == intent.Grey {
+			ev["variant"] = "grey"
+			if len(m.j.Evidence) > 0 {
+				ev["quote"] = m.j.Evidence[0]
+			}
+		}
+	} else {
+		ev["variant"] = "unread"
+	}
+	s.add(CodeNoEvidence, 0, 1, ev)
+}
+
+// ModelReason returns a decision's reason from the built-in model, if it
+// has one.
+func ModelReason(d model.Decision) (model.Reason, bool) {
+	for _, r := range d.Reasons {
+		switch r.Code {
+		case CodeModelRequest, CodeModelOffer, CodeModelJob, CodeModelNonsense, CodeNoEvidence:
+			return r, true
+		}
+	}
+	return model.Reason{}, false
+}
+
+// Intent is the built-in model the rules read messages with.
+func (r *Rules) Intent() *intent.Model { return r.intent }
