@@ -217,7 +217,7 @@ func TestReplayShowsTheNewJudgement(t *testing.T) {
 		ids[name] = l.ID
 	}
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(testConfig, dsn)), 0o600)
+	os.WriteFile(cfg, []byte(testConfig(dsn)), 0o600)
 	getenv := func(k string) string { return map[string]string{"DENT_KEY": dentKey}[k] }
 	var out, errOut bytes.Buffer
 	if code := cli.Run(ctx, []string{"cleanads", "replay", "--config", cfg, "--site", "dent", "--days", "2"},

@@ -265,7 +265,9 @@ func (f *inFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.h.ServeHTTP(w, r)
 }
 
-const implantMessage = "I'd like an appointment for a dental implant next Tuesday afternoon"
+// implantMessage is a real customer's request, concrete enough for the
+// built-in model to call it one (clean only on evidence).
+const implantMessage = "Hello, I broke a front tooth yesterday and it hurts when I drink something cold. Can I book an appointment this week, ideally Thursday morning?"
 
 func TestBrowserCapture(t *testing.T) {
 	db := storetest.New(t)
