@@ -77,12 +77,6 @@ var deliberate = map[[2]string]disagreement{
 	// a run of 100 ones are kept in its tests).
 	{"ph", "123456123456123456123456"}: {want: "123456123456123456123456", class: "phone: Java length limit",
 		why: "builder keeps 23 and 100 digits"},
-	// The builder keeps ASCII digits only, so a number typed in full-width
-	// digits has none left. It is the same number as in ASCII digits, and
-	// that is the number Meta matches (Arabic-Indic and Persian digits
-	// likewise; the vectors have none).
-	{"ph", "５５５１２３４５６７"}: {want: "5551234567", class: "phone: digits of other scripts",
-		why: "the same number in ASCII digits is the one Meta matches"},
 	// The PHP, Java and Python SDKs delete digits from a city; the builder
 	// keeps them ("Los Angeles 90210" -> "losangeles90210", "District9" ->
 	// "district9" in its tests).

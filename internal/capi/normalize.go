@@ -308,8 +308,9 @@ type PhoneParser func(raw, region string) (*phonenumbers.PhoneNumber, error)
 // NormalizePhoneWith is NormalizePhone with the number parsed by parse
 // (nil: parsed here).
 func NormalizePhoneWith(s, country string, parse PhoneParser) (string, error) {
-	// A number typed in Arabic-Indic, Persian or full-width digits is the
-	// same number, and Meta matches it in ASCII digits.
+	// A number typed in Arabic-Indic or Persian digits is the same number,
+	// and Meta matches it in ASCII digits. Full-width digits stay refused,
+	// as Meta's own normaliser refuses them (its vectors say so).
 	t := asciiDigits(trim(s))
 	if t == "" {
 		return "", reject(FieldPhone, "empty")
@@ -327,17 +328,19 @@ func NormalizePhoneWith(s, country string, parse PhoneParser) (string, error) {
 	return digits, nil
 }
 
-// asciiDigits writes every decimal digit of any script (Unicode category
-// Nd: Arabic-Indic ٠١٢, Persian ۰۱۲, full-width ０１２, ...) as its ASCII
-// digit; text without such digits comes back as it is.
+// asciiDigits writes every decimal digit of another script (Unicode
+// category Nd: Arabic-Indic ٠١٢, Persian ۰۱۲, ...) as its ASCII digit,
+// but for full-width ones (０１２), which Meta's normaliser refuses; text
+// without such digits comes back as it is.
 func asciiDigits(s string) string {
-	i := strings.IndexFunc(s, func(r rune) bool { return r >= utf8.RuneSelf && unicode.IsDigit(r) })
+	other := func(r rune) bool { return r >= utf8.RuneSelf && unicode.IsDigit(r) && (r < '０' || r > '９') }
+	i := strings.IndexFunc(s, other)
 	if i < 0 {
 		return s
 	}
 	b := []byte(s[:i])
 	for _, r := range s[i:] {
-		if r >= utf8.RuneSelf && unicode.IsDigit(r) {
+		if other(r) {
 			r = '0' + digitOf(r)
 		}
 		b = utf8.AppendRune(b, r)

@@ -725,7 +725,7 @@ func TestLeadAttempts(t *testing.T) {
 	emails := map[string]string{"e1": "ayse.yilmaz@gmail.com", "e2": "mehmet.kaya@gmail.com", "e3": "zeynep.demir@gmail.com"}
 	attempt := func(id, phone string, fill int, extra string) string {
 		return fmt.Sprintf(`{"site":"dent","event_id":%q,"email":%q,"name":"Ayşe Yılmaz","phone":%q,`+
-			`"message":"I'd like an appointment for a dental implant next Tuesday afternoon","fill_ms":%d%s}`, id, emails[id], phone, fill, extra)
+			`"message":%q,"fill_ms":%d%s}`, id, emails[id], phone, implantMessage, fill, extra)
 	}
 
 	// Refused by the site's own server: a number too short (junk here, so
