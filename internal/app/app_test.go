@@ -27,8 +27,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	db := storetest.New(t)
 	clk := testkit.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	site := testkit.AddSite(t, db, testkit.Site(testkit.WithMeta("123456789012345", model.ModeDryRun)), clk.Now())
-	site, _ = db.SiteByID(context.Background(), "dent")
+	testkit.AddSite(t, db, testkit.Site(testkit.WithMeta("123456789012345", model.ModeDryRun)), clk.Now())
+	site, _ := db.SiteByID(context.Background(), "dent")
 	return &fixture{t: t, db: db, svc: app.New(app.Options{Store: db, Now: clk.Now}), clk: clk, site: site}
 }
 

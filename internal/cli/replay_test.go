@@ -26,8 +26,8 @@ import (
 func learnedSite(t *testing.T, db *store.DB) *model.Lead {
 	t.Helper()
 	ctx := context.Background()
-	site := testkit.AddSite(t, db, testkit.Site(), time.Now())
-	site, _ = db.SiteByID(ctx, "dent")
+	testkit.AddSite(t, db, testkit.Site(), time.Now())
+	site, _ := db.SiteByID(ctx, "dent")
 	at := time.Now().Add(-2 * time.Hour)
 	svc := app.New(app.Options{Store: db, Now: func() time.Time { return at }})
 	b, err := os.ReadFile("../qualify/testdata/owner_judgements.json")
