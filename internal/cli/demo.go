@@ -166,7 +166,7 @@ func (o *demoOptions) configText(dir, server, page string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# cleanads.yaml of `cleanads demo` (%s), rewritten from its flags on each start.", buildinfo.Read().Short())
-	w("# A real install starts with `cleanads init` instead (README.md, \"Install\").")
+	w("# A real install starts with `cleanads init` instead (docs/install.md).")
 	w("listen: %s", q(o.listen))
 	w("public_url: %s", q(server))
 	w("database: %s", q("sqlite:"+filepath.Join(dir, "cleanads.db")))

@@ -31,6 +31,12 @@ func TestGTMCustomHTMLTag(t *testing.T) {
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		html := strings.NewReplacer("https://t.example.com", serverURL, "YOUR_SITE_ID", "gtm").Replace(string(tag))
+		if r.URL.Path == "/template" {
+			// What template.tpl's injectScript does: a script element
+			// with the site in its address and no data-site.
+			html = fmt.Sprintf(`<script>var s = document.createElement('script'); s.src = %q; s.async = true; document.head.appendChild(s);</script>`,
+				serverURL+"/t.js?site=gtm")
+		}
 		fmt.Fprintf(w, "<!doctype html><html><head><meta charset=\"utf-8\"><title>GTM</title></head><body><p>A page of a site whose tags live in Tag Manager.</p>%s</body></html>", html)
 	}))
 	t.Cleanup(page.Close)
@@ -45,12 +51,16 @@ func TestGTMCustomHTMLTag(t *testing.T) {
 			t.Fatalf("%v\n%s", err, stderr)
 		}
 	}
-	run(chromedp.Navigate(page.URL+"/"), chromedp.Poll[chromedp.Void](`window.cleanads && window.cleanads.ready`))
-	visit, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`cleanads.ready`, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id, _ := visit["event_id"].(string); id == "" {
-		t.Errorf("the visit was not stored: %v\n%s", visit, stderr)
+	// The Custom HTML tag at /, the template's way of loading t.js at
+	// /template: each must store the visit.
+	for _, path := range []string{"/", "/template"} {
+		run(chromedp.Navigate(page.URL+path), chromedp.Poll[chromedp.Void](`window.cleanads && window.cleanads.ready`))
+		visit, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`cleanads.ready`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, _ := visit["event_id"].(string); id == "" {
+			t.Errorf("%s: the visit was not stored: %v\n%s", path, visit, stderr)
+		}
 	}
 }

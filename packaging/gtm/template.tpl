@@ -86,7 +86,7 @@ ___SANDBOXED_JS_FOR_WEB_TEMPLATE___
 
 // CleanAds tracker: installs t.js from the advertiser's own CleanAds server.
 // A tag template cannot set data-site on the script it injects: t.js must
-// read its site from the ?site= of its own address (see README.md).
+// read its site from the ?site= of its own address (docs/tracker.md).
 const injectScript = require('injectScript');
 const encodeUriComponent = require('encodeUriComponent');
 const copyFromWindow = require('copyFromWindow');

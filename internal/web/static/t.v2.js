@@ -3,7 +3,7 @@
   'use strict';
   var s = d.currentScript || d.querySelector('script[data-site]');
   if (!s || w.cleanads && w.cleanads.v) return;
-  var site = s.getAttribute('data-site'),
+  var site = s.getAttribute('data-site') || new URL(s.src).searchParams.get('site'),
     inc = s.getAttribute('data-include'),
     exc = s.getAttribute('data-exclude'),
     api = new URL(s.src).origin + '/v1/',
