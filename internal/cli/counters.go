@@ -27,14 +27,11 @@ func countersCmd(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	c, db, err := e.configAndStore(ctx, *cfgPath)
+	c, db, err := e.migratedStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := db.CheckSchema(ctx); err != nil {
-		return err
-	}
 	n := *days
 	if n <= 0 {
 		n = c.Retention.VisitDays

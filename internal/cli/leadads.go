@@ -69,12 +69,8 @@ func leadAdsCmd(ctx context.Context, e *env, args []string) error {
 // at every serve start, so the command uses the token the advertiser just
 // wrote. The caller closes the database.
 func (e *env) provisionedStore(ctx context.Context, cfgPath string) (*config.Config, *store.DB, error) {
-	c, db, err := e.configAndStore(ctx, cfgPath)
+	c, db, err := e.migratedStore(ctx, cfgPath)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := db.CheckSchema(ctx); err != nil {
-		db.Close()
 		return nil, nil, err
 	}
 	if err := provision(ctx, db, c, time.Now()); err != nil {

@@ -76,14 +76,11 @@ func forget(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	c, db, err := e.configAndStore(ctx, *cfgPath)
+	c, db, err := e.migratedStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := db.CheckSchema(ctx); err != nil {
-		return err
-	}
 	if *site != "" {
 		if _, err := db.SiteByID(ctx, model.SiteID(*site)); err != nil {
 			return err

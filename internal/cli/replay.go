@@ -30,14 +30,11 @@ func replay(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr, "cleanads replay: give --site ID and --days between 1 and 366")
 		return errUsage
 	}
-	c, db, err := e.configAndStore(ctx, *cfgPath)
+	c, db, err := e.migratedStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := db.CheckSchema(ctx); err != nil {
-		return err
-	}
 	// The config's settings, not the database's copy: a rule changed in the
 	// file is tried before serve makes it live.
 	site := configSite(c, *siteID)

@@ -55,3 +55,18 @@ func (e *env) configAndStore(ctx context.Context, cfgPath string) (*config.Confi
 	}
 	return c, db, nil
 }
+
+// migratedStore is configAndStore for the commands that read and write the
+// data: it refuses a database whose schema is not the binary's (run
+// "cleanads migrate" first). The caller closes the database.
+func (e *env) migratedStore(ctx context.Context, cfgPath string) (*config.Config, *store.DB, error) {
+	c, db, err := e.configAndStore(ctx, cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := db.CheckSchema(ctx); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return c, db, nil
+}

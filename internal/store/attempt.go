@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -30,26 +29,9 @@ func (q Q) LeadEventsHeld(ctx context.Context, id model.LeadID, now time.Time) (
 // those of a later attempt (l, with the lead's id) and drops its held lead
 // events; the caller queues the events of the new decision.
 func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead) error {
-	fields, err := json.Marshal(nonNilMap(l.Fields))
+	v, err := encodeLead(l)
 	if err != nil {
-		return fmt.Errorf("store: lead fields: %w", err)
-	}
-	reasons, err := json.Marshal(nonNilReasons(l.Reasons))
-	if err != nil {
-		return fmt.Errorf("store: lead reasons: %w", err)
-	}
-	var consent, fill, reviewUntil, open any
-	if l.Consent != nil {
-		consent = boolInt(*l.Consent)
-	}
-	if l.FillMS != nil {
-		fill = *l.FillMS
-	}
-	if l.ReviewUntil != nil {
-		reviewUntil = l.ReviewUntil.UnixMilli()
-	}
-	if l.OpenUntil != nil {
-		open = l.OpenUntil.UnixMilli()
+		return err
 	}
 	if _, err := q.exec(ctx, `/* Store.LeadAttemptSet */ DELETE FROM deliveries
 		WHERE lead_id = ? AND lead_id <> '' AND kind IN (?, ?) AND state = ? AND attempts = 0`,
@@ -62,10 +44,10 @@ func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead) error {
 		phone_key = ?, submitted_at = ?, verdict = ?, score = ?, reasons = ?, rules_version = ?, decided_by = ?,
 		review_until = ?, fill_by = ?, open_until = ?
 		WHERE id = ?`,
-		l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName, l.Message, string(fields), l.PageURL, l.Referrer,
-		l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, consent, fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey,
-		l.PhoneKey, l.SubmittedAt.UnixMilli(), string(l.Verdict), l.Score, string(reasons), l.RulesVersion, l.DecidedBy,
-		reviewUntil, l.FillBy, open, string(l.ID))
+		l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName, l.Message, v.fields, l.PageURL, l.Referrer,
+		l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, v.consent, v.fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey,
+		l.PhoneKey, l.SubmittedAt.UnixMilli(), string(l.Verdict), l.Score, v.reasons, l.RulesVersion, l.DecidedBy,
+		v.reviewUntil, l.FillBy, v.openUntil, string(l.ID))
 	if err != nil {
 		return fmt.Errorf("store: set attempt of lead %s: %w", l.ID, err)
 	}

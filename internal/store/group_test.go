@@ -13,6 +13,7 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
+	"github.com/cleanads/cleanads/internal/testkit"
 )
 
 // groupFixture holds the committer on a first call until the calls the
@@ -45,12 +46,14 @@ func (f *groupFixture) queue(ctx context.Context, fns ...func(tx *store.Tx) erro
 	return queueCalls(f.t, ctx, f.db, fns)
 }
 
-// queueCalls starts a call of each fn and returns once all wait for the
-// committer; each channel then gets the call's error, or its panic as a
-// string.
+// queueCalls starts a call of each fn, in order, and returns once all wait
+// for the committer; each channel then gets the call's error, or its panic
+// as a string. Each call is queued before the next starts, so the batch
+// holds them in the order given (goroutines started together may queue in
+// any order).
 func queueCalls(t *testing.T, ctx context.Context, db *store.DB, fns []func(tx *store.Tx) error) []chan any {
 	t.Helper()
-	_, before := db.GroupStats()
+	_, queued := db.GroupStats()
 	out := make([]chan any, len(fns))
 	for i, fn := range fns {
 		out[i] = make(chan any, 1)
@@ -62,15 +65,10 @@ func queueCalls(t *testing.T, ctx context.Context, db *store.DB, fns []func(tx *
 			}()
 			out[i] <- db.InTx(ctx, fn)
 		}()
+		queued++
+		testkit.WaitFor(t, fmt.Sprintf("call %d to be queued", i), func() bool { _, q := db.GroupStats(); return q == queued })
 	}
-	// Waiting for the calls to be queued is not a timing assertion: the
-	// test only proceeds once they are.
-	for {
-		if _, q := db.GroupStats(); q-before == int64(len(fns)) {
-			return out
-		}
-		time.Sleep(time.Millisecond)
-	}
+	return out
 }
 
 func (f *groupFixture) releaseFirst() {

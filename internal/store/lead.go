@@ -23,40 +23,22 @@ const leadColumns = `id, site_id, event_id, visitor_id, email, phone, name, firs
 // day it was received are added to in the same call, so call it in a
 // transaction.
 func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
-	fields, err := json.Marshal(nonNilMap(l.Fields))
+	v, err := encodeLead(l)
 	if err != nil {
-		return fmt.Errorf("store: lead fields: %w", err)
-	}
-	reasons, err := json.Marshal(nonNilReasons(l.Reasons))
-	if err != nil {
-		return fmt.Errorf("store: lead reasons: %w", err)
+		return err
 	}
 	detail, err := json.Marshal(nonNilMap(l.SourceDetail))
 	if err != nil {
 		return fmt.Errorf("store: lead source detail: %w", err)
 	}
-	var consent, fill any
-	if l.Consent != nil {
-		consent = boolInt(*l.Consent)
-	}
-	if l.FillMS != nil {
-		fill = *l.FillMS
-	}
-	var reviewUntil, openUntil any
-	if l.ReviewUntil != nil {
-		reviewUntil = l.ReviewUntil.UnixMilli()
-	}
-	if l.OpenUntil != nil {
-		openUntil = l.OpenUntil.UnixMilli()
-	}
 	_, err = q.exec(ctx, `/* Store.LeadInsert */ INSERT INTO leads (`+leadColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)`,
 		string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
-		l.Message, string(fields), l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
-		consent, fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey, l.PhoneKey,
+		l.Message, v.fields, l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
+		v.consent, v.fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey, l.PhoneKey,
 		l.SubmittedAt.UnixMilli(), l.ReceivedAt.UnixMilli(),
-		string(l.Verdict), l.Score, string(reasons), l.RulesVersion, l.DecidedBy, reviewUntil,
-		leadSource(l.Source), string(detail), l.FillBy, openUntil)
+		string(l.Verdict), l.Score, v.reasons, l.RulesVersion, l.DecidedBy, v.reviewUntil,
+		leadSource(l.Source), string(detail), l.FillBy, v.openUntil)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("lead with event_id %s: %w", l.EventID, model.ErrConflict)
 	}
@@ -64,6 +46,39 @@ func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 		return fmt.Errorf("store: insert lead: %w", err)
 	}
 	return q.CountersAdd(ctx, l.SiteID, model.Day(l.ReceivedAt), string(l.ID), leadCounts(l)...)
+}
+
+// leadValues are a lead's columns that are stored in another form than
+// its fields: JSON, milliseconds, and NULL for what is unknown.
+type leadValues struct {
+	fields, reasons                       string
+	consent, fill, reviewUntil, openUntil any
+}
+
+func encodeLead(l *model.Lead) (leadValues, error) {
+	var v leadValues
+	fields, err := json.Marshal(nonNilMap(l.Fields))
+	if err != nil {
+		return v, fmt.Errorf("store: lead fields: %w", err)
+	}
+	reasons, err := json.Marshal(nonNilReasons(l.Reasons))
+	if err != nil {
+		return v, fmt.Errorf("store: lead reasons: %w", err)
+	}
+	v.fields, v.reasons = string(fields), string(reasons)
+	if l.Consent != nil {
+		v.consent = boolInt(*l.Consent)
+	}
+	if l.FillMS != nil {
+		v.fill = *l.FillMS
+	}
+	if l.ReviewUntil != nil {
+		v.reviewUntil = l.ReviewUntil.UnixMilli()
+	}
+	if l.OpenUntil != nil {
+		v.openUntil = l.OpenUntil.UnixMilli()
+	}
+	return v, nil
 }
 
 // LeadByID returns one lead.
