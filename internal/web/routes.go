@@ -13,6 +13,8 @@ func (s *Server) routes() http.Handler {
 	// Operations.
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
+	// The host's root says what it is, with a link to the admin UI.
+	mux.HandleFunc("GET /{$}", s.home)
 	if s.metricsToken != "" && s.metricsHandler != nil {
 		mux.Handle("GET /metrics", s.requireMetricsToken(s.metricsHandler))
 	}
