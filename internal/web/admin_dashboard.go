@@ -37,6 +37,8 @@ type dashboardData struct {
 	Visits, FormVisits int64
 	// Notices say how the site seems to lose leads, if it does.
 	Notices []captureNotice
+	// Trouble is a banner per platform that cannot be reached or refuses.
+	Trouble []trouble
 }
 
 // captureNotice is a lost-leads notice in the page's language.
@@ -115,6 +117,10 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 	d.FormVisits = counters.Sum(model.CounterFormVisits, "*", 0, 1<<40)
 	for _, n := range notices {
 		d.Notices = append(d.Notices, captureWords(p.Lang, n))
+	}
+	if d.Trouble, err = s.troubles(ctx, p.Lang, d.Site.ID, sites); err != nil {
+		s.adminFail(w, r, err)
+		return
 	}
 	d.Chart = drawChart(p.Lang, since, offset, daily)
 	visitsByDay(&d.Chart, counters)

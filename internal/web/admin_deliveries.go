@@ -21,8 +21,10 @@ type deliveriesData struct {
 	Site   string
 	State  string
 	Tabs   []stateTab
-	Rows   []deliveryRow
+	Rows   []deliveryGroup
 	More   string
+	// Trouble is a banner per platform that cannot be reached or refuses.
+	Trouble []trouble
 	Return string
 }
 
@@ -103,8 +105,14 @@ func (s *Server) adminDeliveries(w http.ResponseWriter, r *http.Request) {
 		d.More = "/admin/deliveries?" + next.Encode()
 	}
 	now := s.now()
+	rows := make([]deliveryRow, 0, len(list))
 	for _, del := range list {
-		d.Rows = append(d.Rows, s.deliveryRow(del, now))
+		rows = append(rows, s.deliveryRow(p.Lang, del, now))
+	}
+	d.Rows = groupFailures(rows)
+	if d.Trouble, err = s.troubles(ctx, p.Lang, model.SiteID(d.Site), sites); err != nil {
+		s.adminFail(w, r, err)
+		return
 	}
 	if r.URL.Query().Get("replayed") != "" {
 		p.Notice = tr(p.Lang, "The event is queued again; the delivery worker sends it shortly.")

@@ -49,7 +49,7 @@ func TestAdminGoogleDeliveries(t *testing.T) {
 	}
 	c := e.login()
 	p := c.get("/admin/deliveries?state=dead")
-	if !strings.Contains(p.body, "Google&#39;s message: google: events[0]") || !strings.Contains(p.body, "to Google Ads") ||
+	if !strings.Contains(p.body, "Google&#39;s message: events[0]") || !strings.Contains(p.body, "to Google Ads") ||
 		!strings.Contains(p.body, "/admin/deliveries/dl_gdead/replay") {
 		t.Errorf("deliveries page lacks the Google dead letter:\n%s", p.body)
 	}

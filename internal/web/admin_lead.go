@@ -66,6 +66,10 @@ type deliveryRow struct {
 	Replayable                                              bool
 	// Google marks a row for Google Ads: its messages are Google's.
 	Google bool
+	// Cause says in plain words why the row failed, Said what the
+	// platform answered (empty when it said nothing: it could not be
+	// reached, or our own check refused the event before sending).
+	Cause, Said string
 }
 
 // adminLead shows one lead: contact, message, reasons with their points,
@@ -293,7 +297,7 @@ func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry,
 		items = append(items, it)
 	}
 	for _, d := range dels {
-		row := s.deliveryRow(d, now)
+		row := s.deliveryRow(lang, d, now)
 		items = append(items, timelineItem{at: d.CreatedAt, order: 3, Kind: "event",
 			Title: tr(lang, "Event %s for Meta", d.EventName), Delivery: &row})
 	}
@@ -322,7 +326,7 @@ func fbcTime(fbc string) (time.Time, bool) {
 	return time.UnixMilli(ms).UTC(), true
 }
 
-func (s *Server) deliveryRow(d *model.Delivery, now time.Time) deliveryRow {
+func (s *Server) deliveryRow(lang string, d *model.Delivery, now time.Time) deliveryRow {
 	row := deliveryRow{ID: d.ID, Site: string(d.SiteID), LeadID: string(d.LeadID), Kind: d.Kind, EventName: d.EventName,
 		EventID: d.EventID, State: string(d.State), Mode: d.Mode, LastError: d.LastError, Attempts: d.Attempts,
 		Payload: prettyJSON(d.Payload), Response: prettyJSON(d.Response), When: s.when(d.CreatedAt),
@@ -333,6 +337,12 @@ func (s *Server) deliveryRow(d *model.Delivery, now time.Time) deliveryRow {
 	if d.SentAt != nil {
 		row.SentAt = s.when(*d.SentAt)
 	}
+	dest := d.Destination
+	if dest == "" || dest == model.DestinationMetaLeadgen {
+		dest = model.DestinationMeta
+	}
+	f := failureOf(dest, d.State, d.LastError, d.Response)
+	row.Cause, row.Said = causeText(lang, platformName(dest), f.Cause), f.Said
 	return row
 }
 
