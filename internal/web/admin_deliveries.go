@@ -17,15 +17,15 @@ var deliveryStates = []model.DeliveryState{model.DeliveryDead, model.DeliveryPau
 
 // deliveriesData is the deliveries page's data.
 type deliveriesData struct {
-	Sites  []*model.Site
-	Site   string
-	State  string
-	Tabs   []stateTab
-	Rows   []deliveryGroup
-	More   string
+	Sites []*model.Site
+	Site  string
+	State string
+	Tabs  []stateTab
+	Rows  []deliveryGroup
+	More  string
 	// Trouble is a banner per platform that cannot be reached or refuses.
 	Trouble []trouble
-	Return string
+	Return  string
 }
 
 type stateTab struct {
