@@ -143,8 +143,8 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"Ziyaretçilerin görmediği gizli alan doldurulmuş (botlar her alanı doldurur).",
 	},
 	CodeDuplicate: {
-		"The same person ({match}) already sent lead {lead_id}.",
-		"Aynı kişi ({match}) daha önce {lead_id} numaralı talebi göndermiş.",
+		"The same person ({match}) already sent a lead before this one; this one repeats it.",
+		"Aynı kişi ({match}) bundan önce de bir talep göndermiş; bu talep onun tekrarı.",
 	},
 	CodeTokenForged: {
 		"The form token was not signed by this server.",
@@ -371,8 +371,11 @@ func Message(code, lang string, evidence map[string]any) string {
 		b.WriteString(tmpl[:i])
 		key := tmpl[i+1 : i+j]
 		v := evidenceString(evidence[key])
-		if key == "class" {
+		switch key {
+		case "class":
 			v = className(v, lang)
+		case "match":
+			v = matchName(v, lang)
 		}
 		b.WriteString(v)
 		tmpl = tmpl[i+j+1:]
@@ -399,6 +402,23 @@ func className(c, lang string) string {
 		return names[1]
 	}
 	return names[0]
+}
+
+// matchName says how a repeat was recognised, as an owner reads it.
+func matchName(m, lang string) string {
+	names, ok := matchNames[m]
+	if !ok {
+		return m
+	}
+	if lang == "tr" {
+		return names[1]
+	}
+	return names[0]
+}
+
+var matchNames = map[string][2]string{
+	"phone": {"the same phone number", "aynı telefon numarası"},
+	"email": {"the same e-mail address", "aynı e-posta adresi"},
 }
 
 var classNames = map[string][2]string{

@@ -2,10 +2,16 @@ package qualify
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -661,6 +667,67 @@ func TestScorePhoneCheckedAhead(t *testing.T) {
 			if !reflect.DeepEqual(got, alone) {
 				t.Errorf("%s, check of %s: %+v, want %+v", phone, name, got, alone)
 			}
+		}
+	}
+}
+
+// TestEveryCodeHasBothMessages reads every reason code this package
+// declares and wants a message for it in English and in Turkish, each
+// different and none a bare code: the owner reads these, in their language.
+func TestEveryCodeHasBothMessages(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]string{}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, decl := range f.Decls {
+				g, ok := decl.(*ast.GenDecl)
+				if !ok || g.Tok != token.CONST {
+					continue
+				}
+				for _, spec := range g.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, name := range vs.Names {
+						if !strings.HasPrefix(name.Name, "Code") || i >= len(vs.Values) {
+							continue
+						}
+						if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							codes[name.Name], _ = strconv.Unquote(lit.Value)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(codes) < 30 {
+		t.Fatalf("found only %d codes: the scan is broken", len(codes))
+	}
+	for name, code := range codes {
+		m, ok := messages[code]
+		if !ok {
+			t.Errorf("%s (%s): no message", name, code)
+			continue
+		}
+		if m[0] == "" || m[1] == "" || m[0] == m[1] {
+			t.Errorf("%s: English %q, Turkish %q", code, m[0], m[1])
+		}
+	}
+	for key, m := range messages {
+		for i, lang := range []string{"en", "tr"} {
+			if m[i] == "" || regexp.MustCompile(`\b[A-Z]{3,}_[A-Z_]+\b`).MatchString(m[i]) {
+				t.Errorf("%s in %s: %q", key, lang, m[i])
+			}
+		}
+	}
+	// A repeat names how it was recognised, in the reader's language, and
+	// no internal lead id.
+	ev := map[string]any{"lead_id": "ld_01HX", "match": "phone"}
+	for lang, want := range map[string]string{"en": "the same phone number", "tr": "aynı telefon numarası"} {
+		if got := Message(CodeDuplicate, lang, ev); !strings.Contains(got, want) || strings.Contains(got, "ld_") {
+			t.Errorf("%s: %q", lang, got)
 		}
 	}
 }
