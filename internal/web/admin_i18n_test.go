@@ -41,6 +41,12 @@ func TestEveryMessageInTurkish(t *testing.T) {
 	scan("admin*.go", regexp.MustCompile(`\btr\((?:lang|p\.Lang|langOf\([^)]*\)), "((?:[^"\\]|\\.)*)"`),
 		regexp.MustCompile(`newPage\(r, "[^"]*", "([^"]*)"\)`), regexp.MustCompile(`add\("([^"]+)", l\.`),
 		regexp.MustCompile(`\{"\w+", "([A-Z][^"]+)"\}`)) // matchKeys labels
+	// The notes the use cases write into a lead's history, which the
+	// lead's story shows through tr.
+	scan("../app/*.go", regexp.MustCompile(`(?:\["(?:note|meta)"\] = |"note": )"([^"]+)"`))
+	for _, w := range changedFields {
+		keys[w] = "(changedFields)"
+	}
 	// Values shown through tr at run time.
 	for _, k := range []string{"clean", "review", "junk", "live", "test", "dry_run", "rules", "evidence", "owner", "crm",
 		"customer", "whatsapp_reply", "call", "Time to fill",

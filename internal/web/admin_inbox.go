@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -39,6 +40,8 @@ type leadRow struct {
 	// Source says where a lead from other than the site's forms came from
 	// (Lead Ads: the form and the ad); empty for a web form's.
 	Source string
+	// Earlier is the lead a repeat repeats, linked beside its reason.
+	Earlier string
 }
 
 // adminInbox lists the newest leads first, filtered by verdict and site and
@@ -106,6 +109,9 @@ func (s *Server) leadRow(lang string, l *model.Lead, now time.Time) leadRow {
 		Email: l.Email, Phone: l.Phone, When: s.when(l.ReceivedAt), Ago: ago(lang, now, l.ReceivedAt)}
 	if top, ok := topReason(l); ok {
 		row.TopReason, row.Points = reasonText(lang, top), top.Points
+		if top.Code == qualify.CodeDuplicate {
+			row.Earlier, _ = top.Evidence["lead_id"].(string)
+		}
 	}
 	row.Window, row.Urgent = windowNote(lang, l, now)
 	row.Source = sourceSummary(lang, l)

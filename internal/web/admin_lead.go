@@ -11,6 +11,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/qualify"
 )
 
 // leadData is the lead page's data.
@@ -37,6 +38,8 @@ type leadData struct {
 	// junk; Customer is the owner's "real customer" action that resolves it.
 	Conflict string
 	Customer leadAction
+	// Repeat is the earlier lead this one repeats, when it stands.
+	Repeat *repeatNote
 }
 
 type kv struct{ K, V string }
@@ -45,6 +48,16 @@ type reasonRow struct {
 	Code, Text, Evidence string
 	Points               int
 	Final                bool
+	// Earlier is the lead a repeat repeats.
+	Earlier string
+}
+
+// repeatNote says that a lead repeats an earlier one, and what became of
+// that one: a real customer's second message is not junk to hide.
+type repeatNote struct {
+	ID      model.LeadID
+	Name    string
+	Verdict model.Verdict
 }
 
 // timelineItem is one moment in a lead's story.
@@ -55,6 +68,9 @@ type timelineItem struct {
 	Kind     string
 	Title    string
 	Detail   string
+	// Tech is the stored detail as it is, for support: behind "technical
+	// details", never the main text.
+	Tech     string
 	Delivery *deliveryRow
 }
 
@@ -114,8 +130,15 @@ func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, sta
 	p.Title = d.Name
 	d.Window, d.Urgent = windowNote(p.Lang, l, now)
 	for _, rs := range l.Reasons {
-		d.Reasons = append(d.Reasons, reasonRow{Code: rs.Code, Text: reasonText(p.Lang, rs), Points: rs.Points,
-			Final: rs.Final, Evidence: evidenceText(rs.Evidence)})
+		row := reasonRow{Code: rs.Code, Text: reasonText(p.Lang, rs), Points: rs.Points,
+			Final: rs.Final, Evidence: evidenceText(rs.Evidence)}
+		if id, _ := rs.Evidence["lead_id"].(string); rs.Code == qualify.CodeDuplicate && id != "" {
+			row.Earlier = id
+			if first, err := s.db.LeadByID(ctx, model.LeadID(id)); err == nil && first.SiteID == l.SiteID && first.Verdict != model.VerdictJunk {
+				d.Repeat = &repeatNote{ID: first.ID, Name: leadName(p.Lang, first), Verdict: first.Verdict}
+			}
+		}
+		d.Reasons = append(d.Reasons, row)
 	}
 	keys := make([]string, 0, len(l.Fields))
 	for k := range l.Fields {
@@ -125,7 +148,7 @@ func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, sta
 	for _, k := range keys {
 		d.Fields = append(d.Fields, kv{k, l.Fields[k]})
 	}
-	d.Click = clickFacts(l)
+	d.Click = clickFacts(p.Lang, l)
 	d.Source, d.Origin = sourceName(p.Lang, l), sourceFacts(p.Lang, l)
 	d.Tech = s.techFacts(p.Lang, l)
 	d.Timeline = s.timeline(p.Lang, l, hist, dels, now)
@@ -147,21 +170,31 @@ func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, sta
 
 // clickFacts are what is known of the ad click: Meta's and Google's click
 // ids and the campaign parameters of the page the form was sent from.
-func clickFacts(l *model.Lead) []kv {
+func clickFacts(lang string, l *model.Lead) []kv {
 	var out []kv
 	add := func(k, v string) {
 		if v != "" {
 			out = append(out, kv{k, v})
 		}
 	}
-	add("fbclid", l.FBClid)
-	add("fbc", l.FBC)
-	add("fbp", l.FBP)
-	add("gclid", l.GClid)
+	add(tr(lang, "Meta click id (fbclid)"), l.FBClid)
+	add(tr(lang, "Meta click cookie (fbc)"), l.FBC)
+	add(tr(lang, "Meta browser id (fbp)"), l.FBP)
+	add(tr(lang, "Google click id (gclid)"), l.GClid)
 	if u, err := url.Parse(l.PageURL); err == nil {
 		q := u.Query()
-		for _, k := range []string{"utm_source", "utm_medium", "utm_campaign", "utm_content", "utm_term", "campaign_id", "adset_id", "ad_id"} {
-			add(k, q.Get(k))
+		if l.FBClid == "" {
+			add(tr(lang, "Meta click id (fbclid)"), q.Get("fbclid"))
+		}
+		if l.GClid == "" {
+			add(tr(lang, "Google click id (gclid)"), q.Get("gclid"))
+		}
+		add(tr(lang, "TikTok click id (ttclid)"), q.Get("ttclid"))
+		for _, k := range []struct{ param, label string }{{"utm_source", "Ad source (utm_source)"},
+			{"utm_medium", "Medium (utm_medium)"}, {"utm_campaign", "Campaign (utm_campaign)"},
+			{"utm_content", "Ad content (utm_content)"}, {"utm_term", "Keyword (utm_term)"},
+			{"campaign_id", "Campaign id"}, {"adset_id", "Ad set id"}, {"ad_id", "Ad id"}} {
+			add(tr(lang, k.label), q.Get(k.param))
 		}
 	}
 	return out
@@ -213,93 +246,38 @@ func fillByNote(lang, by string) string {
 // verdict, evidence and stage, and each event for Meta.
 func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry, dels []*model.Delivery, now time.Time) []timelineItem {
 	var items []timelineItem
-	if t, ok := fbcTime(l.FBC); ok || l.FBClid != "" {
-		if !ok {
+	if title, tech, ok := adClick(lang, l); ok {
+		t, known := fbcTime(l.FBC)
+		if !known {
 			t = l.SubmittedAt
 		}
-		detail := l.FBClid
+		var detail string
 		if u, err := url.Parse(l.PageURL); err == nil && u.Query().Get("utm_campaign") != "" {
 			detail = tr(lang, "campaign %s", u.Query().Get("utm_campaign"))
 		}
-		items = append(items, timelineItem{at: t, order: 0, Kind: "click", Title: tr(lang, "Clicked the ad"), Detail: detail})
+		items = append(items, timelineItem{at: t, order: 0, Kind: "click", Title: title, Detail: detail, Tech: tech})
 	}
-	submit, detail := sourceArrival(lang, l), l.PageURL
+	submit, detail, tech := sourceArrival(lang, l), "", ""
 	if l.Source != "" && l.Source != model.SourceWeb {
 		detail = sourceSummary(lang, l)
+	} else if l.PageURL != "" {
+		detail, tech = tr(lang, "on %s", shortPage(l.PageURL)), l.PageURL
 	}
 	if l.FillMS != nil {
-		detail = strings.TrimSpace(detail + " · " + tr(lang, "filled in %.1f s", float64(*l.FillMS)/1000) + fillByNote(lang, app.LeadFillBy(l)))
+		detail = strings.TrimPrefix(detail+" · "+tr(lang, "filled in %.1f s", float64(*l.FillMS)/1000)+fillByNote(lang, app.LeadFillBy(l)), " · ")
 	}
-	items = append(items, timelineItem{at: l.SubmittedAt, order: 1, Kind: "submit", Title: submit, Detail: detail})
+	items = append(items, timelineItem{at: l.SubmittedAt, order: 1, Kind: "submit", Title: submit, Detail: detail, Tech: tech})
 	for _, h := range hist {
-		it := timelineItem{at: h.At, order: 2, Kind: h.Kind}
-		data := map[string]any{}
-		for k, v := range h.Data {
-			data[k] = v
-		}
-		take := func(k string) string {
-			v, ok := data[k]
-			delete(data, k)
-			if !ok || v == nil {
-				return ""
-			}
-			return fmt.Sprint(v)
-		}
-		switch h.Kind {
-		case model.HistoryVerdict:
-			it.Title = tr(lang, "Verdict: %s", tr(lang, take("verdict")))
-			if by := take("decided_by"); by != "" {
-				it.Title += " · " + tr(lang, "by %s", tr(lang, by))
-			}
-			var parts []string
-			if was := take("was"); was != "" {
-				parts = append(parts, tr(lang, "was %s", tr(lang, was)))
-			}
-			if sc := take("score"); sc != "" {
-				parts = append(parts, tr(lang, "score %s", sc))
-			}
-			if n := take("cancelled_events"); n != "" {
-				parts = append(parts, tr(lang, "%s unsent events cancelled", n))
-			}
-			if n := take("released_events"); n != "" {
-				parts = append(parts, tr(lang, "%s events held back are queued", n))
-			}
-			if note := take("note"); note != "" {
-				parts = append(parts, tr(lang, note))
-			}
-			if len(parts) > 0 {
-				data["_"] = strings.Join(parts, " · ")
-			}
-		case model.HistoryEvidence:
-			it.Title = tr(lang, "Evidence: %s", tr(lang, take("type")))
-			take("at")
-			if d := take("duration_s"); d != "" {
-				data["_"] = tr(lang, "%s s call", d)
-			}
-		case model.HistoryStage:
-			it.Title = tr(lang, "Stage: %s", take("stage"))
-			if v := take("value"); v != "" {
-				it.Title += " · " + v + " " + take("currency")
-			}
-			if take("held") == app.HeldOwnerJunk {
-				take("queued")
-				data["_"] = tr(lang, "Held back from Meta: you said junk. It is sent if you change your word to real customer.")
-			}
-		default:
-			it.Title = h.Kind
-		}
-		if summary, ok := data["_"]; ok {
-			delete(data, "_")
-			it.Detail = strings.TrimSuffix(fmt.Sprint(summary)+" · "+evidenceText(data), " · ")
-		} else {
-			it.Detail = evidenceText(data)
-		}
-		items = append(items, it)
+		title, detail := historyItem(lang, h)
+		items = append(items, timelineItem{at: h.At, order: 2, Kind: h.Kind, Title: title, Detail: detail, Tech: evidenceText(h.Data)})
 	}
 	for _, d := range dels {
 		row := s.deliveryRow(lang, d, now)
-		items = append(items, timelineItem{at: d.CreatedAt, order: 3, Kind: "event",
-			Title: tr(lang, "Event %s for Meta", d.EventName), Delivery: &row})
+		title := tr(lang, "Event %s for Meta", d.EventName)
+		if row.Google {
+			title = tr(lang, "Event %s for Google Ads", d.EventName)
+		}
+		items = append(items, timelineItem{at: d.CreatedAt, order: 3, Kind: "event", Title: title, Delivery: &row})
 	}
 	sort.SliceStable(items, func(i, j int) bool {
 		if !items[i].at.Equal(items[j].at) {
