@@ -714,6 +714,9 @@ func TestEveryCodeHasBothMessages(t *testing.T) {
 		if m[0] == "" || m[1] == "" || m[0] == m[1] {
 			t.Errorf("%s: English %q, Turkish %q", code, m[0], m[1])
 		}
+		if Label(code, "en") == code || Label(code, "tr") == code || Label(code, "en") == Label(code, "tr") {
+			t.Errorf("%s: label %q, %q", code, Label(code, "en"), Label(code, "tr"))
+		}
 	}
 	for key, m := range messages {
 		for i, lang := range []string{"en", "tr"} {

@@ -45,7 +45,7 @@ func TestAdminInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form.action input[value="customer"] ~ button`)),
 		chromedp.WaitVisible(chromedp.CSS(".alert.ok")),
 	)
-	if got := text("ol.timeline"); !strings.Contains(got, "Event QualifiedLead for Meta") || !strings.Contains(got, "by owner") {
+	if got := text("ol.timeline"); !strings.Contains(got, "Event QualifiedLead for Meta") || !strings.Contains(got, "by you") {
 		t.Errorf("the qualified event is not in the story: %q", got)
 	}
 	if got := text(".lead-head"); !strings.Contains(got, "clean") {

@@ -25,6 +25,7 @@ type leadData struct {
 	Reasons  []reasonRow
 	Fields   []kv
 	Click    []kv
+	Facts    []kv
 	Tech     []kv
 	// Source is where the lead came from and Origin what the source says
 	// (form, ad, campaign, ...).
@@ -62,12 +63,12 @@ type repeatNote struct {
 
 // timelineItem is one moment in a lead's story.
 type timelineItem struct {
-	at       time.Time
-	order    int
-	When     string
-	Kind     string
-	Title    string
-	Detail   string
+	at     time.Time
+	order  int
+	When   string
+	Kind   string
+	Title  string
+	Detail string
 	// Tech is the stored detail as it is, for support: behind "technical
 	// details", never the main text.
 	Tech     string
@@ -150,7 +151,7 @@ func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, sta
 	}
 	d.Click = clickFacts(p.Lang, l)
 	d.Source, d.Origin = sourceName(p.Lang, l), sourceFacts(p.Lang, l)
-	d.Tech = s.techFacts(p.Lang, l)
+	d.Facts, d.Tech = leadFacts(p.Lang, l), s.techFacts(p.Lang, l)
 	d.Timeline = s.timeline(p.Lang, l, hist, dels, now)
 	var held []model.LeadStage
 	if l.OwnerSaidJunk() {
@@ -217,16 +218,29 @@ func (s *Server) techFacts(lang string, l *model.Lead) []kv {
 	add("Visitor", l.VisitorID)
 	add("External id", l.ExternalID)
 	add("Lead Ads id", l.LeadAdsID)
-	if l.FillMS != nil {
-		add("Time to fill", fmt.Sprintf("%.1f s", float64(*l.FillMS)/1000)+fillByNote(lang, app.LeadFillBy(l)))
-	}
-	if l.Consent != nil {
-		add("Consent", map[bool]string{true: tr(lang, "yes"), false: tr(lang, "no")}[*l.Consent])
-	}
 	if l.Honeypot != "" {
 		add("Trap field", l.Honeypot)
 	}
 	add("Rules version", l.RulesVersion)
+	return out
+}
+
+// leadFacts are the details an owner reads about how the form was sent;
+// the rest (ids, addresses, the full page address) is in techFacts.
+func leadFacts(lang string, l *model.Lead) []kv {
+	var out []kv
+	if l.PageURL != "" {
+		out = append(out, kv{tr(lang, "Page"), shortPage(l.PageURL)})
+	}
+	if l.FillMS != nil {
+		out = append(out, kv{tr(lang, "Time to fill"), fmt.Sprintf("%.1f s", float64(*l.FillMS)/1000) + fillByNote(lang, app.LeadFillBy(l))})
+	}
+	if l.Consent != nil {
+		out = append(out, kv{tr(lang, "Consent"), map[bool]string{true: tr(lang, "yes"), false: tr(lang, "no")}[*l.Consent]})
+	}
+	if l.Honeypot != "" {
+		out = append(out, kv{tr(lang, "Trap field"), tr(lang, "filled in: a bot")})
+	}
 	return out
 }
 
@@ -319,8 +333,13 @@ func (s *Server) deliveryRow(lang string, d *model.Delivery, now time.Time) deli
 	if dest == "" || dest == model.DestinationMetaLeadgen {
 		dest = model.DestinationMeta
 	}
-	f := failureOf(dest, d.State, d.LastError, d.Response)
-	row.Cause, row.Said = causeText(lang, platformName(dest), f.Cause), f.Said
+	switch d.State {
+	case model.DeliveryRetry, model.DeliveryPaused, model.DeliveryDead, model.DeliverySent:
+		// A pending row (replayed, or never tried) keeps the error of an
+		// earlier try, which says nothing of now.
+		f := failureOf(dest, d.State, d.LastError, d.Response)
+		row.Cause, row.Said = causeText(lang, platformName(dest), f.Cause), f.Said
+	}
 	return row
 }
 

@@ -24,7 +24,9 @@ type learningData struct {
 // reads after the code ("63 leads, 22 turned out real customers").
 type agreementRow struct {
 	store.CodeAgreement
-	Summary string
+	// Label names the reason in a few words; the code stays in a title
+	// for support.
+	Label, Summary string
 }
 
 // learning reads the owner's word on the site's leads since the given time.
@@ -39,7 +41,7 @@ func (s *Server) learning(ctx context.Context, lang string, site *model.Site, si
 		return d, err
 	}
 	for _, c := range codes {
-		d.Codes = append(d.Codes, agreementRow{CodeAgreement: c, Summary: agreementSummary(lang, c)})
+		d.Codes = append(d.Codes, agreementRow{CodeAgreement: c, Label: qualify.Label(c.Code, lang), Summary: agreementSummary(lang, c)})
 	}
 	st, err := s.app.TextModelStatus(ctx, site)
 	if err != nil {

@@ -445,4 +445,5 @@ var turkish = map[string]string{
 	"too late for Meta: the lead came in more than 7 days ago; sent to Google Ads only":      "Meta için çok geç: başvuru 7 günden önce geldi; yalnızca Google Ads'e gönderildi",
 	"not sent: the stage is more than 7 days ago, too old for Meta; sent to Google Ads only": "Meta'ya gönderilmedi: aşama 7 günden eski, Meta için çok eski; yalnızca Google Ads'e gönderildi",
 	"the lead's qualified event already stands for this stage: it is not sent twice":         "başvurunun nitelikli olayı bu aşamanın yerini zaten tutuyor: iki kez gönderilmez",
+	"filled in: a bot": "doldurulmuş: bir bot",
 }
