@@ -446,4 +446,6 @@ var turkish = map[string]string{
 	"not sent: the stage is more than 7 days ago, too old for Meta; sent to Google Ads only": "Meta'ya gönderilmedi: aşama 7 günden eski, Meta için çok eski; yalnızca Google Ads'e gönderildi",
 	"the lead's qualified event already stands for this stage: it is not sent twice":         "başvurunun nitelikli olayı bu aşamanın yerini zaten tutuyor: iki kez gönderilmez",
 	"filled in: a bot": "doldurulmuş: bir bot",
+	"1 event was refused; it can be replayed until %s.":                                                 "1 olay reddedildi; %s tarihine kadar yeniden gönderilebilir.",
+	"1 event waits, since %s. It can still be sent until %s; after that the platform takes it no more.": "1 olay %s tarihinden beri bekliyor. %s tarihine kadar hâlâ gönderilebilir; sonrasında platform onu artık almaz.",
 }
