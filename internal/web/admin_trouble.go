@@ -19,6 +19,7 @@ const (
 	causeThrottled   = "throttled"   // the platform asked us to slow down
 	causeAuth        = "auth"        // the platform refused the access token
 	causeRejected    = "rejected"    // the platform (or our check before sending) refused the event
+	causeHeld        = "held"        // the platform takes nothing until the account or settings change
 )
 
 // failure is what became of a failed delivery in the owner's words: the
@@ -107,8 +108,13 @@ var googleHTTP = regexp.MustCompile(`^google: HTTP (\d+)`)
 
 // googleFailure reads a Google Ads row's error, which is stored as text.
 func googleFailure(state model.DeliveryState, msg string) failure {
-	if state == model.DeliveryPaused || strings.HasPrefix(msg, "google oauth") {
+	if strings.HasPrefix(msg, "google oauth") {
 		return failure{Cause: causeAuth}
+	}
+	if state == model.DeliveryPaused {
+		// The pause's reason is Google's refusal in our words (terms not
+		// accepted, no access to the account, ...).
+		return failure{Cause: causeHeld, Said: msg}
 	}
 	if strings.HasPrefix(msg, "google check") {
 		return failure{Cause: causeRejected}
@@ -159,6 +165,8 @@ func causeText(lang, platform, cause string) string {
 		return tr(lang, "%s refused the access token.", platform)
 	case causeRejected:
 		return tr(lang, "%s refused the event.", platform)
+	case causeHeld:
+		return tr(lang, "%s takes no events until something is fixed in the account or the site's settings.", platform)
 	}
 	return ""
 }
@@ -171,6 +179,8 @@ type trouble struct {
 	// were refused and can still be replayed.
 	Waiting, Refused int
 	Since, Until     string
+	// Reason is why the platform holds events, when it said.
+	Reason string
 	// Fix is what the owner can do, Link where.
 	Fix, Link string
 }
@@ -194,6 +204,7 @@ func (s *Server) troubles(ctx context.Context, lang string, site model.SiteID, s
 	type acc struct {
 		waiting, refused int
 		oldest, deadline time.Time
+		reason           string
 	}
 	groups := map[key]*acc{}
 	var order []key
@@ -213,6 +224,9 @@ func (s *Server) troubles(ctx context.Context, lang string, site model.SiteID, s
 			a = &acc{}
 			groups[k] = a
 			order = append(order, k)
+		}
+		if fl.Cause == causeHeld {
+			a.reason = fl.Said
 		}
 		if f.State == model.DeliveryDead {
 			a.refused += f.N
@@ -238,7 +252,7 @@ func (s *Server) troubles(ctx context.Context, lang string, site model.SiteID, s
 		platform := platformName(k.dest)
 		t := trouble{Site: string(k.site), SiteName: names[k.site], Platform: platform,
 			Cause: causeText(lang, platform, k.cause), Waiting: a.waiting, Refused: a.refused,
-			Since: s.when(a.oldest), Until: s.when(a.deadline), Link: "/admin/sites/" + string(k.site)}
+			Since: s.when(a.oldest), Until: s.when(a.deadline), Reason: a.reason, Link: "/admin/sites/" + string(k.site)}
 		if t.SiteName == "" {
 			t.SiteName = string(k.site)
 		}
@@ -247,6 +261,8 @@ func (s *Server) troubles(ctx context.Context, lang string, site model.SiteID, s
 			t.Fix, t.Link = tr(lang, "Nothing to do: they are sent again by themselves when %s answers.", platform), ""
 		case causeAuth:
 			t.Fix = tr(lang, "Set a new access token in the site's settings.")
+		case causeHeld:
+			t.Fix = tr(lang, "The site's page says why; once it is fixed, resume there.")
 		case causeRejected:
 			t.Fix = tr(lang, "Open a refused event below to read why; once the cause is fixed, replay it.")
 			t.Link = "/admin/deliveries?state=dead&site=" + string(k.site)
