@@ -51,7 +51,7 @@ func TestCRMConflictInBrowser(t *testing.T) {
 		t.Errorf("verdict after the click: %q", got)
 	}
 	if got := text("ol.timeline"); !strings.Contains(got, "Event QualifiedLead for Meta") || !strings.Contains(got, "Event Purchase for Meta") ||
-		!strings.Contains(got, "Event Schedule for Meta") || !strings.Contains(got, "by owner") {
+		!strings.Contains(got, "Event Schedule for Meta") || !strings.Contains(got, "by you") {
 		t.Errorf("the story after the change: %q", got)
 	}
 	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('h-conflict') === null`))

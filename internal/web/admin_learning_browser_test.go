@@ -55,8 +55,8 @@ func TestLearningAndConflictScreens(t *testing.T) {
 			do("a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 		}
 		do("dashboard", chromedp.Navigate(base+"/admin/dashboard?site=dent"), chromedp.WaitVisible(chromedp.CSS(card)))
-		if got := text(card); !strings.Contains(got, "FILL_TOO_FAST: 2 leads, 1 turned out a real customer (1 shown by the CRM)") ||
-			!strings.Contains(got, "PRICE_ONLY: 1 lead, it turned out a real customer") {
+		if got := text(card); !strings.Contains(got, "Filled in too fast: 2 leads, 1 turned out a real customer (1 shown by the CRM)") ||
+			!strings.Contains(got, "Only asks for a price: 1 lead, it turned out a real customer") {
 			t.Errorf("%s: the card: %q", view.name, got)
 		}
 		fits(view.name+" dashboard", card)

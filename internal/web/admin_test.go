@@ -603,7 +603,7 @@ func TestAdminDashboard(t *testing.T) {
 	}
 	c := e.login()
 	p := c.get("/admin/dashboard?site=dent")
-	cov := regexp.MustCompile(`(?s)<code class="small">(\w+)</code>.*?<td class="num">([^<]+)</td>`).FindAllStringSubmatch(p.body, -1)
+	cov := regexp.MustCompile(`(?s)<th scope="row" title="(\w+)">.*?<td class="num">([^<]+)</td>`).FindAllStringSubmatch(p.body, -1)
 	got := map[string]string{}
 	for _, m := range cov {
 		got[m[1]] = m[2]
