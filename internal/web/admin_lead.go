@@ -87,6 +87,9 @@ type deliveryRow struct {
 	// platform answered (empty when it said nothing: it could not be
 	// reached, or our own check refused the event before sending).
 	Cause, Said string
+	// Answered says the stored response is the platform's answer, not an
+	// error we recorded when it gave none.
+	Answered bool
 }
 
 // adminLead shows one lead: contact, message, reasons with their points,
@@ -333,13 +336,14 @@ func (s *Server) deliveryRow(lang string, d *model.Delivery, now time.Time) deli
 	if dest == "" || dest == model.DestinationMetaLeadgen {
 		dest = model.DestinationMeta
 	}
+	f := failureOf(dest, d.State, d.LastError, d.Response)
 	switch d.State {
 	case model.DeliveryRetry, model.DeliveryPaused, model.DeliveryDead, model.DeliverySent:
 		// A pending row (replayed, or never tried) keeps the error of an
 		// earlier try, which says nothing of now.
-		f := failureOf(dest, d.State, d.LastError, d.Response)
 		row.Cause, row.Said = causeText(lang, platformName(dest), f.Cause), f.Said
 	}
+	row.Answered = f.Said != "" || d.State == model.DeliverySent || d.State == model.DeliveryDryRun
 	return row
 }
 

@@ -450,4 +450,5 @@ var turkish = map[string]string{
 	"1 event waits, since %s. It can still be sent until %s; after that the platform takes it no more.": "1 olay %s tarihinden beri bekliyor. %s tarihine kadar hâlâ gönderilebilir; sonrasında platform onu artık almaz.",
 	"%s takes no events until something is fixed in the account or the site's settings.":                "%s: hesapta ya da sitenin ayarlarında bir şey düzeltilene kadar olay almıyor.",
 	"The site's page says why; once it is fixed, resume there.":                                         "Nedeni sitenin sayfasında yazıyor; düzeltilince oradan sürdürün.",
+	"The error as we recorded it":                                                                       "Kaydettiğimiz hata",
 }
