@@ -48,8 +48,8 @@ type captureNotice struct{ Text, Fix string }
 type googleStat struct{ Sent, Queued, Dead int }
 
 type stateCount struct {
-	State string
-	N     int
+	State, Word string
+	N           int
 }
 
 // coverageRow is the share of events carrying one match key.
@@ -154,7 +154,7 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 	all[model.DeliverySent] += sent
 	for _, st := range []model.DeliveryState{model.DeliverySent, model.DeliveryPending, model.DeliveryRetry,
 		model.DeliveryDead, model.DeliveryExpired, model.DeliveryPaused, model.DeliveryDryRun} {
-		d.Health = append(d.Health, stateCount{State: string(st), N: all[st]})
+		d.Health = append(d.Health, stateCount{State: string(st), Word: stateWord(p.Lang, string(st)), N: all[st]})
 	}
 	// Dry-run events are counted too: a site checks its coverage before it
 	// goes live.

@@ -29,9 +29,9 @@ type deliveriesData struct {
 }
 
 type stateTab struct {
-	State, URL string
-	N          int
-	Current    bool
+	State, Word, URL string
+	N                int
+	Current          bool
 }
 
 // adminDeliveries lists the events for Meta by state, newest first, with
@@ -77,7 +77,7 @@ func (s *Server) adminDeliveries(w http.ResponseWriter, r *http.Request) {
 	d.Tabs = append(d.Tabs, stateTab{State: "", URL: tabURL(""), N: total, Current: d.State == ""})
 	valid := d.State == ""
 	for _, st := range deliveryStates {
-		d.Tabs = append(d.Tabs, stateTab{State: string(st), URL: tabURL(string(st)), N: counts[st], Current: d.State == string(st)})
+		d.Tabs = append(d.Tabs, stateTab{State: string(st), Word: stateWord(p.Lang, string(st)), URL: tabURL(string(st)), N: counts[st], Current: d.State == string(st)})
 		valid = valid || d.State == string(st)
 	}
 	if !valid {

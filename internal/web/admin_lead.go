@@ -90,6 +90,8 @@ type deliveryRow struct {
 	// Answered says the stored response is the platform's answer, not an
 	// error we recorded when it gave none.
 	Answered bool
+	// StateWord and ModeWord are the state and mode in words.
+	StateWord, ModeWord string
 }
 
 // adminLead shows one lead: contact, message, reasons with their points,
@@ -336,6 +338,7 @@ func (s *Server) deliveryRow(lang string, d *model.Delivery, now time.Time) deli
 	if dest == "" || dest == model.DestinationMetaLeadgen {
 		dest = model.DestinationMeta
 	}
+	row.StateWord, row.ModeWord = stateWord(lang, string(d.State)), stateWord(lang, d.Mode)
 	f := failureOf(dest, d.State, d.LastError, d.Response)
 	switch d.State {
 	case model.DeliveryRetry, model.DeliveryPaused, model.DeliveryDead, model.DeliverySent:

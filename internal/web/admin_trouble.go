@@ -171,6 +171,15 @@ func causeText(lang, platform, cause string) string {
 	return ""
 }
 
+// stateWord is a delivery state or mode as the owner reads it: "dry_run" is
+// "dry run" in English.
+func stateWord(lang, s string) string {
+	if s == string(model.DeliveryDryRun) && lang != "tr" {
+		return "dry run"
+	}
+	return tr(lang, s)
+}
+
 // trouble is one banner: a platform that cannot be reached or refuses, for
 // one site.
 type trouble struct {

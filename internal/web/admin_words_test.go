@@ -122,6 +122,7 @@ var internalText = map[string]*regexp.Regexp{
 	"a lead id":                              regexp.MustCompile(`already sent lead|\bld_[0-9A-Za-z]`),
 	"Meta's message on an unreachable Graph": regexp.MustCompile(`Meta's message: Post|Meta'nın mesajı: Post`),
 	"a raw network error":                    regexp.MustCompile(`dial tcp`),
+	"a state's name":                         regexp.MustCompile(`\bdry_run\b`),
 }
 
 // mainText is a page as the owner reads it: the text of <main>, without
