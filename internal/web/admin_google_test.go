@@ -67,6 +67,11 @@ func TestAdminGoogleDeliveries(t *testing.T) {
 	if !regexp.MustCompile(`stat-n">1</span><span class="stat-l">qualified events sent to Google Ads · 1 refused`).MatchString(p.body) {
 		t.Errorf("dashboard lacks Google's count")
 	}
+	// The refused event is said once, in a banner naming Google Ads.
+	if !strings.Contains(p.body, "<strong>Google Ads refused the event.</strong>") ||
+		!strings.Contains(p.body, "1 event was refused; it can be replayed until") {
+		t.Errorf("dashboard lacks the banner for Google's refused event")
+	}
 	if p := c.post("/admin/deliveries/dl_gdead/replay", url.Values{"back": {"/admin/deliveries"}}); p.code != http.StatusSeeOther {
 		t.Errorf("replay of a Google dead letter 10 days old: %d", p.code)
 	}
