@@ -13,7 +13,8 @@ import (
 // 390 px, in English and in Turkish, with a lead whose page address and
 // strings are long and unbroken and a wall of failed deliveries, and wants
 // no page wider than the screen. Screenshots go to testoutput/
-// (width-<lang>-<page>.png); a failure names the widest elements.
+// (width-<lang>-<page>.png); a failure names the widest elements, and the
+// tiles, cards, tabs and buttons whose text spills over them.
 func TestAdminFitsAPhone(t *testing.T) {
 	for _, lang := range []string{"en", "tr"} {
 		t.Run(lang, func(t *testing.T) {
@@ -35,7 +36,15 @@ func TestAdminFitsAPhone(t *testing.T) {
 								' ' + Math.round(r.right) + 'px');
 						}
 					});
-					return [document.documentElement.scrollWidth, window.innerWidth, document.documentElement.lang, wide.slice(0, 8).join('; ')];
+					// A label that does not fit its tile spills over it
+					// without widening the page: a tile's content must fit.
+					document.querySelectorAll('.stat, .card, .alert, .tabs a, .health li, button').forEach(function (el) {
+						if (el.scrollWidth > el.clientWidth + 1) {
+							wide.push('inside ' + el.tagName.toLowerCase() + '.' + String(el.className).replace(/ /g, '.') +
+								' ' + el.scrollWidth + '>' + el.clientWidth + 'px: ' + el.textContent.trim().slice(0, 40));
+						}
+					});
+					return [document.documentElement.scrollWidth, window.innerWidth, document.documentElement.lang, wide.slice(0, 8).join('; '), wide.length];
 				})()`))
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
@@ -47,7 +56,7 @@ func TestAdminFitsAPhone(t *testing.T) {
 				if res[2] != lang {
 					t.Errorf("%s: page in %v, want %s", name, res[2], lang)
 				}
-				if sw > 390 || vw > 390 {
+				if sw > 390 || vw > 390 || res[4].(float64) > 0 {
 					t.Errorf("%s: %v px wide (window %v px) on a 390 px screen; wider than the screen: %v", name, sw, vw, res[3])
 				}
 			}
