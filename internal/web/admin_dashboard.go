@@ -37,6 +37,10 @@ type dashboardData struct {
 	Visits, FormVisits int64
 	// Notices say how the site seems to lose leads, if it does.
 	Notices []captureNotice
+	// Won is the deals won (the stage won) in the period's UTC days,
+	// from the counters; Revenue their values, per currency.
+	Won     int64
+	Revenue string
 }
 
 // captureNotice is a lost-leads notice in the page's language.
@@ -113,6 +117,8 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Visits = counters.Sum(model.CounterVisits, "*", 0, 1<<40)
 	d.FormVisits = counters.Sum(model.CounterFormVisits, "*", 0, 1<<40)
+	won, revenue := app.WonFromCounters(counters, app.SiteCurrency(d.Site))
+	d.Won, d.Revenue = won, moneyText(p.Lang, revenue)
 	for _, n := range notices {
 		d.Notices = append(d.Notices, captureWords(p.Lang, n))
 	}
