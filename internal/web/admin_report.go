@@ -56,8 +56,8 @@ type reportRow struct {
 
 // funnelChart is the site's funnel as horizontal SVG bars.
 type funnelChart struct {
-	W, H, Left int
-	Steps      []funnelStep
+	W, H  int
+	Steps []funnelStep
 }
 
 // funnelStep is one bar of the funnel.
@@ -93,7 +93,7 @@ func (s *Server) adminReport(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.now().In(s.loc)
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, s.loc)
-	first, last := today.AddDate(0, 0, -(dashboardDays - 1)), today
+	first, last := today.AddDate(0, 0, -(dashboardDays-1)), today
 	if n, err := strconv.Atoi(q.Get("days")); err == nil && n > 0 && n <= reportMaxDays {
 		first = today.AddDate(0, 0, -(n - 1))
 	}
@@ -230,7 +230,7 @@ func amountText(lang string, cents int64) string {
 // drawFunnel lays out the site's funnel as bars: visits, leads, clean, each
 // stage (won last), each as wide as its share of the widest.
 func drawFunnel(lang string, rep *app.Report) funnelChart {
-	c := funnelChart{W: 540, Left: 130}
+	c := funnelChart{W: 360}
 	type step struct {
 		label, class string
 		n            int64
@@ -244,21 +244,25 @@ func drawFunnel(lang string, rep *app.Report) funnelChart {
 	for _, st := range steps {
 		top = max(top, st.n)
 	}
-	const rowH = 34
-	plot := c.W - c.Left - 110
-	// Each bar says its share of the one before.
-	var prev int64
+	// Each step is its label and value on a line, its bar under them: a
+	// narrow drawing that stays legible scaled down to a phone.
+	const rowH = 50
+	plot := c.W
+	// Leads say their share of the visits; the rest their share of the
+	// leads (stages need not follow one another).
 	for i, st := range steps {
 		w := int(int64(plot) * st.n / top)
 		if st.n > 0 && w < 2 {
 			w = 2
 		}
 		value := strconv.FormatInt(st.n, 10)
-		if prev > 0 {
-			value += " · " + pctText(int(st.n), int(prev))
+		switch {
+		case i == 1 && rep.Visits > 0:
+			value += " · " + tr(lang, "%s of visits", pctText(int(st.n), int(rep.Visits)))
+		case i > 1 && rep.Total.Leads > 0:
+			value += " · " + tr(lang, "%s of leads", pctText(int(st.n), rep.Total.Leads))
 		}
 		c.Steps = append(c.Steps, funnelStep{Label: st.label, Value: value, N: st.n, Y: 8 + i*rowH, W: w, Class: st.class})
-		prev = st.n
 	}
 	c.H = 8 + len(steps)*rowH
 	return c
