@@ -22,7 +22,9 @@ func reportFixture(t *testing.T, db *store.DB) (site *model.Site, from, to time.
 	ctx := context.Background()
 	from = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	to = from.AddDate(0, 0, 7)
-	day := func(d, h int) time.Time { return from.Add(time.Duration(d-1)*24*time.Hour + time.Duration(h)*time.Hour) }
+	day := func(d, h int) time.Time {
+		return from.Add(time.Duration(d-1)*24*time.Hour + time.Duration(h)*time.Hour)
+	}
 	site = testkit.AddSite(t, db, testkit.Site(testkit.WithMeta("111", model.ModeDryRun), func(s *model.Site) {
 		s.Settings.Meta.Stages = map[string]model.StageEvent{"qualified": {Event: "QualifiedLead"}, "meeting": {Event: "Schedule"},
 			"won": {Event: "Purchase", Currency: "EUR"}}
