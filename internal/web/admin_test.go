@@ -387,6 +387,7 @@ func TestAdminRendersEveryPage(t *testing.T) {
 			check("/admin/dashboard?site=dent", 200, "dashboard", T("Campaign report and funnel", "Kampanya raporu ve huni"))
 			check("/admin/report?site=dent", 200, "report", T("Which ads bring real customers", "Hangi reklamlar gerçek müşteri getiriyor"))
 			check("/admin/report?site=dent&days=7", 200, "report", `<svg class="chart funnel"`)
+			check("/admin/report?site=kitchen", 200, "report", T("No leads in this period.", "Bu dönemde talep yok."))
 			check("/admin/report?site=dent&from=2026-12-05&to=2026-12-01", 200, "report", T("The last day is before the first.", "Son gün ilk günden önce."))
 			check("/admin/sites", 200, "sites", "Ankara Kitchens")
 			check("/admin/sites/dent", 200, "site", `t.js&#34; data-site=&#34;dent&#34;`)
