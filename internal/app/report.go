@@ -178,10 +178,13 @@ func BuildReport(site *model.Site, leads []*store.ReportLead) *Report {
 
 // compareRows puts the campaigns that brought the most won deals, then
 // clean leads, then leads first; the leads without a campaign last, by
-// where they came from.
+// where they came from (Meta, Google, TikTok, organic).
 func compareRows(a, b *ReportRow) int {
-	if ac, bc := a.Level == 0 && a.Name == "" && a.ID == "", b.Level == 0 && b.Name == "" && b.ID == ""; ac != bc {
-		if ac {
+	if ac, bc := a.Click != "", b.Click != ""; ac || bc {
+		switch {
+		case ac && bc:
+			return cmp.Compare(clickRank(a.Click), clickRank(b.Click))
+		case ac:
 			return 1
 		}
 		return -1
@@ -195,7 +198,7 @@ func compareRows(a, b *ReportRow) int {
 	if c := cmp.Compare(b.Leads, a.Leads); c != 0 {
 		return c
 	}
-	return cmp.Or(cmp.Compare(clickRank(a.Click), clickRank(b.Click)), cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
+	return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 }
 
 func clickRank(c string) int {
@@ -350,7 +353,7 @@ type Attribution struct {
 }
 
 // Attribute says where a lead came from: a Lead Ads lead by the campaign,
-// ad set and ad Meta gives with it; a Click-to-WhatsApp lead by its ad; a
+// ad set and ad Meta gives with it (an organic one by none); a Click-to-WhatsApp lead by its ad; a
 // web lead by its landing visit's utm_campaign, utm_term (the ad set, as
 // Meta's URL parameters fill it) and utm_content (the ad), else those of the
 // form's page; the click by the click ids (fbclid, gclid, ttclid) of the
@@ -359,6 +362,10 @@ func Attribute(l *store.ReportLead) Attribution {
 	d := l.Detail
 	switch l.Source {
 	case model.SourceLeadAds:
+		if d[model.DetailOrganic] == "true" {
+			// A form reached from the Page, not from an ad.
+			return Attribution{Click: ClickOrganic}
+		}
 		return Attribution{Click: ClickMeta,
 			Campaign: AdRef{d[model.DetailCampaign], d[model.DetailCampaignName]},
 			AdSet:    AdRef{d[model.DetailAdSet], d[model.DetailAdSetName]},

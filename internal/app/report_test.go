@@ -97,6 +97,9 @@ func reportFixture(t *testing.T, db *store.DB) (site *model.Site, from, to time.
 		{site.ID, "l9", day(7, 9), func(l *model.Lead) {
 			l.Source, l.SourceDetail = model.SourceWhatsApp, map[string]string{model.DetailAdID: "999", model.DetailAdHeadline: "Chat with us", model.DetailCTWAClid: "c9"}
 		}, []stage{{"meeting", 0, ""}}, clean},
+		{site.ID, "l14", day(6, 11), func(l *model.Lead) {
+			l.Source, l.SourceDetail = model.SourceLeadAds, map[string]string{model.DetailOrganic: "true", model.DetailForm: "77"}
+		}, nil, model.Decision{Verdict: model.VerdictReview}},
 		{site.ID, "l10", day(7, 23), func(l *model.Lead) { l.PageURL = testkit.Origin + "/?utm_source=google&utm_campaign=Whitening" }, nil, clean},
 		// Outside the week, and another site's: not counted.
 		{site.ID, "l11", from.Add(-time.Millisecond), func(l *model.Lead) { l.VisitorID = "v1" }, []stage{{"won", 100, "EUR"}}, clean},
@@ -182,8 +185,8 @@ func TestCampaignReport(t *testing.T) {
 			"(no campaign, meta): 1 leads, 1 clean, 0 review, 0 junk [], stages 0/1/0, won 0 []",
 			"    Chat with us #999: 1 leads, 1 clean, 0 review, 0 junk [], stages 0/1/0, won 0 []",
 			"(no campaign, google): 1 leads, 0 clean, 0 review, 1 junk [OWNER_JUNK=1], stages 0/0/0, won 0 []",
-			"(no campaign, organic): 1 leads, 0 clean, 1 review, 0 junk [], stages 0/0/0, won 0 []",
-			"total: 10 leads, 5 clean, 1 review, 4 junk [DUPLICATE=1 FILL_TOO_FAST=1 OWNER_JUNK=1], stages 2/2/3, won 3 [800000 EUR, 150050 TRY]",
+			"(no campaign, organic): 2 leads, 0 clean, 2 review, 0 junk [], stages 0/0/0, won 0 []",
+			"total: 11 leads, 5 clean, 2 review, 4 junk [DUPLICATE=1 FILL_TOO_FAST=1 OWNER_JUNK=1], stages 2/2/3, won 3 [800000 EUR, 150050 TRY]",
 			"visits 4, stages [qualified meeting won], currency EUR",
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
