@@ -168,3 +168,23 @@ func (db *DB) TestMigrateBelow(ctx context.Context, version int) error {
 	}
 	return nil
 }
+
+// TestReportPlans returns SQLite's plans for ReportLeads' three queries.
+func (db *DB) TestReportPlans(ctx context.Context) ([]string, error) {
+	var plans []string
+	for _, st := range []struct {
+		query string
+		args  []any
+	}{
+		{reportLeadsQuery, []any{"a", int64(0), int64(1)}},
+		{reportStagesQuery, []any{"a", int64(0), int64(1)}},
+		{reportVisitsQuery, []any{"a", int64(0), int64(1), "a", int64(0), int64(1)}},
+	} {
+		p, err := db.plan(ctx, st.query, st.args...)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}

@@ -14,6 +14,29 @@ import (
 // read for the ad click or campaign that brought them.
 const ReportLookback = 30 * 24 * time.Hour
 
+// The report's three queries, each bounded by the period (site, from, to
+// in Unix milliseconds) on an index: the leads on (site_id,
+// received_at); their stages by the stages' key (lead_id, stage); the
+// visits of their visitors that carried an ad click or a campaign on
+// (site_id, visitor_id, at), from ReportLookback before the period (site,
+// from, to, then the leads' site, from, to).
+const (
+	reportLeadsQuery = `/* Store.ReportLeads */ SELECT id, received_at, visitor_id, source, source_detail, page_url, fbclid, gclid,
+		verdict, score, reasons, rules_version, decided_by
+		FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ? ORDER BY received_at, id`
+	reportStagesQuery = `/* Store.ReportLeads */ SELECT s.lead_id, s.stage, s.at, s.value, s.currency
+		FROM leads l JOIN lead_stages s ON s.lead_id = l.id
+		WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ? ORDER BY s.lead_id, s.stage`
+	reportVisitsQuery = `/* Store.ReportLeads */ SELECT v.visitor_id, v.at, COALESCE(v.fbclid, ''), COALESCE(v.gclid, ''),
+		COALESCE(v.ttclid, ''), COALESCE(v.utm_source, ''), COALESCE(v.utm_medium, ''), COALESCE(v.utm_campaign, ''),
+		COALESCE(v.utm_term, ''), COALESCE(v.utm_content, '')
+		FROM visits v WHERE v.site_id = ? AND v.at >= ? AND v.at < ?
+		AND v.visitor_id IN (SELECT l.visitor_id FROM leads l WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ? AND l.visitor_id <> '')
+		AND (COALESCE(v.fbclid, '') <> '' OR COALESCE(v.gclid, '') <> '' OR COALESCE(v.ttclid, '') <> ''
+			OR COALESCE(v.utm_campaign, '') <> '' OR COALESCE(v.utm_source, '') <> '')
+		ORDER BY v.visitor_id, v.at, v.event_id`
+)
+
 // ReportLead is what the campaign report reads of one lead received in its
 // period: where it came from, its verdict and its stages.
 type ReportLead struct {
@@ -42,9 +65,7 @@ type ReportLead struct {
 // lead of another period.
 func (q Q) ReportLeads(ctx context.Context, site model.SiteID, from, to time.Time) ([]*ReportLead, error) {
 	lo, hi := from.UnixMilli(), to.UnixMilli()
-	rows, err := q.query(ctx, `/* Store.ReportLeads */ SELECT id, received_at, visitor_id, source, source_detail, page_url, fbclid, gclid,
-		verdict, score, reasons, rules_version, decided_by
-		FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ? ORDER BY received_at, id`,
+	rows, err := q.query(ctx, reportLeadsQuery,
 		string(site), lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("store: report leads: %w", err)
@@ -93,9 +114,7 @@ func (q Q) ReportLeads(ctx context.Context, site model.SiteID, from, to time.Tim
 		return nil, nil
 	}
 
-	stages, err := q.query(ctx, `/* Store.ReportLeads */ SELECT s.lead_id, s.stage, s.at, s.value, s.currency
-		FROM leads l JOIN lead_stages s ON s.lead_id = l.id
-		WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ? ORDER BY s.lead_id, s.stage`,
+	stages, err := q.query(ctx, reportStagesQuery,
 		string(site), lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("store: report stages: %w", err)
@@ -132,14 +151,7 @@ func (q Q) ReportLeads(ctx context.Context, site model.SiteID, from, to time.Tim
 	}
 	// The visits of the period's leads' visitors that carried an ad click
 	// or a campaign, oldest first for each visitor.
-	visits, err := q.query(ctx, `/* Store.ReportLeads */ SELECT v.visitor_id, v.at, COALESCE(v.fbclid, ''), COALESCE(v.gclid, ''),
-		COALESCE(v.ttclid, ''), COALESCE(v.utm_source, ''), COALESCE(v.utm_medium, ''), COALESCE(v.utm_campaign, ''),
-		COALESCE(v.utm_term, ''), COALESCE(v.utm_content, '')
-		FROM visits v WHERE v.site_id = ? AND v.at >= ? AND v.at < ?
-		AND v.visitor_id IN (SELECT l.visitor_id FROM leads l WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ? AND l.visitor_id <> '')
-		AND (COALESCE(v.fbclid, '') <> '' OR COALESCE(v.gclid, '') <> '' OR COALESCE(v.ttclid, '') <> ''
-			OR COALESCE(v.utm_campaign, '') <> '' OR COALESCE(v.utm_source, '') <> '')
-		ORDER BY v.visitor_id, v.at, v.event_id`,
+	visits, err := q.query(ctx, reportVisitsQuery,
 		string(site), lo-ReportLookback.Milliseconds(), hi, string(site), lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("store: report visits: %w", err)
