@@ -197,7 +197,8 @@ func moneyText(lang string, ms []app.Money) string {
 	}
 	parts := make([]string, 0, len(ms))
 	for _, m := range ms {
-		parts = append(parts, amountText(lang, m.Cents)+" "+m.Currency)
+		// A no-break space keeps an amount with its currency.
+		parts = append(parts, amountText(lang, m.Cents)+"\u00a0"+m.Currency)
 	}
 	return strings.Join(parts, " · ")
 }

@@ -16,11 +16,11 @@ func TestMoneyText(t *testing.T) {
 		ms   []app.Money
 		want string
 	}{
-		{"en", two, "1,500.50 TRY · 6,000,000 EUR"},
-		{"tr", two, "1.500,50 TRY · 6.000.000 EUR"},
-		{"en", []app.Money{{Currency: "EUR", Cents: 5}}, "0.05 EUR"},
-		{"en", []app.Money{{Currency: "EUR", Cents: 99900}}, "999 EUR"},
-		{"tr", []app.Money{{Currency: "EUR", Cents: -123456}}, "-1.234,56 EUR"},
+		{"en", two, "1,500.50\u00a0TRY · 6,000,000\u00a0EUR"},
+		{"tr", two, "1.500,50\u00a0TRY · 6.000.000\u00a0EUR"},
+		{"en", []app.Money{{Currency: "EUR", Cents: 5}}, "0.05\u00a0EUR"},
+		{"en", []app.Money{{Currency: "EUR", Cents: 99900}}, "999\u00a0EUR"},
+		{"tr", []app.Money{{Currency: "EUR", Cents: -123456}}, "-1.234,56\u00a0EUR"},
 		{"en", nil, "–"},
 	} {
 		if got := moneyText(c.lang, c.ms); got != c.want {
