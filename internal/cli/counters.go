@@ -67,10 +67,11 @@ func countersCmd(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "site %s: %s to %s recounted: %d visits (%d to pages with a lead form), %d leads (%d without t.js's timing)\n",
+		fmt.Fprintf(e.stdout, "site %s: %s to %s recounted: %d visits (%d to pages with a lead form), %d leads (%d without t.js's timing), %d stages (%d won)\n",
 			s, model.DayStart(first).Format(time.DateOnly), model.DayStart(last).Format(time.DateOnly),
 			cs.Sum(model.CounterVisits, "*", first, last), cs.Sum(model.CounterFormVisits, "*", first, last),
-			cs.Sum(model.CounterLeads, "*", first, last), cs.Sum(model.CounterLeadsUntracked, "*", first, last))
+			cs.Sum(model.CounterLeads, "*", first, last), cs.Sum(model.CounterLeadsUntracked, "*", first, last),
+			cs.Sum(model.CounterStages, "*", first, last), cs.Sum(model.CounterStages, model.StageWon, first, last))
 	}
 	return nil
 }
