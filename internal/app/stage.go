@@ -206,7 +206,7 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 		c.shared, kind, name = true, model.KindQualified, qname
 	}
 	hist["event_name"] = name
-	st := &model.LeadStage{LeadID: lead.ID, Stage: c.name, At: c.at, EventName: name,
+	st := &model.LeadStage{LeadID: lead.ID, SiteID: lead.SiteID, Stage: c.name, At: c.at, EventName: name,
 		EventID: id, Value: c.value, Currency: c.currency, ActionSource: c.source, CreatedAt: now}
 	spec := stageSpec(st, kind)
 	// The stage's entry sorts before the verdict change it causes.

@@ -11,8 +11,8 @@ import (
 )
 
 // countersCmd is `cleanads counters rebuild`: it recounts the sites'
-// per-day counters (visits, form_visits, leads, leads_untracked) from the
-// visits and leads stored, for when they are in doubt. It runs beside a
+// per-day counters (visits, form_visits, leads, leads_untracked, stages,
+// stage_cents) from the visits, leads and stages stored, for when they are in doubt. It runs beside a
 // running server: on SQLite the writer takes one site at a time, on
 // PostgreSQL the counters are locked while a site is recounted.
 func countersCmd(ctx context.Context, e *env, args []string) error {
@@ -67,10 +67,11 @@ func countersCmd(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "site %s: %s to %s recounted: %d visits (%d to pages with a lead form), %d leads (%d without t.js's timing)\n",
+		fmt.Fprintf(e.stdout, "site %s: %s to %s recounted: %d visits (%d to pages with a lead form), %d leads (%d without t.js's timing), %d stages (%d won)\n",
 			s, model.DayStart(first).Format(time.DateOnly), model.DayStart(last).Format(time.DateOnly),
 			cs.Sum(model.CounterVisits, "*", first, last), cs.Sum(model.CounterFormVisits, "*", first, last),
-			cs.Sum(model.CounterLeads, "*", first, last), cs.Sum(model.CounterLeadsUntracked, "*", first, last))
+			cs.Sum(model.CounterLeads, "*", first, last), cs.Sum(model.CounterLeadsUntracked, "*", first, last),
+			cs.Sum(model.CounterStages, "*", first, last), cs.Sum(model.CounterStages, model.StageWon, first, last))
 	}
 	return nil
 }

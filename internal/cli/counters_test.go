@@ -37,15 +37,17 @@ func TestCountersRebuild(t *testing.T) {
 		At: now, EventID: "ev-1", LeadForms: &one}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CountersAdd(ctx, "istanbuldis", model.Day(now)-1, "x", model.Count{Name: model.CounterVisits, N: 500}); err != nil {
+	if err := db.CountersAdd(ctx, "istanbuldis", model.Day(now)-1, "x", model.Count{Name: model.CounterVisits, N: 500},
+		model.Count{Name: model.CounterStages, Dim: model.StageWon, N: 3}, model.Count{Name: model.CounterStageCents, Dim: "won EUR", N: 600000}); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := runCLI("", "counters", "rebuild", "--config", cfg)
-	if code != 0 || !strings.Contains(out, "site istanbuldis: ") || !strings.Contains(out, "recounted: 1 visits (1 to pages with a lead form), 0 leads") {
+	if code != 0 || !strings.Contains(out, "site istanbuldis: ") || !strings.Contains(out, "recounted: 1 visits (1 to pages with a lead form), 0 leads (0 without t.js's timing), 0 stages (0 won)") {
 		t.Fatalf("counters rebuild: exit %d\n%s%s", code, out, errOut)
 	}
 	cs, err := db.Counters(ctx, "istanbuldis", 0, model.Day(now))
-	if err != nil || cs.Sum(model.CounterVisits, "*", 0, model.Day(now)) != 1 {
+	if err != nil || cs.Sum(model.CounterVisits, "*", 0, model.Day(now)) != 1 || cs.Sum(model.CounterStages, "*", 0, model.Day(now)) != 0 ||
+		cs.Sum(model.CounterStageCents, "*", 0, model.Day(now)) != 0 {
 		t.Errorf("counters after the rebuild: %v %v", cs, err)
 	}
 	if code, _, errOut := runCLI("", "counters", "rebuild", "--config", cfg, "--site", "nope"); code == 0 || !strings.Contains(errOut, `no site "nope"`) {

@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"math"
+	"strings"
+	"time"
+)
 
 // Counter names: what a site's per-day counters count. Each is kept in the
 // same transaction as the rows it counts, and `cleanads counters rebuild`
@@ -16,7 +20,31 @@ const (
 	// CounterLeadsUntracked counts the leads without the tracker's fill
 	// time (FillBy not FillByTracker), split by source.
 	CounterLeadsUntracked = "leads_untracked"
+	// CounterStages counts the CRM stages reached on the day (the stage's
+	// own time, LeadStage.At), split by stage name (Dim).
+	CounterStages = "stages"
+	// CounterStageCents adds up the values of the stages reached on the
+	// day, in hundredths (Cents), split by stage and currency (Dim, see
+	// StageCentsDim): a value in EUR is never added to one in TRY.
+	CounterStageCents = "stage_cents"
 )
+
+// StageCentsDim is the Dim of a CounterStageCents counter: the stage and the
+// currency, as "won EUR".
+func StageCentsDim(stage, currency string) string { return stage + " " + currency }
+
+// SplitStageCentsDim is StageCentsDim undone.
+func SplitStageCentsDim(dim string) (stage, currency string) {
+	i := strings.LastIndexByte(dim, ' ')
+	if i < 0 {
+		return dim, ""
+	}
+	return dim[:i], dim[i+1:]
+}
+
+// Cents is a stage's value in hundredths, rounded half up, as the counters
+// keep it (the store's recount rounds the same way).
+func Cents(v float64) int64 { return int64(math.Floor(v*100 + 0.5)) }
 
 // Count is one increment of a counter: N more of Name (split by Dim, ""
 // when it is not split).

@@ -6,6 +6,11 @@ import "time"
 // qualified event. Any stage makes a review or rules-junk lead clean.
 const StageQualified = "qualified"
 
+// StageWon is the usual name of the CRM stage of a deal won: the campaign
+// report and the dashboard count its leads as won and its values as
+// revenue.
+const StageWon = "won"
+
 // WhatsAppSettings tie WhatsApp Business numbers to a site.
 type WhatsAppSettings struct {
 	// PhoneNumberIDs are the Cloud API phone_number_id values (digits, from
@@ -43,7 +48,10 @@ func (w WhatsAppSettings) HasPhoneNumberID(id string) bool {
 
 // LeadStage is a CRM stage a lead reached, recorded once per lead and stage.
 type LeadStage struct {
-	LeadID    LeadID
+	LeadID LeadID
+	// SiteID is the lead's site: the stage is counted in its counters
+	// when it is recorded (it is not read back).
+	SiteID    SiteID
 	Stage     string
 	At        time.Time // when the stage happened
 	EventName string

@@ -68,8 +68,9 @@ func (q Q) Counters(ctx context.Context, site model.SiteID, first, last int64) (
 	})
 }
 
-// CountersRebuild recounts a site's visit and lead counters of the days
-// from first to last (inclusive) from the visits and leads stored: for when
+// CountersRebuild recounts a site's visit, lead and stage counters of the
+// days from first to last (inclusive) from the visits, leads and stages
+// stored: for when
 // they are in doubt. Days whose rows retention already deleted would be
 // counted as empty: keep the range within the kept ones. On PostgreSQL the
 // counters are locked for the transaction, so that an intake committing
@@ -86,7 +87,7 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		args []any
 	}{
 		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
-			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked')`, []any{string(site), first, last}},
+			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'stages', 'stage_cents')`, []any{string(site), first, last}},
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
 			GROUP BY site_id, at / 86400000`, []any{string(site), from, to}},
@@ -99,6 +100,14 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, received_at / 86400000, 'leads_untracked', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
 			AND fill_by <> 'tracker' GROUP BY site_id, received_at / 86400000, source`, []any{string(site), from, to}},
+		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT l.site_id, s.at / 86400000, 'stages', s.stage, 0, COUNT(*) FROM lead_stages s JOIN leads l ON l.id = s.lead_id
+			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? GROUP BY l.site_id, s.at / 86400000, s.stage`, []any{string(site), from, to}},
+		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT l.site_id, s.at / 86400000, 'stage_cents', s.stage || ' ' || s.currency, 0, SUM(` + q.centsSQL("s.value") + `)
+			FROM lead_stages s JOIN leads l ON l.id = s.lead_id
+			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? AND s.value IS NOT NULL AND s.currency <> ''
+			GROUP BY l.site_id, s.at / 86400000, s.stage, s.currency`, []any{string(site), from, to}},
 	}
 	for _, st := range stmts {
 		if _, err := q.exec(ctx, st.sql, st.args...); err != nil {
@@ -106,6 +115,18 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		}
 	}
 	return nil
+}
+
+// centsSQL is the SQL of model.Cents(col): hundredths rounded half up, as
+// a BIGINT. Each engine's cast of a real rounds its own way (SQLite
+// truncates, PostgreSQL rounds half to even), so each gets the expression
+// that floors.
+func (q Q) centsSQL(col string) string {
+	if q.dialect == Postgres {
+		return "CAST(FLOOR(" + col + " * 100 + 0.5) AS BIGINT)"
+	}
+	// Stage values are 0 or more: truncation is the floor.
+	return "CAST(" + col + " * 100 + 0.5 AS INTEGER)"
 }
 
 // leadCounts are the counts one lead adds.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +41,59 @@ func (r recount) lead(l *model.Lead) {
 	r[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterLeads, src}]++
 	if l.FillBy != model.FillByTracker {
 		r[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterLeadsUntracked, src}]++
+	}
+}
+
+func (r recount) stage(site model.SiteID, st *model.LeadStage) {
+	r[counterKey{site, model.Day(st.At), model.CounterStages, st.Stage}]++
+	if st.Value != nil && st.Currency != "" {
+		r[counterKey{site, model.Day(st.At), model.CounterStageCents, model.StageCentsDim(st.Stage, st.Currency)}] += model.Cents(*st.Value)
+	}
+}
+
+// randomStages records random stages of the leads kept, some in
+// transactions that fail after them and some twice (counted once), and
+// counts them in want. The values are ones whose rounding differs between
+// half up and half to even (0.125), or sits next to a half (19.995).
+func randomStages(t *testing.T, db *store.DB, rng *rand.Rand, leads []*model.Lead, want recount) {
+	t.Helper()
+	ctx := context.Background()
+	errFail := errors.New("the call fails after its stage")
+	values := []float64{6000, 0.125, 19.995, 1234.565, 0}
+	for i, l := range leads {
+		for _, stage := range []string{"qualified", "meeting", model.StageWon} {
+			if rng.IntN(2) == 0 {
+				continue
+			}
+			st := &model.LeadStage{LeadID: l.ID, SiteID: l.SiteID, Stage: stage, At: l.ReceivedAt.Add(time.Duration(rng.IntN(48)) * time.Hour),
+				EventName: "E", EventID: fmt.Sprintf("st-%d-%s", i, stage), CreatedAt: l.ReceivedAt}
+			if rng.IntN(3) > 0 {
+				v := values[rng.IntN(len(values))]
+				st.Value, st.Currency = &v, []string{"EUR", "TRY", ""}[rng.IntN(3)]
+			}
+			fail := rng.IntN(5) == 0
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				if _, err := tx.LeadStageInsert(ctx, st); err != nil {
+					return err
+				}
+				if fail {
+					return errFail
+				}
+				return nil
+			})
+			if fail != errors.Is(err, errFail) || (!fail && err != nil) {
+				t.Fatalf("stage %s of %s (fail %v): %v", stage, l.ID, fail, err)
+			}
+			if fail {
+				continue
+			}
+			want.stage(l.SiteID, st)
+			if rng.IntN(4) == 0 {
+				if ok, err := db.LeadStageInsert(ctx, st); err != nil || ok {
+					t.Fatalf("the same stage again: %v %v", ok, err)
+				}
+			}
+		}
 	}
 }
 
@@ -126,6 +181,7 @@ func TestCountersEqualRecount(t *testing.T) {
 		var (
 			mu   sync.Mutex
 			want = recount{}
+			kept []*model.Lead
 			wg   sync.WaitGroup
 		)
 		errFail := errors.New("the call fails after its rows")
@@ -171,6 +227,7 @@ func TestCountersEqualRecount(t *testing.T) {
 							want.visit(v)
 						} else {
 							want.lead(l)
+							kept = append(kept, l)
 						}
 						mu.Unlock()
 					}
@@ -178,6 +235,11 @@ func TestCountersEqualRecount(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+		// Stages, on the days they happened (up to two days after their
+		// lead's).
+		slices.SortFunc(kept, func(a, b *model.Lead) int { return strings.Compare(string(a.ID), string(b.ID)) })
+		randomStages(t, db, rand.New(rand.NewPCG(9, 9)), kept, want)
+		last += 2
 		checkCounters(t, db, want, first, last, sites...)
 
 		// A rebuild changes nothing that was right...
@@ -190,7 +252,8 @@ func TestCountersEqualRecount(t *testing.T) {
 		// ...and puts right what went wrong, leaving other counters and
 		// other days alone.
 		if err := db.CountersAdd(ctx, "dent", first+1, "x", model.Count{Name: model.CounterVisits, N: 1000},
-			model.Count{Name: model.CounterLeads, Dim: "web", N: -3}, model.Count{Name: "stage", Dim: "won", N: 2}); err != nil {
+			model.Count{Name: model.CounterLeads, Dim: "web", N: -3}, model.Count{Name: "stage", Dim: "won", N: 2},
+			model.Count{Name: model.CounterStages, Dim: model.StageWon, N: 7}, model.Count{Name: model.CounterStageCents, Dim: "won EUR", N: -100}); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.CountersAdd(ctx, "dent", last+3, "x", model.Count{Name: model.CounterVisits, N: 5}); err != nil {

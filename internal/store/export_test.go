@@ -139,3 +139,52 @@ func (q Q) TestQueryAll(ctx context.Context, query string, args ...any) ([]strin
 	}
 	return out, rows.Err()
 }
+
+// TestMigrateBelow applies the embedded migrations before version, as an
+// older binary left the database: for tests of what a migration does to
+// rows already there.
+func (db *DB) TestMigrateBelow(ctx context.Context, version int) error {
+	if _, err := db.SchemaVersion(ctx); err != nil {
+		return err
+	}
+	list, err := migrations(db.dialect)
+	if err != nil {
+		return err
+	}
+	for _, m := range list {
+		if m.version >= version {
+			break
+		}
+		err := db.InTx(ctx, func(tx *Tx) error {
+			if _, err := tx.w.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := tx.exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`, m.version, m.name, 0)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestReportPlans returns SQLite's plans for ReportLeads' three queries.
+func (db *DB) TestReportPlans(ctx context.Context) ([]string, error) {
+	var plans []string
+	for _, st := range []struct {
+		query string
+		args  []any
+	}{
+		{reportLeadsQuery, []any{"a", int64(0), int64(1)}},
+		{reportStagesQuery, []any{"a", int64(0), int64(1)}},
+		{reportVisitsQuery, []any{"a", int64(0), int64(1), "a", int64(0), int64(1)}},
+	} {
+		p, err := db.plan(ctx, st.query, st.args...)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}

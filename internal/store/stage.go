@@ -14,7 +14,9 @@ const stageColumns = `lead_id, stage, at, event_name, event_id, value, currency,
 
 // LeadStageInsert records that a lead reached a stage. A stage the lead
 // already has is left as it is and inserted reports false: each stage is
-// recorded once per lead.
+// recorded once per lead. A stage recorded is counted in its site's
+// (st.SiteID) counters of the day it happened (stages, and its value in
+// stage_cents), in the same call: call it in a transaction.
 func (q Q) LeadStageInsert(ctx context.Context, st *model.LeadStage) (inserted bool, err error) {
 	var value any
 	if st.Value != nil {
@@ -27,8 +29,19 @@ func (q Q) LeadStageInsert(ctx context.Context, st *model.LeadStage) (inserted b
 	if err != nil {
 		return false, fmt.Errorf("store: insert stage of lead %s: %w", st.LeadID, err)
 	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	if n, _ := res.RowsAffected(); n != 1 {
+		return false, nil
+	}
+	return true, q.CountersAdd(ctx, st.SiteID, model.Day(st.At), string(st.LeadID)+" "+st.Stage, stageCounts(st)...)
+}
+
+// stageCounts are the counts one stage adds.
+func stageCounts(st *model.LeadStage) []model.Count {
+	out := []model.Count{{Name: model.CounterStages, Dim: st.Stage, N: 1}}
+	if st.Value != nil && st.Currency != "" {
+		out = append(out, model.Count{Name: model.CounterStageCents, Dim: model.StageCentsDim(st.Stage, st.Currency), N: model.Cents(*st.Value)})
+	}
+	return out
 }
 
 // LeadStagesByLead returns the stages a lead reached, in the order they

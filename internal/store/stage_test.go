@@ -28,10 +28,10 @@ func TestLeadStages(t *testing.T) {
 		}
 		value := 7000.5
 		for i, st := range []model.LeadStage{
-			{LeadID: "l1", Stage: "won", At: now.Add(time.Hour), EventName: "Purchase", EventID: "e1", Value: &value,
+			{LeadID: "l1", SiteID: "a", Stage: "won", At: now.Add(time.Hour), EventName: "Purchase", EventID: "e1", Value: &value,
 				Currency: "TRY", ActionSource: "phone_call"},
-			{LeadID: "l1", Stage: "meeting", At: now, EventName: "Schedule", EventID: "e2", ActionSource: "system_generated"},
-			{LeadID: "l2", Stage: "meeting", At: now, EventName: "Schedule", EventID: "e3", ActionSource: "chat"},
+			{LeadID: "l1", SiteID: "a", Stage: "meeting", At: now, EventName: "Schedule", EventID: "e2", ActionSource: "system_generated"},
+			{LeadID: "l2", SiteID: "a", Stage: "meeting", At: now, EventName: "Schedule", EventID: "e3", ActionSource: "chat"},
 		} {
 			st.CreatedAt = now.Add(time.Duration(i) * time.Minute)
 			if ok, err := db.LeadStageInsert(ctx, &st); err != nil || !ok {

@@ -39,6 +39,11 @@ type dashboardData struct {
 	Notices []captureNotice
 	// Trouble is a banner per platform that cannot be reached or refuses.
 	Trouble []trouble
+	// Won is the deals won (the stage won) in the period's UTC days,
+	// from the counters; Revenue their values, one amount per currency
+	// (the site's first), "–" for none.
+	Won     int64
+	Revenue []string
 }
 
 // captureNotice is a lost-leads notice in the page's language.
@@ -115,6 +120,14 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Visits = counters.Sum(model.CounterVisits, "*", 0, 1<<40)
 	d.FormVisits = counters.Sum(model.CounterFormVisits, "*", 0, 1<<40)
+	won, revenue := app.WonFromCounters(counters, app.SiteCurrency(d.Site))
+	d.Won, d.Revenue = won, []string{"–"}
+	if len(revenue) > 0 {
+		d.Revenue = d.Revenue[:0]
+		for _, m := range revenue {
+			d.Revenue = append(d.Revenue, moneyText(p.Lang, []app.Money{m}))
+		}
+	}
 	for _, n := range notices {
 		d.Notices = append(d.Notices, captureWords(p.Lang, n))
 	}

@@ -29,7 +29,7 @@ type adminUI struct {
 }
 
 // adminPages are the page templates; each is parsed with layout.html.
-var adminPages = []string{"login", "inbox", "lead", "deliveries", "sites", "site", "dashboard", "error"}
+var adminPages = []string{"login", "inbox", "lead", "deliveries", "sites", "site", "dashboard", "report", "error"}
 
 func mustAdminUI() *adminUI {
 	ui, err := newAdminUI()
@@ -85,6 +85,7 @@ func (ui *adminUI) funcs(lang string) template.FuncMap {
 			return "/admin/static/" + name + "?v=" + v, nil
 		},
 		"lower": strings.ToLower,
+		"stage": func(name string) string { return stageName(lang, name) },
 		"add":   func(a, b int) int { return a + b },
 		"pct": func(n, of int) string {
 			if of == 0 {

@@ -64,6 +64,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("GET /admin/deliveries", admin(s.adminDeliveries))
 		mux.Handle("POST /admin/deliveries/{id}/replay", admin(s.adminReplay))
 		mux.Handle("GET /admin/dashboard", admin(s.adminDashboard))
+		mux.Handle("GET /admin/report", admin(s.adminReport))
 		mux.Handle("GET /admin/sites", admin(s.adminSites))
 		mux.Handle("POST /admin/sites", admin(s.adminSiteCreate))
 		mux.Handle("GET /admin/sites/{id}", admin(s.adminSite))
