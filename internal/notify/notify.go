@@ -300,3 +300,9 @@ func (r *Runner) TestChat(ctx context.Context, kind, target, lang string) model.
 	_, body := testText(lang)
 	return postChat(ctx, r.http, kind, target, Generic{Event: "test", Text: body})
 }
+
+// CheckSMTP is the package's CheckSMTP, for the admin page.
+func (r *Runner) CheckSMTP(s *store.NotifySMTP) map[string]string { return CheckSMTP(s) }
+
+// CheckChat is the package's CheckChat, for the admin page.
+func (r *Runner) CheckChat(kind, target string) string { return CheckChat(kind, target) }
