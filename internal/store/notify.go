@@ -329,3 +329,13 @@ func (q Q) NotifyList(ctx context.Context, u model.UserID, limit int) ([]*Notifi
 	}
 	return list, nil
 }
+
+// NotifyDropByLead drops a lead's notifications not sent yet, saying why.
+func (q Q) NotifyDropByLead(ctx context.Context, lead model.LeadID, why string, now time.Time) error {
+	_, err := q.exec(ctx, `/* Store.NotifyDropByLead */ UPDATE notifications SET state = 'dropped', last_error = ?, updated_at = ?
+		WHERE lead_id = ? AND state = 'pending'`, why, now.UnixMilli(), string(lead))
+	if err != nil {
+		return fmt.Errorf("store: drop notifications of lead %s: %w", lead, err)
+	}
+	return nil
+}
