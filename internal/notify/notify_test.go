@@ -359,3 +359,44 @@ func TestTestMailAnswers(t *testing.T) {
 		t.Errorf("no encryption to another machine answered %+v", a)
 	}
 }
+
+// STARTTLS and TLS from the first byte both carry the mail, the server's
+// certificate checked; the wrong one of the two fails at the secure
+// connection, not later.
+func TestTestMailOverTLS(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name     string
+		implicit bool
+		mode     string
+		ok       bool
+	}{
+		{"starttls", false, notify.TLSStart, true},
+		{"tls", true, notify.TLSWrap, true},
+		{"tls against starttls", false, notify.TLSWrap, false},
+		{"starttls against tls", true, notify.TLSStart, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := smtptest.NewTLS(t, c.implicit)
+			r := notify.New(notify.Options{RootCAs: srv.RootCAs})
+			s := &store.NotifySMTP{Host: srv.Host, Port: srv.Port, Username: smtptest.Username, Password: smtptest.Password,
+				From: "leads@dent.example", TLS: c.mode}
+			a := r.TestMail(ctx, s, "owner@dent.example", "en")
+			if a.OK != c.ok || !c.ok && a.Stage != "tls" && a.Stage != "connect" {
+				t.Errorf("answered %+v", a)
+			}
+			if got := len(srv.Messages()); got != map[bool]int{true: 1, false: 0}[c.ok] {
+				t.Errorf("the server took %d mails", got)
+			}
+			if c.ok {
+				// Without the test's CA, the certificate is refused.
+				a := notify.New(notify.Options{}).TestMail(ctx, s, "owner@dent.example", "en")
+				if a.OK || a.Stage != "tls" {
+					t.Errorf("an untrusted certificate answered %+v", a)
+				}
+			}
+		})
+	}
+}

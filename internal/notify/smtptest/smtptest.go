@@ -5,8 +5,15 @@
 package smtptest
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"io"
+	"math/big"
 	"net"
 	"strconv"
 	"sync"
@@ -36,24 +43,61 @@ type Server struct {
 	Host string
 	Port int
 
+	// RootCAs trust the server's certificate (NewTLS only).
+	RootCAs *x509.CertPool
+
+	tls      *tls.Config // nil: no encryption offered
+	implicit bool        // TLS from the first byte, else STARTTLS
+
 	mu   sync.Mutex
 	msgs []Message
 	srv  *smtp.Server
 	ln   net.Listener
 }
 
-// New starts a server; it stops when the test ends.
+// New starts a server without encryption; it stops when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{t: t, Host: "127.0.0.1"}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s.listen()
+	return s
+}
+
+// NewTLS starts a server with a certificate for 127.0.0.1 that RootCAs
+// trust: TLS from the first byte when implicit, else offered by STARTTLS.
+func NewTLS(t testing.TB, implicit bool) *Server {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "smtptest"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{t: t, Host: "127.0.0.1", RootCAs: x509.NewCertPool(), implicit: implicit,
+		tls: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}}}}
+	s.RootCAs.AddCert(cert)
+	s.listen()
+	return s
+}
+
+func (s *Server) listen() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	s.Port = ln.Addr().(*net.TCPAddr).Port
 	s.serve(ln)
-	t.Cleanup(s.Stop)
-	return s
+	s.t.Cleanup(s.Stop)
 }
 
 // Addr is host:port.
@@ -62,8 +106,14 @@ func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.
 func (s *Server) serve(ln net.Listener) {
 	srv := smtp.NewServer(backend{s})
 	srv.Domain = "mail.test"
-	srv.AllowInsecureAuth = true // plain text on 127.0.0.1, as net/smtp allows there
-	srv.ReadTimeout, srv.WriteTimeout = 10*time.Second, 10*time.Second
+	srv.AllowInsecureAuth = true                                      // plain text on 127.0.0.1, as net/smtp allows there
+	srv.ReadTimeout, srv.WriteTimeout = 2*time.Second, 10*time.Second // a client stuck in the wrong TLS mode is let go soon
+	if s.tls != nil {
+		srv.TLSConfig = s.tls
+		if s.implicit {
+			ln = tls.NewListener(ln, s.tls)
+		}
+	}
 	s.mu.Lock()
 	s.srv, s.ln = srv, ln
 	s.mu.Unlock()
