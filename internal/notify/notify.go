@@ -168,8 +168,17 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 			return sent, err
 		}
 		for _, n := range due {
+			if ctx.Err() != nil {
+				// Stopped: the rest are due again when their lease ends.
+				return sent, nil
+			}
 			r.send(ctx, n)
-			if err := r.db.NotifyRecord(ctx, n, r.now().UTC()); err != nil {
+			// Recorded even when Stop cut ctx meanwhile: a message that went
+			// must not go again when its lease ends.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			err := r.db.NotifyRecord(rctx, n, r.now().UTC())
+			cancel()
+			if err != nil {
 				return sent, err
 			}
 			if n.State == store.NotifySent {
