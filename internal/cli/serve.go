@@ -183,7 +183,8 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 		Handlers: dests})
 	// The owners' notifications, queued with each lead's verdict: sent
 	// apart from intake, woken with the delivery runner.
-	k.notifier = notify.New(notify.Options{Store: db, Logger: log, Now: time.Now, PublicURL: c.PublicURL})
+	k.notifier = notify.New(notify.Options{Store: db, Logger: log, Now: time.Now, PublicURL: c.PublicURL,
+		Location: c.Admin.Location})
 	wake.wake = func() { k.runner.Wake(); k.notifier.Wake() }
 	if err := k.runner.Start(ctx); err != nil {
 		return nil, err
@@ -195,13 +196,25 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 
 	// Each job runs under a lock named after it: with several nodes on one
 	// PostgreSQL exactly one runs it at a time.
-	k.periodic = jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: serveJobs(c, k.svc, leadAds, googleDest, log)})
+	k.periodic = jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: append(serveJobs(c, k.svc, leadAds, googleDest, log),
+		notifyJobs(k.notifier, log)...)})
 	if err := k.periodic.Start(ctx); err != nil {
 		k.notifier.Stop(context.WithoutCancel(ctx))
 		k.runner.Stop(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return k, nil
+}
+
+// notifyJobs sends the daily digests of notifications, on one node.
+func notifyJobs(n *notify.Runner, log *slog.Logger) []jobs.Job {
+	return []jobs.Job{{Name: "notify-digest", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
+		sent, err := n.Digest(ctx)
+		if sent > 0 {
+			log.Info("daily digests sent", "count", sent)
+		}
+		return err
+	}}}
 }
 
 // serveJobs is the periodic work of serve: reviews that expire, text

@@ -53,24 +53,30 @@ type Options struct {
 	HTTP *http.Client
 	// RootCAs check the SMTP server's certificate (nil: the system's).
 	RootCAs *x509.CertPool
+	// Location is the time zone of the daily digest's days (default
+	// Local); DigestHour the hour it goes from (default 8).
+	Location   *time.Location
+	DigestHour int
 }
 
 // Runner sends the queued notifications until stopped.
 type Runner struct {
-	db      Store
-	log     *slog.Logger
-	now     func() time.Time
-	public  string
-	poll    time.Duration
-	lease   time.Duration
-	giveUp  time.Duration
-	http    *http.Client
-	mail    mailer
-	wakeCh  chan struct{}
-	mu      sync.Mutex
-	cancel  context.CancelFunc
-	done    chan struct{}
-	batchOf int
+	db         Store
+	log        *slog.Logger
+	now        func() time.Time
+	public     string
+	poll       time.Duration
+	lease      time.Duration
+	giveUp     time.Duration
+	http       *http.Client
+	mail       mailer
+	wakeCh     chan struct{}
+	loc        *time.Location
+	digestHour int
+	mu         sync.Mutex
+	cancel     context.CancelFunc
+	done       chan struct{}
+	batchOf    int
 }
 
 // New returns a Runner; nothing runs until Start.
@@ -93,9 +99,15 @@ func New(o Options) *Runner {
 	if o.HTTP == nil {
 		o.HTTP = &http.Client{Timeout: sendTimeout}
 	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	if o.DigestHour <= 0 || o.DigestHour > 23 {
+		o.DigestHour = 8
+	}
 	return &Runner{db: o.Store, log: o.Logger, now: o.Now, public: strings.TrimRight(o.PublicURL, "/"), poll: o.Poll,
 		lease: o.Lease, giveUp: o.GiveUpAfter, http: o.HTTP, mail: mailer{roots: o.RootCAs},
-		wakeCh: make(chan struct{}, 1), batchOf: 50}
+		wakeCh: make(chan struct{}, 1), batchOf: 50, loc: o.Location, digestHour: o.DigestHour}
 }
 
 // Start sends due notifications in the background until Stop. Starting a

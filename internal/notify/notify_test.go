@@ -400,3 +400,65 @@ func TestTestMailOverTLS(t *testing.T) {
 		})
 	}
 }
+
+// The daily digest goes once a day from 8 in the admin's zone: the day
+// before's leads by verdict, the real and waiting ones named with links,
+// junk only counted; not before 8, not twice, again the next day; an SMTP
+// outage only delays it.
+func TestDailyDigest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, store.NotifyRule{Digest: true})
+	ctx := context.Background()
+	ist, err := time.LoadLocation("Europe/Istanbul")
+	must(t, err)
+	r := notify.New(notify.Options{Store: f.db, Now: f.clk.Now, PublicURL: publicURL, Location: ist})
+	// 2026-12-05 08:00 UTC is 11:00 in Istanbul: the leads are of the 5th.
+	good := f.lead("Ayşe Yılmaz", "0532 412 87 19")
+	wait := f.lead("Mehmet Demir", "0533 218 44 90", grey)
+	bad := f.lead("Spam Bot", "0542 318 22 70", junk)
+	if n := f.runOnce(); n != 0 {
+		t.Errorf("%d sent at once, with only the digest asked for", n)
+	}
+	digest := func() int {
+		t.Helper()
+		n, err := r.Digest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	f.clk.Set(time.Date(2026, 12, 6, 4, 59, 0, 0, time.UTC)) // 07:59 in Istanbul
+	if n := digest(); n != 0 {
+		t.Errorf("%d digests before 8", n)
+	}
+	f.smtp.Stop()
+	f.clk.Set(time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC))
+	if n, err := r.Digest(ctx); n != 0 || err == nil || !strings.Contains(err.Error(), "connect") {
+		t.Errorf("with the SMTP server down: %d, %v", n, err)
+	}
+	f.smtp.Start()
+	f.clk.Add(10 * time.Minute)
+	if n := digest(); n != 1 {
+		t.Fatalf("%d digests at 8:10, want 1", n)
+	}
+	if n := digest(); n != 0 {
+		t.Errorf("the digest went twice")
+	}
+	m := f.mails()
+	if len(m) != 1 {
+		t.Fatalf("%d mails", len(m))
+	}
+	body := m[0].Body
+	if !strings.Contains(m[0].Subject, "2026-12-05") || !strings.Contains(body, "3 leads: 1 real, 1 waiting for evidence, 1 junk") ||
+		!strings.Contains(body, publicURL+"/admin/leads/"+string(good.ID)) || !strings.Contains(body, "/admin/leads/"+string(wait.ID)) ||
+		strings.Contains(body, string(bad.ID)) || strings.Contains(body, "Spam Bot") {
+		t.Errorf("the digest:\n%s\n%s", m[0].Subject, body)
+	}
+	f.clk.Add(24 * time.Hour)
+	if n := digest(); n != 1 {
+		t.Errorf("%d digests the next day, want 1", n)
+	}
+	if m := f.mails(); len(m) != 2 || !strings.Contains(m[1].Body, "0 leads") {
+		t.Errorf("the next day's digest: %+v", m[len(m)-1])
+	}
+}

@@ -23,7 +23,9 @@ var turkish = map[string]string{
 	"waiting for evidence":                "kanıt bekliyor",
 	"junk":                                "çöp",
 	"You get this because your CleanAds notification settings ask for it.": "Bu iletiyi CleanAds bildirim ayarlarınız istediği için alıyorsunuz.",
-	"CleanAds test message": "CleanAds deneme iletisi",
+	"Your leads of %s": "%s tarihli başvurularınız",
+	"%d leads: %d real, %d waiting for evidence, %d junk":         "%d başvuru: %d gerçek, %d kanıt bekliyor, %d çöp",
+	"CleanAds test message":                                       "CleanAds deneme iletisi",
 	"This is a test from CleanAds: notifications reach you here.": "Bu, CleanAds'ten bir denemedir: bildirimler size buradan ulaşır.",
 }
 

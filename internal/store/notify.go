@@ -50,6 +50,8 @@ type NotifyRule struct {
 	User                model.UserID
 	Site                model.SiteID
 	Clean, Review, Junk bool
+	// Digest asks for the site's daily digest by mail.
+	Digest bool
 }
 
 // Notification is a row of the notifications' outbox.
@@ -178,9 +180,10 @@ func (q Q) NotifyChannels(ctx context.Context, u model.UserID) ([]NotifyChannel,
 
 // NotifyRuleSet stores which verdicts of a site notify a user.
 func (q Q) NotifyRuleSet(ctx context.Context, r NotifyRule) error {
-	_, err := q.exec(ctx, `/* Store.NotifyRuleSet */ INSERT INTO notify_rules (user_id, site_id, clean, review, junk)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id, site_id) DO UPDATE SET clean = excluded.clean,
-		review = excluded.review, junk = excluded.junk`, string(r.User), string(r.Site), b2i(r.Clean), b2i(r.Review), b2i(r.Junk))
+	_, err := q.exec(ctx, `/* Store.NotifyRuleSet */ INSERT INTO notify_rules (user_id, site_id, clean, review, junk, digest)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, site_id) DO UPDATE SET clean = excluded.clean,
+		review = excluded.review, junk = excluded.junk, digest = excluded.digest`,
+		string(r.User), string(r.Site), b2i(r.Clean), b2i(r.Review), b2i(r.Junk), b2i(r.Digest))
 	if err != nil {
 		return fmt.Errorf("store: set notification rule: %w", err)
 	}
@@ -192,13 +195,13 @@ func (q Q) NotifyRules(ctx context.Context, u model.UserID) (map[model.SiteID]No
 	m := map[model.SiteID]NotifyRule{}
 	err := q.eachRow(ctx, func(r *sql.Rows) error {
 		var site string
-		var c, rv, j int
-		if err := r.Scan(&site, &c, &rv, &j); err != nil {
+		var c, rv, j, d int
+		if err := r.Scan(&site, &c, &rv, &j, &d); err != nil {
 			return err
 		}
-		m[model.SiteID(site)] = NotifyRule{User: u, Site: model.SiteID(site), Clean: c == 1, Review: rv == 1, Junk: j == 1}
+		m[model.SiteID(site)] = NotifyRule{User: u, Site: model.SiteID(site), Clean: c == 1, Review: rv == 1, Junk: j == 1, Digest: d == 1}
 		return nil
-	}, `/* Store.NotifyRules */ SELECT site_id, clean, review, junk FROM notify_rules WHERE user_id = ?`, string(u))
+	}, `/* Store.NotifyRules */ SELECT site_id, clean, review, junk, digest FROM notify_rules WHERE user_id = ?`, string(u))
 	if err != nil {
 		return nil, fmt.Errorf("store: notification rules: %w", err)
 	}

@@ -65,8 +65,8 @@ type smtpForm struct {
 
 // notifySite is one site's verdicts that notify the user.
 type notifySite struct {
-	ID, Name            string
-	Clean, Review, Junk bool
+	ID, Name                    string
+	Clean, Review, Junk, Digest bool
 }
 
 // notifyTest is a test send's outcome in plain words, with the server's own
@@ -148,7 +148,7 @@ func (s *Server) renderNotify(w http.ResponseWriter, r *http.Request, p *page, s
 	for _, site := range sites {
 		row := notifySite{ID: string(site.ID), Name: site.Name}
 		if rule, ok := rules[site.ID]; ok {
-			row.Clean, row.Review, row.Junk = rule.Clean, rule.Review, rule.Junk
+			row.Clean, row.Review, row.Junk, row.Digest = rule.Clean, rule.Review, rule.Junk, rule.Digest
 		} else if len(chans) == 0 {
 			row.Clean = true // the suggestion for a first set-up: real leads only
 		}
@@ -224,7 +224,8 @@ func (s *Server) adminNotifySave(w http.ResponseWriter, r *http.Request) {
 	for _, site := range sites {
 		id := string(site.ID)
 		rule := store.NotifyRule{User: a.user.ID, Site: site.ID, Clean: r.PostFormValue("clean_"+id) != "",
-			Review: r.PostFormValue("review_"+id) != "", Junk: r.PostFormValue("junk_"+id) != ""}
+			Review: r.PostFormValue("review_"+id) != "", Junk: r.PostFormValue("junk_"+id) != "",
+			Digest: r.PostFormValue("digest_"+id) != ""}
 		if err := s.db.NotifyRuleSet(ctx, rule); err != nil {
 			s.adminFail(w, r, err)
 			return

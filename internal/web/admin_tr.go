@@ -452,5 +452,7 @@ var turkish = map[string]string{
 	"Write an e-mail address, e.g. leads@example.com.":                   "Bir e-posta adresi yazın, örn. leads@example.com.",
 	"Write the webhook's https:// address, as the chat service gave it.": "Webhook'un https:// adresini, sohbet hizmetinin verdiği gibi yazın.",
 	"A Telegram address ends in ?chat_id= and the chat's id.":            "Telegram adresi ?chat_id= ve sohbetin kimliğiyle biter.",
-	"Choose the kind of webhook.":                                        "Webhook türünü seçin.",
+	"daily digest": "günlük özet",
+	"The daily digest comes by e-mail each morning at 8: the day before's leads by verdict, and those waiting for evidence.": "Günlük özet her sabah 8'de e-postayla gelir: önceki günün başvuruları karara göre ve kanıt bekleyenler.",
+	"Choose the kind of webhook.": "Webhook türünü seçin.",
 }

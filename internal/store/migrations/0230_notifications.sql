@@ -28,14 +28,25 @@ CREATE TABLE notify_channels (
     PRIMARY KEY (user_id, channel)
 );
 
--- Which verdicts notify a user, per site (0/1 each); no row: none.
+-- Which verdicts notify a user, per site (0/1 each), and whether the user
+-- gets the site's daily digest by mail; no row: none.
 CREATE TABLE notify_rules (
     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     site_id TEXT NOT NULL,
     clean   INTEGER NOT NULL,
     review  INTEGER NOT NULL,
     junk    INTEGER NOT NULL,
+    digest  INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (user_id, site_id)
+);
+
+-- The daily digests sent: one per user and day (YYYY-MM-DD in the admin's
+-- time zone), so a restart or a second node never sends one twice.
+CREATE TABLE notify_digests (
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    day     TEXT NOT NULL,
+    sent_at BIGINT NOT NULL,
+    PRIMARY KEY (user_id, day)
 );
 CREATE INDEX notify_rules_site ON notify_rules (site_id);
 
