@@ -67,12 +67,16 @@ type Generic struct {
 	Text string `json:"text"`
 }
 
+var slackEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
 // chatBody is what a webhook of kind receives for a notification.
 func chatBody(kind, target string, g Generic) (string, []byte, error) {
 	var v any
 	switch kind {
 	case ChatSlack:
-		v = map[string]string{"text": g.Text}
+		// Slack reads <...> as a link or a mention (<!channel>): what a
+		// visitor typed is escaped as Slack asks, so it stays text.
+		v = map[string]string{"text": slackEscape.Replace(g.Text)}
 	case ChatTelegram:
 		u, _ := url.Parse(target)
 		chat := u.Query().Get("chat_id")

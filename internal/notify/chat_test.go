@@ -29,13 +29,16 @@ func TestChatKinds(t *testing.T) {
 	}))
 	defer srv.Close()
 	site := &model.Site{ID: "dent", Name: "Istanbul Dental"}
-	lead := &model.Lead{ID: "ld_1", Name: "Ayşe Yılmaz", Phone: "+90 532 412 87 19", Message: "randevu"}
+	lead := &model.Lead{ID: "ld_1", Name: "Ayşe Yılmaz", Phone: "+90 532 412 87 19", Message: "randevu <!channel>"}
 	g := generic("tr", site, lead, model.VerdictClean, "https://t.example.com/admin/leads/ld_1")
 	for _, c := range []struct {
 		kind, path string
 		check      func() bool
 	}{
-		{ChatSlack, "/slack", func() bool { return strings.Contains(got["text"].(string), "Ayşe Yılmaz") && len(got) == 1 }},
+		{ChatSlack, "/slack", func() bool {
+			text := got["text"].(string)
+			return strings.Contains(text, "Ayşe Yılmaz") && strings.Contains(text, "randevu &lt;!channel&gt;") && len(got) == 1
+		}},
 		{ChatTelegram, "/bot123:ABC/sendMessage?chat_id=-100200", func() bool {
 			return gotQuery == "" && got["chat_id"] == "-100200" && strings.Contains(got["text"].(string), "yeni gerçek başvuru")
 		}},
