@@ -112,6 +112,24 @@ func TestNotifySettingsInBrowser(t *testing.T) {
 		t.Fatalf("the mail server as saved: %+v %v", s, err)
 	}
 
+	// A notification the mail server refused waits for its retry, its
+	// error shown.
+	now := time.Now()
+	if err := e.db.InTx(context.Background(), func(tx *store.Tx) error {
+		return tx.NotifyQueue(context.Background(), "dent", "ld_waiting", model.VerdictClean, now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := e.db.NotifyClaim(context.Background(), now, now.Add(time.Minute), 10)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claimed %d (%v)", len(claimed), err)
+	}
+	n := claimed[0]
+	n.Attempts, n.LastError, n.NextAt = 3, "data: 552 5.3.4 Message size exceeds fixed limit", now.Add(4*time.Minute)
+	if err := e.db.NotifyRecord(context.Background(), n, now); err != nil {
+		t.Fatal(err)
+	}
+
 	sent := 0
 	for _, view := range []struct {
 		name string
@@ -135,6 +153,10 @@ func TestNotifySettingsInBrowser(t *testing.T) {
 				"tr": "Posta sunucunuz " + adminEmail + " için deneme iletisini aldı"}[lang]
 			if !strings.Contains(got, want) || !strings.Contains(got, "250") {
 				t.Errorf("%s: the test's answer: %q", name, got)
+			}
+			if got := text(".notify-list"); !strings.Contains(got, "552 5.3.4 Message size exceeds fixed limit") ||
+				!strings.Contains(got, map[string]string{"en": "waiting to be sent", "tr": "gönderilmeyi bekliyor"}[lang]) {
+				t.Errorf("%s: the latest notifications: %q", name, got)
 			}
 			if n := len(e.smtp.Messages()); n != sent {
 				t.Errorf("%s: the SMTP server took %d mails, want %d", name, n, sent)
