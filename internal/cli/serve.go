@@ -197,7 +197,7 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 	// Each job runs under a lock named after it: with several nodes on one
 	// PostgreSQL exactly one runs it at a time.
 	k.periodic = jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: append(serveJobs(c, k.svc, leadAds, googleDest, log),
-		notifyJobs(k.notifier, log)...)})
+		notifyJobs(k.notifier, db, log)...)})
 	if err := k.periodic.Start(ctx); err != nil {
 		k.notifier.Stop(context.WithoutCancel(ctx))
 		k.runner.Stop(context.WithoutCancel(ctx))
@@ -206,13 +206,17 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 	return k, nil
 }
 
-// notifyJobs sends the daily digests of notifications, on one node.
-func notifyJobs(n *notify.Runner, log *slog.Logger) []jobs.Job {
+// notifyJobs sends the daily digests of notifications, on one node, and
+// forgets finished notifications after 90 days.
+func notifyJobs(n *notify.Runner, db *store.DB, log *slog.Logger) []jobs.Job {
 	return []jobs.Job{{Name: "notify-digest", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
 		sent, err := n.Digest(ctx)
 		if sent > 0 {
 			log.Info("daily digests sent", "count", sent)
 		}
+		return err
+	}}, {Name: "notify-prune", Every: time.Hour, Run: func(ctx context.Context) error {
+		_, err := db.NotifyPrune(ctx, time.Now().Add(-90*24*time.Hour), 1000)
 		return err
 	}}}
 }

@@ -342,3 +342,20 @@ func (q Q) NotifyDropByLead(ctx context.Context, lead model.LeadID, why string, 
 	}
 	return nil
 }
+
+// NotifyPrune deletes up to limit finished notifications (sent, dead,
+// dropped) last changed before before, and the digests' records of days
+// sent before it; it returns how many notifications went.
+func (q Q) NotifyPrune(ctx context.Context, before time.Time, limit int) (int, error) {
+	res, err := q.exec(ctx, `/* Store.NotifyPrune */ DELETE FROM notifications WHERE (lead_id, verdict, user_id, channel) IN
+		(SELECT lead_id, verdict, user_id, channel FROM notifications WHERE state <> 'pending' AND updated_at < ?
+		ORDER BY updated_at LIMIT ?)`, before.UnixMilli(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("store: prune notifications: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if _, err := q.exec(ctx, `/* Store.NotifyPrune */ DELETE FROM notify_digests WHERE sent_at < ?`, before.UnixMilli()); err != nil {
+		return int(n), fmt.Errorf("store: prune digests: %w", err)
+	}
+	return int(n), nil
+}

@@ -92,6 +92,19 @@ func TestNotifyQueueClaimRecord(t *testing.T) {
 		if back, err := db.NotifyClaim(ctx, now.Add(30*time.Second), now.Add(3*time.Minute), 10); err != nil || len(back) != 1 {
 			t.Errorf("the retry is not due again at its time: %d (%v)", len(back), err)
 		}
+		// Pruning takes the finished ones only.
+		for _, m := range got[1:] {
+			m.State, m.Sent = store.NotifySent, now
+			if err := db.NotifyRecord(ctx, m, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, err := db.NotifyPrune(ctx, now.Add(time.Second), 100); err != nil || n != 3 {
+			t.Errorf("pruned %d (%v), want the 3 sent", n, err)
+		}
+		if left, err := db.NotifyList(ctx, n.User, 10); err != nil || len(left) != 1 || left[0].State != store.NotifyPending {
+			t.Errorf("left after pruning: %+v %v", left, err)
+		}
 
 		chans, err := db.NotifyChannels(ctx, "u1")
 		if err != nil || len(chans) != 2 || chans[0].Target != hook {
