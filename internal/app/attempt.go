@@ -98,6 +98,11 @@ func (s *Service) reattempt(ctx context.Context, tx *store.Tx, old, next *model.
 	if err := tx.LeadAttemptSet(ctx, next); err != nil {
 		return false, err
 	}
+	if next.Verdict != old.Verdict {
+		if err := s.queueNotify(ctx, tx, next, now); err != nil {
+			return false, err
+		}
+	}
 	if err := tx.HistoryInsert(ctx, &model.HistoryEntry{
 		ID: s.ids.New("h_", now), LeadID: next.ID, At: now, Kind: model.HistoryVerdict, Data: data,
 	}); err != nil {

@@ -80,6 +80,11 @@ func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Sit
 	hist := map[string]any{"verdict": d.Verdict, "was": was, "score": d.Score, "decided_by": d.DecidedBy}
 	expired := lead.ReviewUntil != nil && now.After(*lead.ReviewUntil)
 	lead.Decision, lead.ReviewUntil = d, reviewUntil
+	if d.Verdict != was {
+		if err := s.queueNotify(ctx, tx, lead, now); err != nil {
+			return false, err
+		}
+	}
 	queued := false
 	switch {
 	case d.Verdict == model.VerdictClean && was != model.VerdictClean:

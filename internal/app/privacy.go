@@ -261,6 +261,11 @@ func (s *Service) redactLead(ctx context.Context, tx *store.Tx, id model.LeadID,
 			return n, err
 		}
 	}
+	// A notification not sent yet would tell the owner of a lead that is
+	// gone: it is dropped (the rows hold no personal data themselves).
+	if err := tx.NotifyDropByLead(ctx, id, "the lead's personal data was erased", now); err != nil {
+		return n, err
+	}
 	// The WhatsApp user id matched to the lead's phone is the person too.
 	if n.contacts, err = tx.WhatsAppContactsForget(ctx, id); err != nil {
 		return n, err

@@ -18,6 +18,7 @@ import (
 	"github.com/cleanads/cleanads/internal/leadads"
 	"github.com/cleanads/cleanads/internal/metrics"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/notify"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/web"
 )
@@ -134,11 +135,14 @@ type core struct {
 	metrics  *metrics.Metrics // nil unless asked for
 	runner   *deliver.Runner
 	periodic *jobs.Runner
+	// notifier sends the owners' notifications (notify.Runner).
+	notifier *notify.Runner
 }
 
 // stop stops the periodic jobs, then the runner.
 func (k *core) stop(ctx context.Context) {
 	k.periodic.Stop(ctx)
+	k.notifier.Stop(ctx)
 	k.runner.Stop(ctx)
 }
 
@@ -177,19 +181,44 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 	k.runner = deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
 		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll),
 		Handlers: dests})
-	wake.wake = k.runner.Wake
+	// The owners' notifications, queued with each lead's verdict: sent
+	// apart from intake, woken with the delivery runner.
+	k.notifier = notify.New(notify.Options{Store: db, Logger: log, Now: time.Now, PublicURL: c.PublicURL,
+		Location: c.Admin.Location})
+	wake.wake = func() { k.runner.Wake(); k.notifier.Wake() }
 	if err := k.runner.Start(ctx); err != nil {
+		return nil, err
+	}
+	if err := k.notifier.Start(ctx); err != nil {
+		k.runner.Stop(context.WithoutCancel(ctx))
 		return nil, err
 	}
 
 	// Each job runs under a lock named after it: with several nodes on one
 	// PostgreSQL exactly one runs it at a time.
-	k.periodic = jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: serveJobs(c, k.svc, leadAds, googleDest, log)})
+	k.periodic = jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: append(serveJobs(c, k.svc, leadAds, googleDest, log),
+		notifyJobs(k.notifier, db, log)...)})
 	if err := k.periodic.Start(ctx); err != nil {
+		k.notifier.Stop(context.WithoutCancel(ctx))
 		k.runner.Stop(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return k, nil
+}
+
+// notifyJobs sends the daily digests of notifications, on one node, and
+// forgets finished notifications after 90 days.
+func notifyJobs(n *notify.Runner, db *store.DB, log *slog.Logger) []jobs.Job {
+	return []jobs.Job{{Name: "notify-digest", Every: 10 * time.Minute, Run: func(ctx context.Context) error {
+		sent, err := n.Digest(ctx)
+		if sent > 0 {
+			log.Info("daily digests sent", "count", sent)
+		}
+		return err
+	}}, {Name: "notify-prune", Every: time.Hour, Run: func(ctx context.Context) error {
+		_, err := db.NotifyPrune(ctx, time.Now().Add(-90*24*time.Hour), 1000)
+		return err
+	}}}
 }
 
 // serveJobs is the periodic work of serve: reviews that expire, text
@@ -228,7 +257,7 @@ func startHTTP(ctx context.Context, e *env, c *config.Config, db *store.DB, user
 	m := k.metrics
 	wo := web.Options{App: k.svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
 		WhatsApp: web.WhatsAppOptions{VerifyToken: c.WhatsApp.VerifyToken, AppSecret: c.WhatsApp.AppSecret},
-		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c)}
+		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c), Notifier: k.notifier}
 	if m != nil {
 		wo.Metrics = m
 		if c.MetricsListen == "" {

@@ -24,6 +24,7 @@ import (
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/notify"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 	"github.com/cleanads/cleanads/internal/web"
@@ -74,7 +75,7 @@ func newAdminEnv(t *testing.T) *adminEnv {
 		t.Fatal(err)
 	}
 	h := web.New(web.Options{App: svc, Store: db, Auth: users, Location: time.UTC,
-		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}).Handler()
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Notifier: notify.New(notify.Options{Store: db})}).Handler()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	e := &adminEnv{t: t, db: db, srv: srv, svc: svc, leads: map[string]*model.Lead{}, graph: graph}
@@ -392,6 +393,7 @@ func TestAdminRendersEveryPage(t *testing.T) {
 			check("/admin/sites", 200, "sites", "Ankara Kitchens")
 			check("/admin/sites/dent", 200, "site", `t.js&#34; data-site=&#34;dent&#34;`)
 			check("/admin/sites/kitchen", 200, "site", T("config file", "yapılandırma dosyası"))
+			check("/admin/notifications", 200, "notify", T("Mail server (SMTP)", "Posta sunucusu (SMTP)"))
 			check("/admin/leads/ld_nope", 404, "error", T("does not exist", "Bu sayfa yok"))
 			check("/admin/deliveries?state=bogus", 400, "error", "bogus")
 			for _, tmpl := range web.AdminPages() {

@@ -71,6 +71,10 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("POST /admin/sites/{id}", admin(s.adminSiteSave))
 		mux.Handle("POST /admin/sites/{id}/test", admin(s.adminSiteTest))
 		mux.Handle("POST /admin/sites/{id}/google/resume", admin(s.adminGoogleResume))
+		mux.Handle("GET /admin/notifications", admin(s.adminNotify))
+		mux.Handle("POST /admin/notifications", admin(s.adminNotifySave))
+		mux.Handle("POST /admin/notifications/smtp", admin(s.adminNotifySMTP))
+		mux.Handle("POST /admin/notifications/test", admin(s.adminNotifyTest))
 		mux.Handle("/admin/", admin(s.adminNotFound))
 	}
 

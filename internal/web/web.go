@@ -51,6 +51,9 @@ type Options struct {
 	// set; it then asks for Authorization: Bearer <MetricsToken>.
 	MetricsHandler http.Handler
 	MetricsToken   string
+	// Notifier checks the notification settings and sends the
+	// notifications page's tests; nil offers no test.
+	Notifier Notifier
 }
 
 // RequestObserver hears each request once it is answered: the route's
@@ -79,6 +82,7 @@ type Server struct {
 
 	metricsHandler http.Handler
 	metricsToken   string
+	notifier       Notifier
 }
 
 // New returns a Server.
@@ -95,7 +99,7 @@ func New(o Options) *Server {
 	s := &Server{app: o.App, db: o.Store, log: o.Logger, now: o.Now, proxies: o.TrustedProxies,
 		whatsApp: o.WhatsApp, auth: o.Auth, publicURL: strings.TrimRight(o.PublicURL, "/"), loc: o.Location,
 		limits: o.Limits, limiter: ratelimit.New(ratelimit.Options{Now: o.Now}), metrics: o.Metrics,
-		metricsHandler: o.MetricsHandler, metricsToken: o.MetricsToken}
+		metricsHandler: o.MetricsHandler, metricsToken: o.MetricsToken, notifier: o.Notifier}
 	// The templates are embedded: a mistake in one is a bug of this build,
 	// found here at start-up (and by the tests) rather than on a page view.
 	s.admin = mustAdminUI()
