@@ -58,7 +58,8 @@ func TestReadinessPage(t *testing.T) {
 	for lang, want := range map[string][]string{
 		"en": {"What Meta asks", "About 200 leads a month or more", "0 of 4 leads came from Instant Forms.",
 			"Connect Lead Ads to this site", "Schedule", "CRM stage meeting", "Lead Ads id (lead_id)", "Your id (external_id)",
-			"Event Match Quality 6.4 of 10", "email</code> 92.5%", "event_id on 100.0% of server events"},
+			"Event Match Quality 6.4 of 10", "email</code> 92.5%", "event_id on 100.0% of server events",
+			"100.0% of 4 events sent."},
 		"tr": {"istedikleri", "Ayda yaklaşık 200 başvuru", "4 başvurudan 0 tanesi Anında Formlardan geldi.",
 			"Lead Ads'i bu siteye bağlayın", "CRM aşaması meeting", "Lead Ads kimliği (lead_id)",
 			"Olay Eşleşme Kalitesi 10 üzerinden 6.4", "sunucu olaylarının 100.0% kadarında event_id"},
