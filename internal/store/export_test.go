@@ -139,3 +139,17 @@ func (q Q) TestQueryAll(ctx context.Context, query string, args ...any) ([]strin
 	}
 	return out, rows.Err()
 }
+
+// TestReadinessPlans returns SQLite's plans for ReadinessFigures' two
+// statements.
+func (db *DB) TestReadinessPlans(ctx context.Context) ([]string, error) {
+	var plans []string
+	for _, q := range []string{readinessLeadsQuery, readinessEventsQuery} {
+		p, err := db.plan(ctx, q, "dent", int64(0), int64(1))
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}

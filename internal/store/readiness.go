@@ -10,6 +10,23 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 )
 
+// The statements of ReadinessFigures (a test reads their plans): the
+// period's leads, and each of their Meta events with its stage.
+const (
+	readinessLeadsQuery = `/* Store.ReadinessFigures */ SELECT COUNT(*),
+		COALESCE(SUM(CASE WHEN verdict <> 'junk' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN lead_ads_id <> '' THEN 1 ELSE 0 END), 0)
+		FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?`
+	readinessEventsQuery = `/* Store.ReadinessFigures */ SELECT l.id, l.received_at, d.kind, d.event_name, d.created_at,
+		COALESCE(d.sent_at, d.created_at), s.at
+		FROM leads l
+		JOIN deliveries d ON d.lead_id = l.id AND d.lead_id <> ''
+		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage
+		WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ?
+			AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
+		ORDER BY l.id, d.kind, d.event_name`
+)
+
 // ReadinessFigures reads a site's Conversion Leads figures over [from, to):
 // its leads received then, and the Meta events of those leads that Meta
 // accepted (or, on a dry-run site, that were built for it). Both statements
@@ -19,10 +36,7 @@ import (
 // from the payloads).
 func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to time.Time) (*model.ReadinessFigures, error) {
 	f := &model.ReadinessFigures{From: from, To: to}
-	err := q.queryRow(ctx, `/* Store.ReadinessFigures */ SELECT COUNT(*),
-		COALESCE(SUM(CASE WHEN verdict <> 'junk' THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(CASE WHEN lead_ads_id <> '' THEN 1 ELSE 0 END), 0)
-		FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?`,
+	err := q.queryRow(ctx, readinessLeadsQuery,
 		string(site), from.UnixMilli(), to.UnixMilli()).Scan(&f.Leads, &f.NotJunk, &f.LeadAds)
 	if err != nil {
 		return nil, fmt.Errorf("store: readiness leads: %w", err)
@@ -65,14 +79,7 @@ func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to tim
 			days[upload/(24*3600*1000)] = true
 		}
 		return nil
-	}, `/* Store.ReadinessFigures */ SELECT l.id, l.received_at, d.kind, d.event_name, d.created_at,
-		COALESCE(d.sent_at, d.created_at), s.at
-		FROM leads l
-		JOIN deliveries d ON d.lead_id = l.id AND d.lead_id <> ''
-		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage
-		WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ?
-			AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
-		ORDER BY l.id, d.kind, d.event_name`,
+	}, readinessEventsQuery,
 		string(site), from.UnixMilli(), to.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("store: readiness events: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,4 +210,29 @@ func TestReadinessFigures(t *testing.T) {
 			t.Errorf("short: what to do\n got %v\nwant %v", got, want)
 		}
 	})
+}
+
+// TestReadinessPlans checks on SQLite that the readiness figures read the
+// period's leads through leads_site_received and each lead's events and
+// stages by their keys: no statement scans every lead, event or stage.
+func TestReadinessPlans(t *testing.T) {
+	db := storetest.SQLite(t)
+	plans, err := db.TestReadinessPlans(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range plans {
+		t.Logf("plan %d:\n%s", i, p)
+		for _, line := range strings.Split(p, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "SCAN ") {
+				t.Errorf("statement %d scans a whole table: %q", i, line)
+			}
+		}
+		if !strings.Contains(p, "leads_site_received") {
+			t.Errorf("statement %d does not read the period's leads through leads_site_received:\n%s", i, p)
+		}
+	}
+	if len(plans) == 2 && (!strings.Contains(plans[1], "deliveries_lead") || !strings.Contains(plans[1], "lead_stages")) {
+		t.Errorf("the events are not read by their lead:\n%s", plans[1])
+	}
 }
