@@ -52,6 +52,7 @@ type Service struct {
 	ids        model.IDGen
 	graph      Graph
 	notify     Notifier
+	quality    qualityCache // Meta's dataset quality per site (quality.go)
 
 	secret string
 	keyMu  sync.Mutex

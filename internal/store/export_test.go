@@ -188,3 +188,17 @@ func (db *DB) TestReportPlans(ctx context.Context) ([]string, error) {
 	}
 	return plans, nil
 }
+
+// TestReadinessPlans returns SQLite's plans for ReadinessFigures' two
+// statements.
+func (db *DB) TestReadinessPlans(ctx context.Context) ([]string, error) {
+	var plans []string
+	for _, q := range []string{readinessLeadsQuery, readinessEventsQuery} {
+		p, err := db.plan(ctx, q, "dent", int64(0), int64(1))
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}

@@ -63,9 +63,12 @@ type coverageRow struct {
 	N, Pct     int
 }
 
+// matchKey is a user_data key and its label.
+type matchKey struct{ key, label string }
+
 // matchKeys are the user_data keys whose presence lifts Meta's Event Match
 // Quality the most.
-var matchKeys = []struct{ key, label string }{
+var matchKeys = []matchKey{
 	{"em", "E-mail"}, {"ph", "Phone"}, {"fbc", "Click id (fbc)"}, {"fbp", "Browser id (fbp)"},
 	{"client_ip_address", "IP address"}, {"client_user_agent", "User agent"},
 }
@@ -188,6 +191,11 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 
 // coverage counts, for each match key, the events whose user_data has it.
 func coverage(lang string, payloads []json.RawMessage) ([]coverageRow, int) {
+	return coverageOf(lang, payloads, matchKeys)
+}
+
+// coverageOf counts, for each of keys, the events whose user_data has it.
+func coverageOf(lang string, payloads []json.RawMessage, matchKeys []matchKey) ([]coverageRow, int) {
 	counts := map[string]int{}
 	n := 0
 	for _, raw := range payloads {

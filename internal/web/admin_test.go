@@ -394,6 +394,7 @@ func TestAdminRendersEveryPage(t *testing.T) {
 			check("/admin/sites/dent", 200, "site", `t.js&#34; data-site=&#34;dent&#34;`)
 			check("/admin/sites/kitchen", 200, "site", T("config file", "yapılandırma dosyası"))
 			check("/admin/notifications", 200, "notify", T("Mail server (SMTP)", "Posta sunucusu (SMTP)"))
+			check("/admin/sites/dent/readiness", 200, "readiness", T("What Meta asks", "istedikleri"))
 			check("/admin/leads/ld_nope", 404, "error", T("does not exist", "Bu sayfa yok"))
 			check("/admin/deliveries?state=bogus", 400, "error", "bogus")
 			for _, tmpl := range web.AdminPages() {

@@ -120,6 +120,10 @@ type Server struct {
 	leadgen     *leadgenState // the Lead Ads side (leadgen.go), made on first use
 	// datasets maps a WhatsApp Business Account's dataset id to the WABA.
 	datasets map[string]string
+	// quality is each dataset's figures for the Dataset Quality API
+	// (quality.go); qualityReads counts the reads answered.
+	quality      map[string][]QualityEvent
+	qualityReads int
 }
 
 // SetDataset makes datasetID the dataset of the WhatsApp Business Account
@@ -271,6 +275,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	trace := "graphtest-" + strconv.Itoa(n)
 
 	if s.injure(w, r, fault, trace, retryAfter) {
+		return
+	}
+	if s.serveQuality(w, r, trace) {
 		return
 	}
 	if s.serveLeadgen(w, r, trace) {

@@ -1,0 +1,104 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// The statements of ReadinessFigures (a test reads their plans): the
+// period's leads, and each of their Meta events with its stage.
+const (
+	readinessLeadsQuery = `/* Store.ReadinessFigures */ SELECT COUNT(*),
+		COALESCE(SUM(CASE WHEN verdict <> 'junk' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN lead_ads_id <> '' THEN 1 ELSE 0 END), 0)
+		FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?`
+	readinessEventsQuery = `/* Store.ReadinessFigures */ SELECT l.id, l.received_at, d.kind, d.event_name, d.created_at,
+		COALESCE(d.sent_at, d.created_at), s.at
+		FROM leads l
+		JOIN deliveries d ON d.lead_id = l.id AND d.lead_id <> ''
+		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage
+		WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ?
+			AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
+		ORDER BY l.id, d.kind, d.event_name`
+)
+
+// ReadinessFigures reads a site's Conversion Leads figures over [from, to):
+// its leads received then, and the Meta events of those leads that Meta
+// accepted (or, on a dry-run site, that were built for it). Both statements
+// are bounded by the period: a range of leads_site_received, and each of
+// those leads' events through deliveries_lead and their stages through
+// lead_stages' key. Matchable and Sampled are left to the caller (they come
+// from the payloads).
+func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to time.Time) (*model.ReadinessFigures, error) {
+	f := &model.ReadinessFigures{From: from, To: to}
+	err := q.queryRow(ctx, readinessLeadsQuery,
+		string(site), from.UnixMilli(), to.UnixMilli()).Scan(&f.Leads, &f.NotJunk, &f.LeadAds)
+	if err != nil {
+		return nil, fmt.Errorf("store: readiness leads: %w", err)
+	}
+	type stageKey struct{ kind, name string }
+	var (
+		order    []stageKey
+		leads    = map[stageKey]int{}
+		waits    = map[stageKey][]time.Duration{}
+		uploaded = map[string]bool{}
+		days     = map[int64]bool{}
+	)
+	// The stage's time is when it happened (lead_stages.at); a qualified
+	// event's is when it was queued, the moment the lead became clean; the
+	// lead event's is the lead's own.
+	err = q.eachRow(ctx, func(r *sql.Rows) error {
+		var (
+			lead, kind, name          string
+			received, created, upload int64
+			stageAt                   sql.NullInt64
+		)
+		if err := r.Scan(&lead, &received, &kind, &name, &created, &upload, &stageAt); err != nil {
+			return err
+		}
+		k := stageKey{kind, name}
+		if _, ok := leads[k]; !ok {
+			order = append(order, k)
+		}
+		leads[k]++
+		at := received
+		switch {
+		case stageAt.Valid:
+			at = stageAt.Int64
+		case kind == model.KindQualified:
+			at = created
+		}
+		waits[k] = append(waits[k], time.Duration(max(at-received, 0))*time.Millisecond)
+		uploaded[lead] = true
+		if upload >= from.UnixMilli() && upload < to.UnixMilli() {
+			days[upload/(24*3600*1000)] = true
+		}
+		return nil
+	}, readinessEventsQuery,
+		string(site), from.UnixMilli(), to.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("store: readiness events: %w", err)
+	}
+	f.Uploaded, f.UploadDays = len(uploaded), len(days)
+	for _, k := range order {
+		f.Stages = append(f.Stages, model.StageFigure{EventName: k.name, Kind: k.kind, Leads: leads[k],
+			MedianDays: model.MedianDays(waits[k])})
+	}
+	// The lead event first (the funnel's top), then by leads reached.
+	sort.SliceStable(f.Stages, func(i, j int) bool {
+		a, b := f.Stages[i], f.Stages[j]
+		if (a.Kind == model.KindLead) != (b.Kind == model.KindLead) {
+			return a.Kind == model.KindLead
+		}
+		if a.Leads != b.Leads {
+			return a.Leads > b.Leads
+		}
+		return a.EventName < b.EventName
+	})
+	return f, nil
+}
