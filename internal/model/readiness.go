@@ -9,7 +9,8 @@ import (
 // state them (docs/admin.md, "Conversion Leads readiness", has the sources).
 const (
 	// ReadyLeadsPerMonth is the monthly lead volume Meta asks for best
-	// results.
+	// results: the figure its guide is quoted with; the copy of the page
+	// read when this was written was cut before it (docs/admin.md).
 	ReadyLeadsPerMonth = 200
 	// ReadyRateMin and ReadyRateMax bound, in percent, the approximate
 	// conversion rate of the stage to optimise for.
