@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"mime/quotedprintable"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/model"
 
 	"github.com/cleanads/cleanads/internal/notify/smtptest"
 	"github.com/cleanads/cleanads/internal/store"
@@ -160,6 +162,9 @@ func TestPeopleEndToEnd(t *testing.T) {
 	}
 	if p := member.get("/admin/"); p.code != http.StatusSeeOther || !strings.HasPrefix(p.hdr.Get("Location"), "/admin/login") {
 		t.Errorf("the removed member's session still works: %d", p.code)
+	}
+	if _, err := e.db.UserByEmail(ctx, "mutfak@kitchen.example"); !errors.Is(err, model.ErrNotFound) {
+		t.Errorf("the removed member is still a user: %v", err)
 	}
 }
 
