@@ -70,8 +70,14 @@ func TestUserSites(t *testing.T) {
 		if err != nil || len(dels) != 0 {
 			t.Errorf("deliveries of no site: %v %v", dels, err)
 		}
-		// Access changes: to c alone, then to every site.
+		// Access changes: to c alone (the notifications of a and b go),
+		// then to every site.
+		must(db.NotifyRuleSet(ctx, store.NotifyRule{User: "u_m", Site: "a", Clean: true}))
+		must(db.NotifyRuleSet(ctx, store.NotifyRule{User: "u_m", Site: "c", Clean: true}))
 		must(db.UserSetAccess(ctx, "u_m", model.RoleMember, false, []model.SiteID{"c"}, now))
+		if rules, err := db.NotifyRules(ctx, "u_m"); err != nil || len(rules) != 1 || !rules["c"].Clean {
+			t.Errorf("notification rules after the change: %v %v", rules, err)
+		}
 		if u, _ := db.UserByID(ctx, "u_m"); strings.Join(ids(u.Sites), ",") != "c" {
 			t.Errorf("after a change: %v", u.Sites)
 		}

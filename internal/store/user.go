@@ -35,7 +35,15 @@ func (q Q) UserSetAccess(ctx context.Context, id model.UserID, role model.Role, 
 		id, string(role), boolInt(all), now.UnixMilli(), string(id)); err != nil {
 		return err
 	}
-	return q.userSitesSet(ctx, id, sites)
+	if err := q.userSitesSet(ctx, id, sites); err != nil || all {
+		return err
+	}
+	// Notifications follow what the user may see.
+	if _, err := q.exec(ctx, `/* Store.UserSetAccess */ DELETE FROM notify_rules WHERE user_id = ?
+		AND site_id NOT IN (SELECT site_id FROM user_sites WHERE user_id = ?)`, string(id), string(id)); err != nil {
+		return fmt.Errorf("store: notifications of user %s: %w", id, err)
+	}
+	return nil
 }
 
 func (q Q) userSitesSet(ctx context.Context, id model.UserID, sites []model.SiteID) error {
