@@ -316,4 +316,3 @@ func (s *Server) adminPasswordPost(w http.ResponseWriter, r *http.Request) {
 	p.D = d
 	s.render(w, r, status, "password", p)
 }
-
