@@ -193,9 +193,10 @@ func (a *Service) Login(ctx context.Context, email, password, ip string) (string
 		return "", nil, err
 	}
 	ok := false
-	if u != nil {
+	if u != nil && u.PasswordHash != noPassword {
 		ok = bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) == nil
 	} else {
+		// An invited user without a password takes as long as anyone.
 		_ = bcrypt.CompareHashAndPassword(a.dummy, []byte(password))
 	}
 	if err := a.db.LoginAttemptInsert(ctx, model.LoginAttempt{At: now, IP: ip, Email: email, OK: ok}); err != nil {

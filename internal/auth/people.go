@@ -17,6 +17,10 @@ const LinkTTL = 24 * time.Hour
 // counted, so guessing links is throttled per IP like logins.
 const linkFailKey = "(password link)"
 
+// noPassword is the hash of a user who has not set a password yet: no
+// bcrypt hash, so no password matches it.
+const noPassword = "!"
+
 // ErrLastAdmin refuses to remove or demote the last admin.
 var ErrLastAdmin = errors.New("the last admin cannot be removed")
 
@@ -37,6 +41,9 @@ func (ac Access) check() error {
 	return nil
 }
 
+// HasPassword tells whether a user has set a password.
+func HasPassword(u *model.User) bool { return u.PasswordHash != noPassword }
+
 // Invite adds a user without a password: they set one through a password
 // link. An e-mail already taken fails with model.ErrConflict.
 func (a *Service) Invite(ctx context.Context, email string, ac Access) (*model.User, error) {
@@ -48,8 +55,7 @@ func (a *Service) Invite(ctx context.Context, email string, ac Access) (*model.U
 		return nil, err
 	}
 	now := a.now().UTC()
-	// "!" is no bcrypt hash: no password matches it until one is set.
-	u := &model.User{ID: model.UserID(model.NewID("u_", now)), Email: email, PasswordHash: "!",
+	u := &model.User{ID: model.UserID(model.NewID("u_", now)), Email: email, PasswordHash: noPassword,
 		Role: ac.Role, AllSites: ac.AllSites, CreatedAt: now, UpdatedAt: now}
 	if !ac.AllSites {
 		u.Sites = ac.Sites

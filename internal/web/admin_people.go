@@ -25,6 +25,8 @@ type peopleData struct {
 type personRow struct {
 	ID, Email, Role, Sites, LastLogin string
 	Me                                bool
+	// NoPassword: invited, no password set yet.
+	NoPassword bool
 }
 
 // personForm is the add-a-user form as typed, with its problems.
@@ -84,8 +86,8 @@ func (s *Server) renderPeople(w http.ResponseWriter, r *http.Request, p *page, s
 				row.Sites = tr(p.Lang, "no site")
 			}
 		}
-		if u.PasswordHash == "!" {
-			row.LastLogin = tr(p.Lang, "has not set a password yet")
+		if !auth.HasPassword(u) {
+			row.NoPassword = true
 		} else if u.LastLogin.IsZero() {
 			row.LastLogin = tr(p.Lang, "never")
 		} else {

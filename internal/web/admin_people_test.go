@@ -71,7 +71,7 @@ func TestPeopleEndToEnd(t *testing.T) {
 		t.Fatalf("add a user: %d %s", p.code, p.body)
 	}
 	list := admin.get("/admin/people").body
-	if !strings.Contains(list, "mutfak@kitchen.example") || !strings.Contains(list, "Ankara Kitchens") || !strings.Contains(list, "has not set a password yet") {
+	if !strings.Contains(list, "mutfak@kitchen.example") || !strings.Contains(list, "Ankara Kitchens") || !strings.Contains(list, "Has not set a password yet.") {
 		t.Errorf("the people page lacks the new member: %s", list)
 	}
 	link := mailedLink(t, m, "mutfak@kitchen.example")
