@@ -4,20 +4,29 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"mime/quotedprintable"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/auth"
 	"github.com/cleanads/cleanads/internal/model"
 
+	"github.com/cleanads/cleanads/internal/notify"
 	"github.com/cleanads/cleanads/internal/notify/smtptest"
 	"github.com/cleanads/cleanads/internal/store"
+	"github.com/cleanads/cleanads/internal/store/storetest"
 	"github.com/cleanads/cleanads/internal/testkit"
+	"github.com/cleanads/cleanads/internal/web"
 )
 
 var linkInMail = regexp.MustCompile(`https?://[^\s]+/admin/password\?token=[A-Za-z0-9_%-]+`)
@@ -205,5 +214,65 @@ func TestPeopleLinkWithoutMailServer(t *testing.T) {
 	}
 	if last != http.StatusTooManyRequests {
 		t.Errorf("guessing links: %d, want 429", last)
+	}
+}
+
+// syncBuf is a log sink the server's goroutines write to.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestPasswordLinkNotLogged: making, opening, failing and using a link logs
+// neither its token nor the user's e-mail.
+func TestPasswordLinkNotLogged(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	now := time.Now()
+	testkit.AddSite(t, db, testkit.Site(), now)
+	var logs syncBuf
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	users := auth.New(auth.Options{Store: db, Cost: bcrypt.MinCost, Logger: log})
+	if _, err := users.AddUser(ctx, adminEmail, adminPass); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.New(web.Options{Store: db, Auth: users, Location: time.UTC, Logger: log,
+		Notifier: notify.New(notify.Options{Store: db, Logger: log})}).Handler())
+	t.Cleanup(srv.Close)
+	e := &adminEnv{t: t, db: db, srv: srv}
+	admin := e.login()
+	p := admin.post("/admin/people", url.Values{"email": {"secret.person@dent.example"}, "role": {"member"}, "sites": {"all"}})
+	link := linkInMail.FindString(p.body)
+	if link == "" {
+		t.Fatalf("no link: %d %s", p.code, p.body)
+	}
+	u, _ := url.Parse(link)
+	token := u.Query().Get("token")
+	c := e.client()
+	c.get(u.RequestURI())
+	c.do("POST", "/admin/password", url.Values{"token": {token}, "password": {"short"}, "password2": {"short"}})
+	c.do("POST", "/admin/password", url.Values{"token": {token}, "password": {"long enough pw"}, "password2": {"long enough pw"}})
+	c.do("POST", "/admin/password", url.Values{"token": {token}, "password": {"long enough pw"}, "password2": {"long enough pw"}})
+	c.get(u.RequestURI())
+	got := logs.String()
+	if !strings.Contains(got, "password set by link") {
+		t.Fatalf("the logs lack the link's use, so they were not captured: %s", got)
+	}
+	for _, secret := range []string{token, url.QueryEscape(token), "secret.person"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the logs hold %q:\n%s", secret, got)
+		}
 	}
 }
