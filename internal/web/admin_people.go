@@ -27,6 +27,9 @@ type personRow struct {
 	Me                                bool
 	// NoPassword: invited, no password set yet.
 	NoPassword bool
+	// IsAdmin, AllSites and Sees fill the form that changes them.
+	IsAdmin, AllSites bool
+	Sees              map[string]bool
 }
 
 // personForm is the add-a-user form as typed, with its problems.
@@ -43,6 +46,8 @@ func (s *Server) adminPeople(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Query().Get("done") {
 	case "removed":
 		p.Notice = tr(p.Lang, "The user was removed and logged out.")
+	case "changed":
+		p.Notice = tr(p.Lang, "The role and sites were saved; they apply at once.")
 	case "mailed":
 		p.Notice = tr(p.Lang, "The password link was sent by e-mail. It works once, for 24 hours.")
 	}
@@ -68,7 +73,11 @@ func (s *Server) renderPeople(w http.ResponseWriter, r *http.Request, p *page, s
 	me := adminFrom(ctx).user.ID
 	d := peopleData{Sites: sites, Form: form, Link: link, LinkFor: linkFor}
 	for _, u := range users {
-		row := personRow{ID: string(u.ID), Email: u.Email, Role: roleWord(p.Lang, u.Role), Me: u.ID == me}
+		row := personRow{ID: string(u.ID), Email: u.Email, Role: roleWord(p.Lang, u.Role), Me: u.ID == me,
+			IsAdmin: u.IsAdmin(), AllSites: u.AllSites, Sees: map[string]bool{}}
+		for _, id := range u.Sites {
+			row.Sees[string(id)] = true
+		}
 		if u.AllSites {
 			row.Sites = tr(p.Lang, "all sites")
 		} else {
@@ -111,18 +120,9 @@ func roleWord(lang string, r model.Role) string {
 func (s *Server) adminPeopleAdd(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "people", "People")
 	ctx := r.Context()
-	form := personForm{Email: strings.TrimSpace(r.PostFormValue("email")), Role: r.PostFormValue("role"),
-		AllSites: r.PostFormValue("sites") != "some", Sites: map[string]bool{}, Problems: map[string]string{}}
-	ac := auth.Access{Role: model.Role(form.Role), AllSites: form.AllSites}
-	if ac.Role != model.RoleAdmin {
-		ac.Role = model.RoleMember
-	}
-	for _, id := range r.PostForm["site"] {
-		if maySee(r, model.SiteID(id)) == nil {
-			form.Sites[id] = true
-			ac.Sites = append(ac.Sites, model.SiteID(id))
-		}
-	}
+	ac, ticked := accessForm(r)
+	form := personForm{Email: strings.TrimSpace(r.PostFormValue("email")), Role: string(ac.Role),
+		AllSites: ac.AllSites, Sites: ticked, Problems: map[string]string{}}
 	u, err := s.auth.Invite(ctx, form.Email, ac)
 	var ie *model.InputError
 	switch {
@@ -141,6 +141,41 @@ func (s *Server) adminPeopleAdd(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.InfoContext(ctx, "user added", "user", string(u.ID), "by", string(adminFrom(ctx).user.ID), "role", string(u.Role))
 	s.sendLink(w, r, p, u, tr(p.Lang, "%s was added.", u.Email))
+}
+
+// accessForm reads the role and sites a form asks for; only sites the
+// admin may see can be given.
+func accessForm(r *http.Request) (auth.Access, map[string]bool) {
+	ac := auth.Access{Role: model.Role(r.PostFormValue("role")), AllSites: r.PostFormValue("sites") != "some"}
+	if ac.Role != model.RoleAdmin {
+		ac.Role = model.RoleMember
+	}
+	ticked := map[string]bool{}
+	for _, id := range r.PostForm["site"] {
+		if maySee(r, model.SiteID(id)) == nil && !ticked[id] {
+			ticked[id] = true
+			ac.Sites = append(ac.Sites, model.SiteID(id))
+		}
+	}
+	return ac, ticked
+}
+
+// adminPeopleAccess changes a user's role and sites; the last admin stays.
+func (s *Server) adminPeopleAccess(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	a := adminFrom(ctx)
+	id := model.UserID(r.PathValue("id"))
+	ac, _ := accessForm(r)
+	err := s.auth.SetAccess(ctx, id, ac)
+	if errors.Is(err, auth.ErrLastAdmin) {
+		err = errStatus(http.StatusConflict, tr(langOf(r, a.user), "This is the last admin. Make another user an admin first."))
+	}
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
+	s.log.InfoContext(ctx, "user access changed", "user", string(id), "by", string(a.user.ID), "role", string(ac.Role))
+	http.Redirect(w, r, "/admin/people?done=changed", http.StatusSeeOther)
 }
 
 // adminPeopleLink sends a user a new password link.

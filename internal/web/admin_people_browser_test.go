@@ -61,14 +61,16 @@ func TestPeopleInBrowser(t *testing.T) {
 				do(name+": people", chromedp.Navigate(base+"/admin/people"), chromedp.WaitVisible(chromedp.CSS("#h-add")))
 				fits("list")
 				do(name+": add",
-					chromedp.SendKeys(chromedp.CSS("#email"), email),
-					chromedp.Click(chromedp.CSS(`input[name=role][value=member]`)),
-					chromedp.Click(chromedp.CSS(`input[name=sites][value=some]`)),
-					chromedp.Click(chromedp.CSS(`input[name=site][value=kitchen]`)),
+					chromedp.SendKeys(chromedp.CSS(`form[action="/admin/people"] #email`), email),
+					chromedp.Click(chromedp.CSS(`form[action="/admin/people"] input[name=role][value=member]`)),
+					chromedp.Click(chromedp.CSS(`form[action="/admin/people"] input[name=sites][value=some]`)),
+					chromedp.Click(chromedp.CSS(`form[action="/admin/people"] input[name=site][value=kitchen]`)),
 					chromedp.Click(chromedp.CSS(`form[action="/admin/people"] button[type=submit]`)),
 					chromedp.WaitVisible(chromedp.CSS("#password-link")),
 				)
 				fits("link")
+				do(name+": open every change form", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('details').forEach(function (d) { d.open = true })`))
+				fits("list-open")
 				if got := text(".people"); !strings.Contains(got, email) || !strings.Contains(got, "Ankara Kitchens") {
 					t.Errorf("%s: the list: %q", name, got)
 				}

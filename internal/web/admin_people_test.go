@@ -157,14 +157,28 @@ func TestPeopleEndToEnd(t *testing.T) {
 	if p := e.client().do("POST", "/admin/login", url.Values{"email": {"mutfak@kitchen.example"}, "password": {"kitchen password"}}); p.code != http.StatusSeeOther {
 		t.Errorf("login with the new password: %d", p.code)
 	}
-	// The admin cannot remove themself; removing the member logs them out.
-	me, _ := e.db.UserByEmail(ctx, adminEmail)
-	if p := admin.post("/admin/people/"+string(me.ID)+"/remove", nil); p.code != http.StatusConflict {
-		t.Errorf("removing oneself: %d", p.code)
-	}
+	// The admin gives the member dent instead: it applies at once.
 	mu, err := e.db.UserByEmail(ctx, "mutfak@kitchen.example")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p := admin.post("/admin/people/"+string(mu.ID)+"/access", url.Values{"role": {"member"}, "sites": {"some"}, "site": {"dent"}}); p.code != http.StatusSeeOther {
+		t.Fatalf("change the member's sites: %d %s", p.code, p.body)
+	}
+	if p := member.get("/admin/leads/" + string(e.leads["clean"].ID)); p.code != 200 {
+		t.Errorf("dent's lead after the change: %d", p.code)
+	}
+	if p := member.get("/admin/leads/" + string(kl.ID)); p.code != http.StatusNotFound {
+		t.Errorf("the kitchen lead after the change: %d", p.code)
+	}
+	// The last admin stays an admin.
+	me, _ := e.db.UserByEmail(ctx, adminEmail)
+	if p := admin.post("/admin/people/"+string(me.ID)+"/access", url.Values{"role": {"member"}, "sites": {"all"}}); p.code != http.StatusConflict {
+		t.Errorf("demoting the last admin: %d", p.code)
+	}
+	// The admin cannot remove themself; removing the member logs them out.
+	if p := admin.post("/admin/people/"+string(me.ID)+"/remove", nil); p.code != http.StatusConflict {
+		t.Errorf("removing oneself: %d", p.code)
 	}
 	if p := admin.post("/admin/people/"+string(mu.ID)+"/remove", nil); p.code != http.StatusSeeOther {
 		t.Fatalf("remove the member: %d %s", p.code, p.body)

@@ -63,6 +63,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("POST /admin/people", adminOnly(s.adminPeopleAdd))
 		mux.Handle("POST /admin/people/{id}/link", adminOnly(s.adminPeopleLink))
 		mux.Handle("POST /admin/people/{id}/remove", adminOnly(s.adminPeopleRemove))
+		mux.Handle("POST /admin/people/{id}/access", adminOnly(s.adminPeopleAccess))
 		mux.Handle("POST /admin/login", open(s.adminLoginPost))
 		mux.Handle("POST /admin/logout", admin(s.adminLogout))
 		mux.Handle("POST /admin/lang", admin(s.adminLang))
