@@ -119,7 +119,7 @@ func (a *Service) AddUser(ctx context.Context, email, password string) (*model.U
 		return nil, err
 	}
 	now := a.now().UTC()
-	u := &model.User{ID: model.UserID(model.NewID("u_", now)), Email: email, PasswordHash: h, CreatedAt: now, UpdatedAt: now}
+	u := &model.User{ID: model.UserID(model.NewID("u_", now)), Email: email, PasswordHash: h, Role: model.RoleAdmin, AllSites: true, CreatedAt: now, UpdatedAt: now}
 	if err := a.db.UserInsert(ctx, u); err != nil {
 		return nil, err
 	}
@@ -193,9 +193,10 @@ func (a *Service) Login(ctx context.Context, email, password, ip string) (string
 		return "", nil, err
 	}
 	ok := false
-	if u != nil {
+	if u != nil && u.PasswordHash != noPassword {
 		ok = bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) == nil
 	} else {
+		// An invited user without a password takes as long as anyone.
 		_ = bcrypt.CompareHashAndPassword(a.dummy, []byte(password))
 	}
 	if err := a.db.LoginAttemptInsert(ctx, model.LoginAttempt{At: now, IP: ip, Email: email, OK: ok}); err != nil {
@@ -205,9 +206,8 @@ func (a *Service) Login(ctx context.Context, email, password, ip string) (string
 		a.log.InfoContext(ctx, "login failed", "ip", ip)
 		return "", nil, ErrBadLogin
 	}
-	token := randomToken()
-	s := &model.Session{TokenHash: hashToken(token), UserID: u.ID, CSRF: randomToken(), CreatedAt: now, ExpiresAt: now.Add(a.ttl)}
-	if err := a.db.SessionInsert(ctx, s); err != nil {
+	token, s, err := a.startSession(ctx, a.db.Q, u.ID, now)
+	if err != nil {
 		return "", nil, err
 	}
 	// Old sessions and attempts are pruned here rather than by a worker:
@@ -216,6 +216,19 @@ func (a *Service) Login(ctx context.Context, email, password, ip string) (string
 		a.log.WarnContext(ctx, "prune sessions", "err", err)
 	}
 	a.log.InfoContext(ctx, "login", "user", string(u.ID), "ip", ip)
+	return token, s, nil
+}
+
+// startSession starts a session for a user who just proved who they are.
+func (a *Service) startSession(ctx context.Context, q store.Q, u model.UserID, now time.Time) (string, *model.Session, error) {
+	token := randomToken()
+	s := &model.Session{TokenHash: hashToken(token), UserID: u, CSRF: randomToken(), CreatedAt: now, ExpiresAt: now.Add(a.ttl)}
+	if err := q.SessionInsert(ctx, s); err != nil {
+		return "", nil, err
+	}
+	if err := q.UserSetLastLogin(ctx, u, now); err != nil {
+		return "", nil, err
+	}
 	return token, s, nil
 }
 

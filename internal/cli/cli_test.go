@@ -290,7 +290,21 @@ func TestUserCommands(t *testing.T) {
 	if code, _, _ := run("x\n", "user", "add"); code != 2 {
 		t.Errorf("user add without --email: %d", code)
 	}
-	if code, out, _ := run("", "user", "list"); code != 0 || !strings.Contains(out, "owner@clinic.example") || strings.Contains(out, "second@") {
+	// A site to limit a member to (the schema is there since user add).
+	if sdb, err := store.Open(context.Background(), "sqlite:"+dir+"/u.db", store.Options{}); err != nil {
+		t.Fatal(err)
+	} else {
+		testkit.AddSite(t, sdb, testkit.Site(), time.Now())
+		sdb.Close()
+	}
+	if code, out, errOut := run("member password\n", "user", "add", "--email", "member@clinic.example", "--role", "member", "--sites", "dent"); code != 0 {
+		t.Errorf("user add --role member --sites dent: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := run("member password\n", "user", "add", "--email", "nosite@clinic.example", "--sites", "nope"); code != 1 || !strings.Contains(errOut, `no site "nope"`) {
+		t.Errorf("user add --sites nope: %d %s", code, errOut)
+	}
+	if code, out, _ := run("", "user", "list"); code != 0 || !strings.Contains(out, "owner@clinic.example\tadmin\tall sites") ||
+		!strings.Contains(out, "member@clinic.example\tmember\tsites: dent") || strings.Contains(out, "second@") || strings.Contains(out, "nosite@") {
 		t.Errorf("user list: %d %s", code, out)
 	}
 	// The password set from the file is the one that logs in.

@@ -17,6 +17,7 @@ import (
 func user(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "add" && args[0] != "passwd" && args[0] != "list") {
 		fmt.Fprintln(e.stderr, "usage: cleanads user add|passwd --email EMAIL [--password-file FILE] [--config FILE]\n"+
+			"       cleanads user add ... [--role admin|member] [--sites ID,ID]\n"+
 			"       cleanads user list [--config FILE]\n"+
 			"The password is read from --password-file, else from the first line of standard input.")
 		return errUsage
@@ -26,6 +27,8 @@ func user(ctx context.Context, e *env, args []string) error {
 	cfgPath := fs.String("config", "", "config file (default $CLEANADS_CONFIG)")
 	email := fs.String("email", "", "the user's e-mail address")
 	pwFile := fs.String("password-file", "", "read the password from this file (default: standard input)")
+	role := fs.String("role", "admin", "add: admin (manages people) or member")
+	sitesFlag := fs.String("sites", "", "add: the only sites the user may see, by id, comma-separated (default: all)")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -49,7 +52,11 @@ func user(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		for _, u := range list {
-			fmt.Fprintf(e.stdout, "%s\t%s\tsince %s\n", u.ID, u.Email, u.CreatedAt.Format("2006-01-02"))
+			sites := "all sites"
+			if !u.AllSites {
+				sites = "sites: " + joinIDs(u.Sites)
+			}
+			fmt.Fprintf(e.stdout, "%s\t%s\t%s\t%s\tsince %s\n", u.ID, u.Email, u.Role, sites, u.CreatedAt.Format("2006-01-02"))
 		}
 		if len(list) == 0 {
 			fmt.Fprintln(e.stdout, "no users")
@@ -70,7 +77,25 @@ func user(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "password changed for %s; their sessions were ended\n", *email)
 		return nil
 	}
+	access := auth.Access{Role: model.Role(*role), AllSites: *sitesFlag == ""}
+	if access.Role != model.RoleAdmin && access.Role != model.RoleMember {
+		return fmt.Errorf("--role %s: want admin or member", *role)
+	}
+	for _, id := range strings.Split(*sitesFlag, ",") {
+		if id = strings.TrimSpace(id); id == "" {
+			continue
+		}
+		if _, err := db.SiteByID(ctx, model.SiteID(id)); errors.Is(err, model.ErrNotFound) {
+			return fmt.Errorf("--sites: no site %q (see cleanads site list)", id)
+		} else if err != nil {
+			return err
+		}
+		access.Sites = append(access.Sites, model.SiteID(id))
+	}
 	u, err := users.AddUser(ctx, *email, pw)
+	if err == nil && (access.Role != model.RoleAdmin || !access.AllSites) {
+		err = users.SetAccess(ctx, u.ID, access)
+	}
 	if errors.Is(err, model.ErrConflict) {
 		return fmt.Errorf("user %s exists already; to set a new password run cleanads user passwd --email %s", *email, *email)
 	}
@@ -100,4 +125,12 @@ func (e *env) readPassword(file string) (string, error) {
 		return "", errors.New("no password: give --password-file or write it to standard input")
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+func joinIDs(ids []model.SiteID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = string(id)
+	}
+	return strings.Join(s, ",")
 }

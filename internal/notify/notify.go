@@ -315,6 +315,16 @@ func (r *Runner) TestMail(ctx context.Context, s *store.NotifySMTP, to, lang str
 	return r.mail.send(ctx, s, to, msg.bytes())
 }
 
+// SendMail sends one plain-text mail through the installation's SMTP
+// server at once (a password link), and returns the server's answer.
+func (r *Runner) SendMail(ctx context.Context, s *store.NotifySMTP, to, subject, body string) model.SendAnswer {
+	if p := CheckSMTP(s); p != nil {
+		return model.SendAnswer{Stage: "setup", Text: "the SMTP settings are incomplete"}
+	}
+	msg := message{From: s.From, To: to, Subject: subject, Body: body, Date: r.now(), ID: "link." + r.now().Format("20060102T150405.000000000")}
+	return r.mail.send(ctx, s, to, msg.bytes())
+}
+
 // TestChat posts a test message to a chat webhook, at once, and returns its
 // answer.
 func (r *Runner) TestChat(ctx context.Context, kind, target, lang string) model.SendAnswer {

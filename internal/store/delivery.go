@@ -648,7 +648,9 @@ func (q Q) DeliveryByID(ctx context.Context, id string) (*model.Delivery, error)
 
 // DeliveryFilter selects deliveries for a list; zero fields match all.
 type DeliveryFilter struct {
-	Site  model.SiteID
+	Site model.SiteID
+	// Only, when not nil, keeps these sites' deliveries alone.
+	Only  []model.SiteID
 	State model.DeliveryState
 	// Before pages back: only rows created before this time (and id).
 	Before   time.Time
@@ -663,6 +665,7 @@ func (q Q) DeliveryList(ctx context.Context, f DeliveryFilter) ([]*model.Deliver
 		where += " AND site_id = ?"
 		args = append(args, string(f.Site))
 	}
+	where, args = onlySites(where, args, f.Only)
 	if f.State != "" {
 		where += " AND state = ?"
 		args = append(args, string(f.State))

@@ -353,7 +353,10 @@ func (q Q) LeadExpireReviews(ctx context.Context, now time.Time, limit int) ([]m
 
 // LeadFilter selects leads for the inbox; zero fields match all.
 type LeadFilter struct {
-	Site    model.SiteID
+	Site model.SiteID
+	// Only, when not nil, keeps the leads of these sites alone (a user
+	// limited to some sites); an empty list keeps none.
+	Only    []model.SiteID
 	Verdict model.Verdict
 	// Search matches part of the name, e-mail or phone, ignoring case;
 	// PhoneDigits, when set, also matches part of the normalised phone.
@@ -372,6 +375,7 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 		where += " AND site_id = ?"
 		args = append(args, string(f.Site))
 	}
+	where, args = onlySites(where, args, f.Only)
 	if f.Verdict != "" {
 		where += " AND verdict = ?"
 		args = append(args, string(f.Verdict))
@@ -528,4 +532,20 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 		f.Visitor = v
 	}
 	return f, nil
+}
+
+// onlySites adds to a WHERE clause that site_id is one of only, when only is
+// not nil.
+func onlySites(where string, args []any, only []model.SiteID) (string, []any) {
+	if only == nil {
+		return where, args
+	}
+	if len(only) == 0 {
+		return where + " AND 1 = 0", args
+	}
+	where += " AND site_id IN (?" + strings.Repeat(", ?", len(only)-1) + ")"
+	for _, s := range only {
+		args = append(args, string(s))
+	}
+	return where, args
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -126,13 +127,72 @@ func adminFrom(ctx context.Context) *adminCtx {
 	return a
 }
 
+// siteList returns the sites the logged-in user may see. Every admin page
+// lists sites through it, and opens one site's things through maySee, so a
+// user limited to some sites sees only those everywhere.
+func (s *Server) siteList(r *http.Request) ([]*model.Site, error) {
+	sites, err := s.db.SiteList(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	a := adminFrom(r.Context())
+	if a == nil || a.user.AllSites {
+		return sites, nil
+	}
+	mine := sites[:0:0]
+	for _, site := range sites {
+		if a.user.MaySee(site.ID) {
+			mine = append(mine, site)
+		}
+	}
+	return mine, nil
+}
+
+// onlySites is the store filter for the logged-in user's sites: nil for
+// every site.
+func onlySites(r *http.Request) []model.SiteID {
+	a := adminFrom(r.Context())
+	if a == nil || a.user.AllSites {
+		return nil
+	}
+	return append([]model.SiteID{}, a.user.Sites...)
+}
+
+// maySee answers model.ErrNotFound for a site the logged-in user may not
+// see: to them it does not exist.
+func maySee(r *http.Request, site model.SiteID) error {
+	if a := adminFrom(r.Context()); a == nil || !a.user.MaySee(site) {
+		return fmt.Errorf("site %s: %w", site, model.ErrNotFound)
+	}
+	return nil
+}
+
+// requireAdmin lets through only admins (after requireLogin): people and
+// the installation's settings are theirs.
+func (s *Server) requireAdmin(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := adminFrom(r.Context()); a == nil || !a.user.IsAdmin() {
+			s.adminFail(w, r, errStatus(http.StatusForbidden, tr(langOf(r, a.userOrNil()), "Only an admin can do this.")))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (a *adminCtx) userOrNil() *model.User {
+	if a == nil {
+		return nil
+	}
+	return a.user
+}
+
 // newPage starts a page for the logged-in user, with the alert for paused
 // sites that every page shows.
 func (s *Server) newPage(r *http.Request, nav, title string) *page {
 	a := adminFrom(r.Context())
 	p := &page{Nav: nav, User: a.user, CSRF: a.session.CSRF, Lang: langOf(r, a.user)}
 	p.Title = tr(p.Lang, title)
-	if sites, err := s.db.SiteList(r.Context()); err == nil {
+	if sites, err := s.siteList(r); err == nil {
 		for _, site := range sites {
 			if site.PausedReason != "" {
 				p.Paused = append(p.Paused, site)

@@ -79,7 +79,7 @@ var matchKeys = []matchKey{
 func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "dashboard", "Dashboard")
 	ctx := r.Context()
-	sites, err := s.db.SiteList(ctx)
+	sites, err := s.siteList(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return

@@ -46,16 +46,32 @@ func (s *Server) adminDeliveries(w http.ResponseWriter, r *http.Request) {
 	rq.Del("replayed")
 	ret.RawQuery = rq.Encode()
 	d := deliveriesData{Site: q.Get("site"), State: q.Get("state"), Return: ret.RequestURI()}
-	sites, err := s.db.SiteList(ctx)
+	sites, err := s.siteList(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
 	}
 	d.Sites = sites
-	counts, err := s.db.DeliveryStats(ctx, model.SiteID(d.Site), "", time.Time{})
-	if err != nil {
-		s.adminFail(w, r, err)
-		return
+	if d.Site != "" {
+		if err := maySee(r, model.SiteID(d.Site)); err != nil {
+			s.adminFail(w, r, err)
+			return
+		}
+	}
+	counts := map[model.DeliveryState]int{}
+	statSites := []model.SiteID{model.SiteID(d.Site)}
+	if only := onlySites(r); only != nil && d.Site == "" {
+		statSites = only
+	}
+	for _, site := range statSites {
+		n, err := s.db.DeliveryStats(ctx, site, "", time.Time{})
+		if err != nil {
+			s.adminFail(w, r, err)
+			return
+		}
+		for st, k := range n {
+			counts[st] += k
+		}
 	}
 	total := 0
 	for _, n := range counts {
@@ -84,7 +100,7 @@ func (s *Server) adminDeliveries(w http.ResponseWriter, r *http.Request) {
 		s.adminFail(w, r, model.Invalid("state", fmt.Sprintf("unknown state %q", d.State)))
 		return
 	}
-	f := store.DeliveryFilter{Site: model.SiteID(d.Site), State: model.DeliveryState(d.State), Limit: inboxPage + 1}
+	f := store.DeliveryFilter{Site: model.SiteID(d.Site), Only: onlySites(r), State: model.DeliveryState(d.State), Limit: inboxPage + 1}
 	if ms, err := strconv.ParseInt(q.Get("before"), 10, 64); err == nil {
 		f.Before, f.BeforeID = time.UnixMilli(ms), q.Get("bid")
 	}
@@ -128,6 +144,14 @@ func (s *Server) adminReplay(w http.ResponseWriter, r *http.Request) {
 	a := adminFrom(r.Context())
 	now := s.now()
 	note := fmt.Sprintf("replayed by %s at %s", a.user.ID, now.UTC().Format(time.RFC3339))
+	del, err := s.db.DeliveryByID(r.Context(), r.PathValue("id"))
+	if err == nil {
+		err = maySee(r, del.SiteID)
+	}
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
 	if err := s.db.DeliveryReplay(r.Context(), r.PathValue("id"), note, now); err != nil {
 		s.adminFail(w, r, err)
 		return

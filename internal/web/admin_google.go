@@ -30,6 +30,10 @@ func googleState(lang string, site *model.Site) string {
 func (s *Server) adminGoogleResume(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "sites", "Sites")
 	id := model.SiteID(r.PathValue("id"))
+	if err := maySee(r, id); err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
 	n, err := s.app.ResumeGoogle(r.Context(), id)
 	if errors.Is(err, model.ErrNotFound) {
 		err = errStatus(http.StatusConflict, tr(p.Lang, "Google Ads deliveries of this site are not paused."))

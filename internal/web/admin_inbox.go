@@ -56,13 +56,13 @@ func (s *Server) adminInbox(w http.ResponseWriter, r *http.Request) {
 		d.Verdict = ""
 	}
 	d.Filtered = d.Site != "" || d.Verdict != "" || d.Q != ""
-	sites, err := s.db.SiteList(r.Context())
+	sites, err := s.siteList(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
 	}
 	d.Sites = sites
-	f := store.LeadFilter{Site: model.SiteID(d.Site), Verdict: model.Verdict(d.Verdict), Search: d.Q, Limit: inboxPage + 1}
+	f := store.LeadFilter{Site: model.SiteID(d.Site), Only: onlySites(r), Verdict: model.Verdict(d.Verdict), Search: d.Q, Limit: inboxPage + 1}
 	// Stored phones are digits with the country code and no trunk 0, so
 	// "0532 412" is searched as "532412".
 	if digits := strings.TrimLeft(onlyDigits(d.Q), "0"); len(digits) >= 3 {

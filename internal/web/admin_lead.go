@@ -356,6 +356,9 @@ func (s *Server) pathLead(r *http.Request) (*model.Lead, *model.Site, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := maySee(r, l.SiteID); err != nil {
+		return nil, nil, fmt.Errorf("lead %s: %w", l.ID, err)
+	}
 	site, err := s.db.SiteByID(r.Context(), l.SiteID)
 	if err != nil {
 		return nil, nil, err

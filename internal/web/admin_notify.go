@@ -22,6 +22,7 @@ type Notifier interface {
 	CheckChat(kind, target string) string
 	TestMail(ctx context.Context, s *store.NotifySMTP, to, lang string) model.SendAnswer
 	TestChat(ctx context.Context, kind, target, lang string) model.SendAnswer
+	SendMail(ctx context.Context, s *store.NotifySMTP, to, subject, body string) model.SendAnswer
 }
 
 // chatKinds are the chat webhook kinds the page offers, with their labels.
@@ -135,7 +136,7 @@ func (s *Server) renderNotify(w http.ResponseWriter, r *http.Request, p *page, s
 		sf.PasswordSet = d.SMTP.PasswordSet
 		d.SMTP = *sf
 	}
-	sites, err := s.db.SiteList(ctx)
+	sites, err := s.siteList(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
@@ -216,7 +217,7 @@ func (s *Server) adminNotifySave(w http.ResponseWriter, r *http.Request) {
 		s.adminFail(w, r, err)
 		return
 	}
-	sites, err := s.db.SiteList(ctx)
+	sites, err := s.siteList(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return

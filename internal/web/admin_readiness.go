@@ -65,7 +65,7 @@ type metaKeyView struct{ Key, Pct string }
 func (s *Server) adminReadiness(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "sites", "Conversion Leads readiness")
 	ctx := r.Context()
-	site, err := s.db.SiteByID(ctx, model.SiteID(r.PathValue("id")))
+	site, err := s.pathSite(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return

@@ -74,7 +74,7 @@ type funnelStep struct {
 func (s *Server) adminReport(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "dashboard", "Campaign report")
 	ctx := r.Context()
-	sites, err := s.db.SiteList(ctx)
+	sites, err := s.siteList(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return

@@ -74,7 +74,7 @@ func (s *Server) adminSites(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderSites(w http.ResponseWriter, r *http.Request, p *page, status int, form siteForm) {
-	sites, err := s.db.SiteList(r.Context())
+	sites, err := s.siteList(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
@@ -139,7 +139,7 @@ func (s *Server) adminSiteCreate(w http.ResponseWriter, r *http.Request) {
 // adminSite shows a site: its install snippet and its settings.
 func (s *Server) adminSite(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "sites", "Site")
-	site, err := s.db.SiteByID(r.Context(), model.SiteID(r.PathValue("id")))
+	site, err := s.pathSite(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
@@ -179,7 +179,7 @@ func (s *Server) renderSiteWith(w http.ResponseWriter, r *http.Request, p *page,
 // mistakes comes back with each one marked and nothing saved.
 func (s *Server) adminSiteSave(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "sites", "Site")
-	site, err := s.db.SiteByID(r.Context(), model.SiteID(r.PathValue("id")))
+	site, err := s.pathSite(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
@@ -383,7 +383,7 @@ type testSend struct {
 func (s *Server) adminSiteTest(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "sites", "Site")
 	ctx := r.Context()
-	site, err := s.db.SiteByID(ctx, model.SiteID(r.PathValue("id")))
+	site, err := s.pathSite(r)
 	if err != nil {
 		s.adminFail(w, r, err)
 		return
@@ -424,4 +424,14 @@ func (s *Server) adminSiteTest(w http.ResponseWriter, r *http.Request) {
 	s.log.InfoContext(ctx, "test event from the admin", "site", string(site.ID), "ok", err == nil,
 		"user", string(adminFrom(ctx).user.ID))
 	s.renderSiteTest(w, r, p, status, site, &out)
+}
+
+// pathSite returns the site named by the path's {id}, if the logged-in user
+// may see it.
+func (s *Server) pathSite(r *http.Request) (*model.Site, error) {
+	id := model.SiteID(r.PathValue("id"))
+	if err := maySee(r, id); err != nil {
+		return nil, err
+	}
+	return s.db.SiteByID(r.Context(), id)
 }

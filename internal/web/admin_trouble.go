@@ -218,6 +218,9 @@ func (s *Server) troubles(ctx context.Context, lang string, site model.SiteID, s
 	groups := map[key]*acc{}
 	var order []key
 	for _, f := range fails {
+		if _, ok := names[f.Site]; !ok {
+			continue // a site the user may not see
+		}
 		dest := f.Destination
 		if dest == model.DestinationMetaLeadgen || dest == "" {
 			dest = model.DestinationMeta

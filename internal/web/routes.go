@@ -53,7 +53,17 @@ func (s *Server) routes() http.Handler {
 		}
 		mux.HandleFunc("GET /admin/static/{name}", s.staticFile)
 		mux.Handle("GET /admin", http.RedirectHandler("/admin/", http.StatusMovedPermanently))
+		adminOnly := func(h http.HandlerFunc) http.Handler {
+			return adminHeaders(crossOrigin.Handler(limitBody(s.requireLogin(s.requireAdmin(h)))))
+		}
 		mux.Handle("GET /admin/login", open(s.adminLogin))
+		mux.Handle("GET /admin/password", open(s.adminPassword))
+		mux.Handle("POST /admin/password", open(s.adminPasswordPost))
+		mux.Handle("GET /admin/people", adminOnly(s.adminPeople))
+		mux.Handle("POST /admin/people", adminOnly(s.adminPeopleAdd))
+		mux.Handle("POST /admin/people/{id}/link", adminOnly(s.adminPeopleLink))
+		mux.Handle("POST /admin/people/{id}/remove", adminOnly(s.adminPeopleRemove))
+		mux.Handle("POST /admin/people/{id}/access", adminOnly(s.adminPeopleAccess))
 		mux.Handle("POST /admin/login", open(s.adminLoginPost))
 		mux.Handle("POST /admin/logout", admin(s.adminLogout))
 		mux.Handle("POST /admin/lang", admin(s.adminLang))
@@ -66,7 +76,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("GET /admin/dashboard", admin(s.adminDashboard))
 		mux.Handle("GET /admin/report", admin(s.adminReport))
 		mux.Handle("GET /admin/sites", admin(s.adminSites))
-		mux.Handle("POST /admin/sites", admin(s.adminSiteCreate))
+		mux.Handle("POST /admin/sites", adminOnly(s.adminSiteCreate))
 		mux.Handle("GET /admin/sites/{id}", admin(s.adminSite))
 		mux.Handle("POST /admin/sites/{id}", admin(s.adminSiteSave))
 		mux.Handle("POST /admin/sites/{id}/test", admin(s.adminSiteTest))
@@ -74,7 +84,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("POST /admin/sites/{id}/google/resume", admin(s.adminGoogleResume))
 		mux.Handle("GET /admin/notifications", admin(s.adminNotify))
 		mux.Handle("POST /admin/notifications", admin(s.adminNotifySave))
-		mux.Handle("POST /admin/notifications/smtp", admin(s.adminNotifySMTP))
+		mux.Handle("POST /admin/notifications/smtp", adminOnly(s.adminNotifySMTP))
 		mux.Handle("POST /admin/notifications/test", admin(s.adminNotifyTest))
 		mux.Handle("/admin/", admin(s.adminNotFound))
 	}
