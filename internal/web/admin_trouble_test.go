@@ -33,37 +33,10 @@ func TestAdminTroubleBanner(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newAdminEnv(t)
-			ctx := context.Background()
-			site, _ := e.db.SiteByID(ctx, "dent")
-			site.Settings.Meta.Mode = model.ModeLive
-			if err := e.db.SiteUpsert(ctx, site, time.Now()); err != nil {
+			e, c := troubledEnv(t, tc.breakMeta, tc.en)
+			counts, err := e.db.DeliveryCounts(context.Background(), "dent")
+			if err != nil {
 				t.Fatal(err)
-			}
-			client := capi.NewClient(capi.ClientOptions{BaseURL: e.graph.URL, HTTP: e.graph.Client()})
-			runner := deliver.New(deliver.Options{Store: e.db, Sender: client, Node: "node-a", Jitter: func() float64 { return 0.5 }})
-			if _, err := runner.RunOnce(ctx); err != nil { // what the fixture queued, while Meta answers
-				t.Fatal(err)
-			}
-			c := e.login()
-			if p := c.get("/admin/dashboard?site=dent"); strings.Contains(p.body, tc.en) {
-				t.Fatalf("a banner before any trouble")
-			}
-			tc.breakMeta(e.graph)
-			fill := int64(15000)
-			for i, phone := range []string{"0532 111 22 33", "0533 444 55 66", "0541 777 88 99"} {
-				if _, _, err := e.svc.Submit(ctx, site, &app.LeadInput{Name: "Kişi", Phone: phone, FillMS: &fill,
-					Message: "Merhaba, diş beyazlatma için randevu almak istiyorum, bu hafta uygun musunuz?",
-					PageURL: origin + "/beyazlatma", ClientIP: "85.105.2." + string(rune('1'+i)), UserAgent: "Mozilla/5.0"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := runner.RunOnce(ctx); err != nil {
-				t.Fatal(err)
-			}
-			counts, err := e.db.DeliveryCounts(ctx, "dent")
-			if err != nil || counts[model.DeliveryRetry] < 3 {
-				t.Fatalf("after the trouble: %v %v", counts, err)
 			}
 			waiting := counts[model.DeliveryRetry]
 			for _, lang := range []string{"en", "tr"} {
@@ -99,4 +72,45 @@ func TestAdminTroubleBanner(t *testing.T) {
 			}
 		})
 	}
+}
+
+// troubledEnv is the admin fixture whose site dent runs live against the
+// Meta stand-in, broken by breakMeta after the fixture's own events were
+// sent, with three more leads whose events now wait for retry; the client
+// is logged in. cause is the banner's English words, absent before.
+func troubledEnv(t *testing.T, breakMeta func(g *graphtest.Server), cause string) (*adminEnv, *client) {
+	t.Helper()
+	e := newAdminEnv(t)
+	ctx := context.Background()
+	site, _ := e.db.SiteByID(ctx, "dent")
+	site.Settings.Meta.Mode = model.ModeLive
+	if err := e.db.SiteUpsert(ctx, site, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	client := capi.NewClient(capi.ClientOptions{BaseURL: e.graph.URL, HTTP: e.graph.Client()})
+	runner := deliver.New(deliver.Options{Store: e.db, Sender: client, Node: "node-a", Jitter: func() float64 { return 0.5 }})
+	if _, err := runner.RunOnce(ctx); err != nil { // what the fixture queued, while Meta answers
+		t.Fatal(err)
+	}
+	c := e.login()
+	if p := c.get("/admin/dashboard?site=dent"); strings.Contains(p.body, cause) {
+		t.Fatalf("a banner before any trouble")
+	}
+	breakMeta(e.graph)
+	fill := int64(15000)
+	for i, phone := range []string{"0532 111 22 33", "0533 444 55 66", "0541 777 88 99"} {
+		if _, _, err := e.svc.Submit(ctx, site, &app.LeadInput{Name: "Kişi", Phone: phone, FillMS: &fill,
+			Message: "Merhaba, diş beyazlatma için randevu almak istiyorum, bu hafta uygun musunuz?",
+			PageURL: origin + "/beyazlatma", ClientIP: "85.105.2." + string(rune('1'+i)), UserAgent: "Mozilla/5.0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := runner.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := e.db.DeliveryCounts(ctx, "dent")
+	if err != nil || counts[model.DeliveryRetry] < 3 {
+		t.Fatalf("after the trouble: %v %v", counts, err)
+	}
+	return e, c
 }
