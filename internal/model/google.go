@@ -81,13 +81,14 @@ func (g *GoogleSettings) ConversionAction(kind string) string {
 	if kind == KindQualified {
 		return g.QualifiedConversionAction
 	}
-	if stage, ok := cutStage(kind); ok {
+	if stage, ok := StageOfKind(kind); ok {
 		return g.Stages[stage]
 	}
 	return ""
 }
 
-func cutStage(kind string) (string, bool) {
+// StageOfKind returns the stage's name of a "stage:<name>" delivery kind.
+func StageOfKind(kind string) (string, bool) {
 	const p = KindStage + ":"
 	if len(kind) > len(p) && kind[:len(p)] == p {
 		return kind[len(p):], true

@@ -3,6 +3,7 @@ package model
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/url"
 	"strings"
 	"time"
@@ -48,6 +49,10 @@ type Site struct {
 	// LeadAds are the site's Lead Ads secrets, in clear text in memory
 	// only.
 	LeadAds LeadAdsSecrets
+	// Secrets are the site's platform secrets by "platform.key" (a TikTok
+	// access token is "tiktok.access_token"), in clear text in memory
+	// only; the store keeps them sealed with secret_key.
+	Secrets map[string]string
 }
 
 // SiteSettings are the editable settings of a site, stored as one document.
@@ -72,6 +77,10 @@ type SiteSettings struct {
 	// a narrower secret than the API key for call trackers; empty when the
 	// site has none.
 	CallTokenHash string `json:"call_token_hash,omitempty" yaml:"-"`
+	// Platforms are the settings documents of the ad platforms that have
+	// no field of their own here, by platform name (package platform):
+	// each platform reads its own.
+	Platforms map[string]json.RawMessage `json:"platforms,omitempty" yaml:"-"`
 }
 
 // MetaSettings say where and how a site's events go to Meta.

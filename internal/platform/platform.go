@@ -1,0 +1,184 @@
+// Package platform is the one shape of an ad platform a site's leads are
+// sent to (Meta, Google Ads, TikTok): the interface the use cases queue
+// through and the delivery runner sends through, the words of its
+// failures, and the list of platforms there are.
+//
+// A platform is a package of its own (internal/capi with its Meta
+// adapter, internal/google, internal/tiktok) with one value that
+// implements Platform, and one line in internal/platforms that lists it.
+// Nothing else in the program names a platform: the app layer asks every
+// platform the site has on to Build each of a lead's events and queues
+// what it gets, one outbox row per platform and event; the runner claims
+// each platform's rows as their own share (a site and a platform) and
+// hands them to the platform's Send through deliver.PlatformHandler,
+// which records outcomes, retries, splits, pauses and expires as the
+// failure's Class says; the admin UI renders a platform's settings from
+// its Fields and shows a payload through its Redact.
+//
+// The package imports only model, so every layer can speak it.
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/model"
+)
+
+// Platform is an ad platform. Its methods must be safe for concurrent use.
+type Platform interface {
+	// Name is the platform's key: the outbox rows' destination, the
+	// pause's, the settings document's key ("meta", "google", "tiktok").
+	Name() string
+	// Label is its name for people ("Meta", "Google Ads", "TikTok").
+	Label() string
+	// On tells whether the site sends to the platform: its settings are
+	// there and complete enough to build events.
+	On(site *model.Site) bool
+	// Build makes the platform's event of one of a lead's events, or
+	// returns an error wrapping ErrSkip (see Skip) that says why the
+	// platform takes no such event: a kind it has no mapping for, a lead
+	// it could attribute to nothing. Any other error fails the queueing.
+	Build(ctx context.Context, in Input) (*Event, error)
+	// MaxAge is how long after an event happened the platform still takes
+	// it (Meta: 7 days; Google: 90 days from the click). It bounds the
+	// rows' deadline and how far in the past a stage may be recorded.
+	MaxAge() time.Duration
+	// BatchSize is the most events Send is handed at once.
+	BatchSize() int
+	// Send sends one site's events, at most BatchSize of them, and says
+	// per row what became of it, in the rows' order. A refused request is
+	// the platform's own to split, so that only the events at fault fail
+	// (their Outcome.Err says why). An error instead of outcomes is a
+	// request-level failure, classified by Classify: every row not yet
+	// given an outcome is retried, held, parked or dead as its class says.
+	Send(ctx context.Context, site *model.Site, rows []*model.Delivery) ([]Outcome, error)
+	// Redact returns the payload as the owner may see it: what the
+	// platform carries in clear (click ids, addresses) taken out, hashes
+	// kept.
+	Redact(payload json.RawMessage) json.RawMessage
+	// SendTest sends one made-up lead event for the site at once, marked
+	// as a test as the platform allows (a test event code, validate-only),
+	// and returns what was sent and answered.
+	SendTest(ctx context.Context, site *model.Site) (*TestResult, error)
+	// Fields are the platform's settings as the admin UI edits them,
+	// secrets included (stored sealed, never shown back).
+	Fields() []Field
+	// Validate checks the site's settings of the platform; each problem
+	// names its field.
+	Validate(site *model.Site) []FieldError
+}
+
+// Input is one of a lead's events, as the use cases ask each platform to
+// build it.
+type Input struct {
+	Site *model.Site
+	Lead *model.Lead
+	// Kind is model.KindLead, model.KindQualified or "stage:<name>".
+	Kind string
+	// At is when the event happened (the lead's submit, the stage's time).
+	At time.Time
+	// Value and Currency are a stage's value, when it brings one.
+	Value    *float64
+	Currency string
+	// ActionSource is where the conversion happened when not on the
+	// website ("system_generated", "physical_store", "phone_call").
+	ActionSource string
+	// Clicks are the ad click ids of the lead's visitor's latest visit
+	// from an ad (the lead's own where it has them); read once per event
+	// and shared by the platforms.
+	Clicks model.ClickIDs
+	// Cookies are the platform cookies the tracker kept for the visitor
+	// (name to value: "_ttp", "_fbp").
+	Cookies map[string]string
+}
+
+// Stage returns the stage's name for a "stage:<name>" kind.
+func (in Input) Stage() (string, bool) { return model.StageOfKind(in.Kind) }
+
+// Event is a platform's event of a lead's event, ready for the outbox.
+type Event struct {
+	// Name is the event's name at the platform ("Lead", "QualifiedLead",
+	// a conversion action's label).
+	Name string
+	// ID is the event's deduplication key at the platform (the event_id
+	// shared with the pixel, Google's transaction id).
+	ID string
+	// Account is where it goes (pixel, operating account, pixel code):
+	// rows are sent in batches of one account.
+	Account string
+	// Payload is the event exactly as it is sent.
+	Payload json.RawMessage
+	// Deadline is when the platform stops taking it.
+	Deadline time.Time
+}
+
+// ErrSkip marks a platform that takes no such event; Skip says why.
+var ErrSkip = errors.New("not sent")
+
+// Skip returns an ErrSkip error with the reason in words.
+func Skip(why string) error { return &skipError{why} }
+
+type skipError struct{ why string }
+
+func (e *skipError) Error() string        { return "not sent: " + e.why }
+func (e *skipError) Is(target error) bool { return target == ErrSkip }
+
+// Outcome is what became of one sent row.
+type Outcome struct {
+	// Accepted: the platform took the event.
+	Accepted bool
+	// Err is why the platform refused this event alone (the row is dead
+	// with these words); nil with Accepted false leaves the row to the
+	// request-level error.
+	Err error
+	// Response is the platform's answer as kept on the row.
+	Response json.RawMessage
+	// Mode is the mode it was sent in ("live", "test", "validate").
+	Mode string
+}
+
+// TestResult is what a SendTest sent and what the platform answered.
+type TestResult struct {
+	// Account is where the test went; Code the test code it carried.
+	Account string          `json:"account"`
+	Code    string          `json:"test_code,omitempty"`
+	Event   json.RawMessage `json:"event"`
+	Answer  json.RawMessage `json:"answer,omitempty"`
+}
+
+// Field is one of a platform's settings, as the admin UI edits it. A
+// setting's value is text; Kind says how it is shown and checked.
+type Field struct {
+	// Key is the setting's key in the platform's settings document, or
+	// the secret's name.
+	Key   string
+	Label string
+	Help  string
+	Kind  FieldKind
+	// Choices are the values a FieldChoice takes.
+	Choices []string
+	// Required: the platform is not on without it.
+	Required bool
+}
+
+// FieldKind is how a setting is edited.
+type FieldKind int
+
+// The kinds of fields.
+const (
+	FieldText   FieldKind = iota // one line of text
+	FieldSecret                  // sealed with secret_key, never shown back
+	FieldChoice                  // one of Choices
+	FieldStages                  // a stage's event per line: "won = CompletePayment"
+)
+
+// FieldError is a problem with one setting.
+type FieldError struct {
+	Key     string
+	Message string
+}
+
+func (e FieldError) Error() string { return e.Key + ": " + e.Message }
