@@ -149,8 +149,12 @@ type TestResult struct {
 	Answer  json.RawMessage `json:"answer,omitempty"`
 }
 
-// Field is one of a platform's settings, as the admin UI edits it. A
-// setting's value is text; Kind says how it is shown and checked.
+// Field is one of a platform's settings, as the admin UI edits it. The
+// platform's settings document (SiteSettings.Platforms[name]) is a JSON
+// object keyed by its fields' keys: a text or choice field's value is a
+// string, a stages field's an object of stage name to event name. A
+// secret is not in the document: it is Site.Secrets[SecretName(name,
+// key)].
 type Field struct {
 	// Key is the setting's key in the platform's settings document, or
 	// the secret's name.
