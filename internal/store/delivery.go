@@ -532,25 +532,16 @@ func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resume
 			n, _ := res.RowsAffected()
 			expired += int(n)
 		}
-		// Meta's pause is the site's; every other destination's is in
-		// destination_pauses.
+		// A pause of any platform is in destination_pauses.
 		res, err := tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE deliveries SET state = 'pending', next_at = ?, updated_at = ?
-			WHERE state = 'paused' AND destination = 'meta' AND site_id IN (SELECT id FROM sites WHERE paused_reason = '')`,
+			WHERE state = 'paused' AND NOT EXISTS (SELECT 1 FROM destination_pauses p
+				WHERE p.site_id = deliveries.site_id AND p.destination = deliveries.destination)`,
 			now.UnixMilli(), now.UnixMilli())
 		if err != nil {
 			return fmt.Errorf("store: resume deliveries: %w", err)
 		}
 		n, _ := res.RowsAffected()
 		resumed = int(n)
-		res, err = tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE deliveries SET state = 'pending', next_at = ?, updated_at = ?
-			WHERE state = 'paused' AND destination <> 'meta' AND NOT EXISTS (SELECT 1 FROM destination_pauses p
-				WHERE p.site_id = deliveries.site_id AND p.destination = deliveries.destination)`,
-			now.UnixMilli(), now.UnixMilli())
-		if err != nil {
-			return fmt.Errorf("store: resume deliveries: %w", err)
-		}
-		n, _ = res.RowsAffected()
-		resumed += int(n)
 		return nil
 	})
 	return expired, resumed, err

@@ -12,7 +12,13 @@ import (
 	"github.com/cleanads/cleanads/internal/secret"
 )
 
-const siteColumns = `id, name, api_key_hash, pinned, settings, access_token, paused_reason, paused_at, created_at, updated_at, lead_ads_secret`
+const siteColumns = `id, name, api_key_hash, pinned, settings, access_token, created_at, updated_at, lead_ads_secret`
+
+// siteSelect reads a site with its Meta pause, which destination_pauses
+// keeps as every platform's.
+const siteSelect = `SELECT id, name, api_key_hash, pinned, settings, access_token,
+	COALESCE(p.reason, ''), p.paused_at, created_at, updated_at, lead_ads_secret
+	FROM sites LEFT JOIN destination_pauses p ON p.site_id = sites.id AND p.destination = 'meta'`
 
 // SiteUpsert creates or replaces a site. A change of access token lifts a
 // pause: the new token gets its chance. The token is stored encrypted.
@@ -35,13 +41,14 @@ func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 	if err := q.resumeGoogleOnChange(ctx, s); err != nil {
 		return err
 	}
+	if err := q.resumeMetaOnNewToken(ctx, s, token); err != nil {
+		return err
+	}
 	_, err = q.exec(ctx, `/* Store.SiteUpsert */
-		INSERT INTO sites (`+siteColumns+`) VALUES (?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?)
+		INSERT INTO sites (`+siteColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
 			name = excluded.name, api_key_hash = excluded.api_key_hash, pinned = excluded.pinned,
 			settings = excluded.settings, access_token = excluded.access_token, lead_ads_secret = excluded.lead_ads_secret,
-			paused_reason = CASE WHEN sites.access_token = excluded.access_token THEN sites.paused_reason ELSE '' END,
-			paused_at = CASE WHEN sites.access_token = excluded.access_token THEN sites.paused_at ELSE NULL END,
 			updated_at = excluded.updated_at`,
 		string(s.ID), s.Name, s.APIKeyHash, boolInt(s.Pinned), string(settings), token,
 		now.UnixMilli(), now.UnixMilli(), leadAds)
@@ -53,7 +60,7 @@ func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 
 // SiteByID returns one site.
 func (q Q) SiteByID(ctx context.Context, id model.SiteID) (*model.Site, error) {
-	row := q.queryRow(ctx, `/* Store.SiteByID */ SELECT `+siteColumns+` FROM sites WHERE id = ?`, string(id))
+	row := q.queryRow(ctx, `/* Store.SiteByID */ `+siteSelect+` WHERE id = ?`, string(id))
 	s, err := q.scanSite(row)
 	if err != nil {
 		return nil, notFound(err, "site "+string(id))
@@ -63,7 +70,7 @@ func (q Q) SiteByID(ctx context.Context, id model.SiteID) (*model.Site, error) {
 
 // SiteList returns every site by id.
 func (q Q) SiteList(ctx context.Context) ([]*model.Site, error) {
-	rows, err := q.query(ctx, `/* Store.SiteList */ SELECT `+siteColumns+` FROM sites ORDER BY id`)
+	rows, err := q.query(ctx, `/* Store.SiteList */ `+siteSelect+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: sites: %w", err)
 	}
@@ -79,14 +86,35 @@ func (q Q) SiteList(ctx context.Context) ([]*model.Site, error) {
 	return list, rows.Err()
 }
 
-// SitePause stops delivery for a site until its token changes.
+// SitePause stops delivery to Meta for a site until its token changes; an
+// empty reason lifts the pause.
 func (q Q) SitePause(ctx context.Context, id model.SiteID, reason string, now time.Time) error {
-	_, err := q.exec(ctx, `/* Store.SitePause */ UPDATE sites SET paused_reason = ?, paused_at = ? WHERE id = ?`,
-		reason, now.UnixMilli(), string(id))
-	if err != nil {
-		return fmt.Errorf("store: pause site %s: %w", id, err)
+	sh := model.Share{Site: id, Destination: model.DestinationMeta}
+	if reason == "" {
+		return q.DestinationResume(ctx, sh)
 	}
-	return nil
+	return q.DestinationPauseSet(ctx, sh, reason, now)
+}
+
+// resumeMetaOnNewToken lifts a site's Meta pause when its access token
+// changes (sealed is the new one as stored): the new token gets its
+// chance. Sealing is not deterministic, so the clear tokens are compared.
+func (q Q) resumeMetaOnNewToken(ctx context.Context, s *model.Site, sealed string) error {
+	var stored string
+	err := q.queryRow(ctx, `/* Store.SiteUpsert */ SELECT access_token FROM sites WHERE id = ?`, string(s.ID)).Scan(&stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: site %s: %w", s.ID, err)
+	}
+	if stored == sealed {
+		return nil
+	}
+	if old, err := q.openToken(s.ID, stored); err == nil && old == s.AccessToken {
+		return nil
+	}
+	return q.DestinationResume(ctx, model.Share{Site: s.ID, Destination: model.DestinationMeta})
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -134,7 +162,7 @@ func boolInt(b bool) int {
 
 // SiteByAPIKeyHash returns the site whose API key has the given hash.
 func (q Q) SiteByAPIKeyHash(ctx context.Context, hash string) (*model.Site, error) {
-	row := q.queryRow(ctx, `/* Store.SiteByAPIKeyHash */ SELECT `+siteColumns+` FROM sites WHERE api_key_hash = ? AND api_key_hash <> ''`, hash)
+	row := q.queryRow(ctx, `/* Store.SiteByAPIKeyHash */ `+siteSelect+` WHERE api_key_hash = ? AND api_key_hash <> ''`, hash)
 	s, err := q.scanSite(row)
 	if err != nil {
 		return nil, notFound(err, "site by API key")

@@ -58,7 +58,8 @@ func (q Q) Stats(ctx context.Context, now time.Time) (*model.Stats, error) {
 		}
 		st.Paused[model.SiteID(site)] = paused != 0
 		return nil
-	}, `/* Store.Stats */ SELECT id, CASE WHEN paused_reason <> '' THEN 1 ELSE 0 END FROM sites`)
+	}, `/* Store.Stats */ SELECT id, CASE WHEN EXISTS (SELECT 1 FROM destination_pauses p
+		WHERE p.site_id = sites.id AND p.destination = 'meta') THEN 1 ELSE 0 END FROM sites`)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func TestAccessTokenEncrypted(t *testing.T) {
 		if err != nil || !strings.HasPrefix(raw, secret.Prefix) || strings.Contains(raw, clearToken) {
 			t.Fatalf("stored %q %v", raw, err)
 		}
-		dump, _ := db.TestQueryString(ctx, `SELECT name || settings || access_token || paused_reason FROM sites`)
+		dump, _ := db.TestQueryString(ctx, `SELECT name || settings || access_token FROM sites`)
 		if strings.Contains(dump, clearToken) {
 			t.Fatalf("the clear token is in the sites row")
 		}
@@ -84,7 +84,8 @@ func TestSealTokensOnStart(t *testing.T) {
 	}
 	// As an older version left them: clear tokens (c has none), a paused b.
 	db.TestExec(ctx, `UPDATE sites SET access_token = ? WHERE id = 'a'`, clearToken+"-a")
-	db.TestExec(ctx, `UPDATE sites SET access_token = ?, paused_reason = 'expired', paused_at = 1 WHERE id = 'b'`, clearToken+"-b")
+	db.TestExec(ctx, `UPDATE sites SET access_token = ? WHERE id = 'b'`, clearToken+"-b")
+	db.TestExec(ctx, `INSERT INTO destination_pauses (site_id, destination, reason, paused_at) VALUES ('b', 'meta', 'expired', 1)`)
 	n, err := db.SiteSealTokens(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("sealed %d %v", n, err)
