@@ -12,6 +12,8 @@ import (
 
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
+	"github.com/cleanads/cleanads/internal/platforms"
 	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 )
@@ -32,6 +34,9 @@ type Options struct {
 	// Notifier is woken after events are queued; the delivery runner is
 	// one. Nil is fine: the runner polls.
 	Notifier Notifier
+	// Platforms are the ad platforms a lead's events may go to; nil means
+	// platforms.All with Graph as Meta's client (and no Google client).
+	Platforms []platform.Platform
 }
 
 // Graph posts one request of events to Meta.
@@ -53,6 +58,7 @@ type Service struct {
 	graph      Graph
 	notify     Notifier
 	quality    qualityCache // Meta's dataset quality per site (quality.go)
+	platforms  []platform.Platform
 
 	secret string
 	keyMu  sync.Mutex
@@ -70,6 +76,13 @@ func New(o Options) *Service {
 	if o.Lists == nil {
 		o.Lists = qualify.DefaultLists()
 	}
+	if o.Platforms == nil {
+		var meta capi.Sender
+		if o.Graph != nil {
+			meta = o.Graph
+		}
+		o.Platforms = platforms.All(platform.Deps{Logger: o.Logger, Now: o.Now}, platforms.Clients{Meta: meta})
+	}
 	return &Service{db: o.Store, log: o.Logger, now: o.Now, rulesCache: rulesCache{lists: o.Lists},
-		secret: o.SecretKey, graph: o.Graph, notify: o.Notifier}
+		secret: o.SecretKey, graph: o.Graph, notify: o.Notifier, platforms: o.Platforms}
 }

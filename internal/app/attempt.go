@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
@@ -47,7 +46,8 @@ type attempt struct {
 	qc      qualify.Context
 	token   qualify.TokenCheck // the post's token, its nonce taken as the lead's own
 	visitor *model.Visitor
-	contact *capi.Contact
+	// prepared is the platforms' per-lead work (platform.Preparer).
+	prepared map[string]any
 }
 
 // reattempt makes next, a later post with old's event_id, the lead old
@@ -109,7 +109,7 @@ func (s *Service) reattempt(ctx context.Context, tx *store.Tx, old, next *model.
 		return false, err
 	}
 	if mayQueueLead(a.site, next) {
-		if err := s.enqueueLead(ctx, tx, a.site, next, a.contact, now); err != nil {
+		if err := s.enqueueLead(ctx, tx, a.site, next, a.prepared, now); err != nil {
 			return false, err
 		}
 	}

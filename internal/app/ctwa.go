@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -281,80 +279,3 @@ func clip(v string, max int) string {
 	return v[:max]
 }
 
-// isCTWA tells whether a lead is a Click-to-WhatsApp lead, whose events go
-// to the WhatsApp Business Account's dataset.
-func isCTWA(lead *model.Lead) bool {
-	return lead.Source == model.SourceWhatsApp && lead.SourceDetail[model.DetailCTWAClid] != ""
-}
-
-// queueMessagingEvent is queueEvent for a Click-to-WhatsApp lead: the event
-// goes to the WhatsApp Business Account's dataset as a business_messaging
-// event, under the name the site's whatsapp settings give its kind, if the
-// site sends that kind. Its event id comes from the lead and the event
-// name, so each lead has at most one event of a name in the outbox, ever:
-// Meta does not deduplicate these, and a stage mapped to the qualified
-// event's name is that event. The site's consent setting is about its
-// website's visitors and does not apply: the person wrote from Meta's ad.
-func (s *Service) queueMessagingEvent(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (bool, error) {
-	w := site.Settings.WhatsApp
-	what, name := messagingEvent(site, spec.Kind)
-	if what == "" || !w.Sends(what) || !model.IsMessagingEventName(name) {
-		// Config validation refuses such a name; a site edited since
-		// sends nothing rather than an event Meta would refuse.
-		return false, nil
-	}
-	at := spec.EventTime
-	if at.IsZero() {
-		at = lead.SubmittedAt
-	}
-	cd := make(map[string]any, len(spec.CustomData))
-	for k, v := range spec.CustomData {
-		// event_source and lead_event_source are Conversion Leads'
-		// (website and Instant Form leads): not for a conversation.
-		if k != "event_source" && k != "lead_event_source" {
-			cd[k] = v
-		}
-	}
-	ev, err := capi.BuildMessagingEvent(capi.MessagingParams{Lead: lead, EventName: name, EventTime: at,
-		BusinessAccountID: w.BusinessAccountID, CustomData: cd})
-	if err != nil {
-		return false, fmt.Errorf("app: build %s event: %w", spec.Kind, err)
-	}
-	payload, err := json.Marshal(ev)
-	if err != nil {
-		return false, fmt.Errorf("app: encode %s event: %w", spec.Kind, err)
-	}
-	return tx.DeliveryInsert(ctx, &model.Delivery{
-		ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Kind: spec.Kind,
-		EventName: ev.EventName, EventID: ev.EventID, PixelID: w.DatasetID, Payload: payload,
-		State: model.DeliveryPending, NextAt: now, DeadlineAt: at.Add(model.MaxEventAge),
-		CreatedAt: now, UpdatedAt: now,
-	})
-}
-
-// stageEvent is the name and id of the event a stage is sent as: the
-// stage's Meta event, or for a Click-to-WhatsApp lead the business
-// messaging event it becomes.
-func stageEvent(site *model.Site, lead *model.Lead, spec eventSpec) (name, id string) {
-	if !isCTWA(lead) {
-		return spec.EventName, capi.QualifiedEventID(lead.ID, spec.Kind)
-	}
-	_, name = messagingEvent(site, spec.Kind)
-	return name, capi.MessagingEventID(lead.ID, name)
-}
-
-// messagingEvent says what of a CTWA lead an event kind is
-// (model.WhatsAppSendLead, ...) and the name the site sends it under; what
-// is empty for a kind that is never sent (a test event).
-func messagingEvent(site *model.Site, kind string) (what, name string) {
-	w := site.Settings.WhatsApp
-	switch {
-	case kind == model.KindLead:
-		return model.WhatsAppSendLead, w.LeadEventName()
-	case kind == model.KindQualified:
-		return model.WhatsAppSendQualified, w.QualifiedEventName()
-	case strings.HasPrefix(kind, model.KindStage+":"):
-		return model.WhatsAppSendStages, w.StageEventName(strings.TrimPrefix(kind, model.KindStage+":"), site.Settings.Meta)
-	}
-	return "", ""
-}

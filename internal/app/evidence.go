@@ -93,38 +93,29 @@ func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Sit
 		if q.ActionSource == "" {
 			q.ActionSource = capi.SourceSystemGenerated
 		}
-		at := lead.SubmittedAt
 		if !q.EventTime.IsZero() {
 			// A CRM's "qualified" stage carries its own time, which the
 			// review window does not bound.
-			at, expired = q.EventTime, false
+			expired = false
 		}
-		switch {
-		case now.After(at.Add(model.MaxEventAge-time.Hour)) && !expired && googleTakesLate(site, lead, q.Kind, at, now):
-			// Too late for Meta, not for Google, which takes click
-			// conversions for 90 days.
-			q.EventTime = at
-			var err error
-			if queued, err = s.queueGoogleOnly(ctx, tx, site, lead, q, now); err != nil {
-				return false, err
-			}
-			hist["note"] = "too late for Meta: the lead came in more than 7 days ago; sent to Google Ads only"
-		case now.After(at.Add(model.MaxEventAge - time.Hour)):
-			// Meta takes no event older than 7 days, and the qualified
-			// event carries the submit time: too late to tell Meta.
-			hist["note"] = "too late for Meta: the lead came in more than 7 days ago"
-		case expired:
+		if expired {
 			hist["note"] = "review expired unconfirmed: the qualified event will not be sent"
-		default:
+		} else {
 			if was == model.VerdictJunk {
 				// The raw lead event was held back for a junk lead.
 				if _, err := s.queueEvent(ctx, tx, site, lead, eventSpec{Kind: model.KindLead}, now); err != nil {
 					return false, err
 				}
 			}
-			var err error
-			if queued, err = s.queueEvent(ctx, tx, site, lead, q, now); err != nil {
+			// Each platform takes it within its own window: too late for
+			// Meta's 7 days may be fine for Google's 90.
+			r, err := s.queueEvents(ctx, tx, site, lead, []eventSpec{q}, now)
+			if err != nil {
 				return false, err
+			}
+			queued = r.Rows > 0
+			if n := r.note(); n != "" {
+				hist["note"] = n
 			}
 		}
 		if was == model.VerdictJunk {

@@ -145,7 +145,7 @@ func TestLateStageGoesToGoogleOnly(t *testing.T) {
 		t.Errorf("late won: %s", won.Payload)
 	}
 	h := f.history(got.ID)
-	if last := h[len(h)-1]; last.Kind != model.HistoryStage || !strings.Contains(fmt.Sprint(last.Data["meta"]), "Google Ads only") {
+	if last := h[len(h)-1]; last.Kind != model.HistoryStage || !strings.Contains(fmt.Sprint(last.Data["note"]), "sent to Google Ads only") {
 		t.Errorf("the story does not say Meta was left out: %+v", last.Data)
 	}
 

@@ -107,7 +107,7 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 	// the verdict judged here, as if the token's nonce were fresh and the
 	// person new, is the one the transaction keeps unless it finds the
 	// nonce used or an earlier lead; then it judges again.
-	contact := capi.HashContactKeys(lead, site.Settings.Country)
+	prepared := s.prepare(site, lead)
 	phone := qualify.CheckPhoneWith(lead.Phone, site.Settings.Country, phoneMemo.Parse)
 	ahead, ft, useNonce := s.readToken(key, site, in.FormToken, now)
 	rules := s.rules(site)
@@ -133,7 +133,7 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 			if err != nil {
 				return err
 			}
-			again := attempt{site: site, in: in, rules: rules, qc: qc, token: ahead, visitor: found.Visitor, contact: contact}
+			again := attempt{site: site, in: in, rules: rules, qc: qc, token: ahead, visitor: found.Visitor, prepared: prepared}
 			if updated, err = s.reattempt(ctx, tx, old, lead, again, now); err != nil || updated {
 				return err
 			}
@@ -181,7 +181,7 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		if !mayQueueLead(site, lead) {
 			return nil
 		}
-		return s.enqueueLead(ctx, tx, site, lead, contact, now)
+		return s.enqueueLead(ctx, tx, site, lead, prepared, now)
 	})
 	if err == nil && (created || updated) {
 		s.logText(site, lead.ID, lead.Decision)
@@ -210,16 +210,17 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 // lead's own event_id, shared with the pixel) unless the lead is junk, and
 // the server-only qualified event when it is clean. Submit calls it only
 // when the lead's consent allows (mayQueueLead).
-func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, contact *capi.Contact, now time.Time) error {
+func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, prepared map[string]any, now time.Time) error {
 	if lead.Verdict == model.VerdictJunk {
 		return nil
 	}
-	specs := []eventSpec{{Kind: model.KindLead, Contact: contact}}
+	specs := []eventSpec{{Kind: model.KindLead, Prepared: prepared}}
 	if lead.Verdict == model.VerdictClean {
 		// Judged clean at submit: the rules saw the visit, so website.
-		specs = append(specs, eventSpec{Kind: model.KindQualified, ActionSource: capi.SourceWebsite, Contact: contact})
+		specs = append(specs, eventSpec{Kind: model.KindQualified, ActionSource: capi.SourceWebsite, Prepared: prepared})
 	}
-	return s.queueEvents(ctx, tx, site, lead, specs, now)
+	_, err := s.queueEvents(ctx, tx, site, lead, specs, now)
+	return err
 }
 
 // leadFromInput checks a posted lead and makes it a new lead; parse parses

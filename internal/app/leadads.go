@@ -232,23 +232,3 @@ func (s *Service) LeadAdsIngest(ctx context.Context, site *model.Site, l *capi.L
 	})
 }
 
-// conversionLeads shapes an event of a Lead Ads lead as Meta's Conversion
-// Leads asks: every stage (the first, "Lead", included: Meta wants every
-// stage as it happens) system_generated, at the stage's own time (now, when
-// the caller gives none), with custom_data event_source "crm" and the
-// site's lead_event_source; user_data carries the lead_id and the hashed
-// contact keys (BuildLeadEvent adds them).
-func conversionLeads(site *model.Site, spec eventSpec, now time.Time) eventSpec {
-	spec.ActionSource = capi.SourceSystemGenerated
-	if spec.EventTime.IsZero() {
-		spec.EventTime = now
-	}
-	cd := make(map[string]any, len(spec.CustomData)+2)
-	for k, v := range spec.CustomData {
-		cd[k] = v
-	}
-	cd["event_source"] = "crm"
-	cd["lead_event_source"] = site.Settings.LeadAds.EventSource()
-	spec.CustomData = cd
-	return spec
-}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
 )
 
@@ -36,7 +37,7 @@ func linkVisitor(lead *model.Lead, v *model.Visitor) {
 // surfaces (an Instant Form, a Click-to-WhatsApp chat) has no website
 // visit to consent on, and is sent as Meta's terms for those ads have it.
 func mayQueueLead(site *model.Site, lead *model.Lead) bool {
-	if lead.Source == model.SourceLeadAds || isCTWA(lead) {
+	if lead.Source == model.SourceLeadAds || capi.IsCTWA(lead) {
 		return true
 	}
 	return site.ConsentAllows(lead.Consent)

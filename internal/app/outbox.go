@@ -2,129 +2,210 @@ package app
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
-	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
-// eventSpec says which event of a lead to queue; empty fields take
-// capi.BuildLeadEvent's defaults.
+// eventSpec says which event of a lead to queue; each platform the site
+// has on builds its own from it (platform.Input).
 type eventSpec struct {
-	Kind         string
-	EventName    string
+	Kind string
+	// EventTime is when it happened; zero means the lead's submit time.
 	EventTime    time.Time
 	ActionSource string
-	CustomData   map[string]any
-	// Contact is the lead's hashed customer data, shared by its events;
-	// nil hashes it for this event.
-	Contact *capi.Contact
+	// Value and Currency are a stage's.
+	Value    *float64
+	Currency string
+	// FromStage names the CRM stage the event stands for.
+	FromStage string
+	// Prepared is what the platforms' Prepare made of the lead ahead of
+	// the transaction, by platform name; nil when there is none.
+	Prepared map[string]any
 }
 
-// queueEvent builds a lead's server event and puts it in the outbox, in the
-// caller's transaction. The event id comes from the lead (its own for the
-// raw lead event, derived for every other kind), so queueing the same event
-// twice is a no-op. Nothing is queued for a lead whose consent the site's
-// consent setting does not allow. It reports whether a row was added.
+// sent is what queueing a lead's events did: the rows added, and each
+// platform's reason for an event it did not take because it was too old.
+type sent struct {
+	Rows int
+	// TooOld are the platforms' words for an event too old for them, as
+	// "not sent to Meta: ...".
+	TooOld []string
+	// To are the labels of the platforms a row was added for.
+	To []string
+}
+
+// note says in words where an event went when some platform found it too
+// old ("" when none did): sentences joined by "; ", each translated on its
+// own on the lead's page.
+func (r sent) note() string {
+	if len(r.TooOld) == 0 {
+		return ""
+	}
+	s := strings.Join(r.TooOld, "; ")
+	if len(r.To) > 0 {
+		s += "; sent to " + strings.Join(r.To, ", ") + " only"
+	}
+	return s
+}
+
+// prepare asks the platforms that have per-lead work (hashing) to do it,
+// ahead of the transaction.
+func (s *Service) prepare(site *model.Site, lead *model.Lead) map[string]any {
+	var out map[string]any
+	for _, p := range s.platforms {
+		if pr, ok := p.(platform.Preparer); ok && p.On(site) {
+			if out == nil {
+				out = map[string]any{}
+			}
+			out[p.Name()] = pr.Prepare(site, lead)
+		}
+	}
+	return out
+}
+
+// queueEvent queues one event of a lead for every platform the site has on
+// that takes it, in the caller's transaction, and reports whether a row
+// was added. Event ids come from the lead and the kind, so queueing the
+// same event twice is a no-op. Nothing is queued for a lead whose consent
+// the site's consent setting does not allow.
 func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (bool, error) {
-	ev, err := s.metaEvent(ctx, tx, site, lead, spec, now)
-	if err != nil || ev.row == nil {
-		return ev.queued, err
-	}
-	inserted, err := tx.DeliveryInsert(ctx, ev.row)
-	if err != nil || !inserted {
-		return inserted, err
-	}
-	_, err = s.queueGoogle(ctx, tx, site, lead, ev.spec, ev.row.EventName, ev.at, now)
-	return true, err
+	r, err := s.queueEvents(ctx, tx, site, lead, []eventSpec{spec}, now)
+	return r.Rows > 0, err
 }
 
-// queueEvents is queueEvent for several events of a lead, their rows for
-// Meta put in the outbox in one statement (DeliveryInsertAll: on SQLite a
+// queueEvents is queueEvent for several events of a lead, their rows put
+// in the outbox in one statement (DeliveryInsertAll: on SQLite a
 // statement has a fixed cost on the one writer, and a clean lead queues
-// two), each inserted one followed by its Google twin.
-func (s *Service) queueEvents(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, specs []eventSpec, now time.Time) error {
-	evs := make([]metaEvent, 0, len(specs))
-	rows := make([]*model.Delivery, 0, len(specs))
+// two per platform). Each platform builds each event on its own: one
+// that skips an event (no mapping, too old for it) holds none of the
+// others.
+func (s *Service) queueEvents(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, specs []eventSpec, now time.Time) (sent, error) {
+	var r sent
+	if !mayQueueLead(site, lead) {
+		return r, nil
+	}
+	var on []platform.Platform
+	visits := false
+	for _, p := range s.platforms {
+		if p.On(site) {
+			on = append(on, p)
+			if v, ok := p.(platform.VisitReader); ok && v.ReadsVisits() {
+				visits = true
+			}
+		}
+	}
+	if len(on) == 0 {
+		return r, nil
+	}
+	var clicks model.ClickIDs
+	if visits {
+		var err error
+		if clicks, err = leadClicks(ctx, tx, site.ID, lead); err != nil {
+			return r, err
+		}
+	}
+	var rows []*model.Delivery
+	var labels []string
 	for _, spec := range specs {
-		ev, err := s.metaEvent(ctx, tx, site, lead, spec, now)
-		if err != nil {
-			return err
+		for _, p := range on {
+			in := platform.Input{Site: site, Lead: lead, Kind: spec.Kind, At: spec.EventTime, Value: spec.Value,
+				Currency: spec.Currency, ActionSource: spec.ActionSource, Clicks: clicks, FromStage: spec.FromStage,
+				Now: now, Prepared: spec.Prepared[p.Name()]}
+			ev, err := p.Build(ctx, in)
+			switch {
+			case errors.Is(err, platform.ErrTooOld):
+				r.TooOld = append(r.TooOld, "not sent to "+p.Label()+": "+platform.SkipWords(err))
+				continue
+			case errors.Is(err, platform.ErrSkip):
+				s.log.Debug("event not queued", "platform", p.Name(), "lead", string(lead.ID), "kind", spec.Kind, "why", err.Error())
+				continue
+			case err != nil:
+				return r, fmt.Errorf("app: %s %s event: %w", p.Name(), spec.Kind, err)
+			}
+			rows = append(rows, &model.Delivery{
+				ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Destination: p.Name(), Kind: spec.Kind,
+				EventName: ev.Name, EventID: ev.ID, PixelID: ev.Account, Payload: ev.Payload,
+				State: model.DeliveryPending, NextAt: dueAt(lead, now), DeadlineAt: ev.Deadline,
+				CreatedAt: now, UpdatedAt: now,
+			})
+			labels = append(labels, p.Label())
 		}
-		if ev.row != nil {
-			evs, rows = append(evs, ev), append(rows, ev.row)
-		}
+	}
+	if len(rows) == 0 {
+		return r, nil
 	}
 	inserted, err := tx.DeliveryInsertAll(ctx, rows)
 	if err != nil {
-		return err
+		return r, err
 	}
-	for i, ev := range evs {
-		if !inserted[i] {
-			continue
+	for i, ok := range inserted {
+		if ok {
+			r.Rows++
+			if !contains(r.To, labels[i]) {
+				r.To = append(r.To, labels[i])
+			}
 		}
-		if _, err := s.queueGoogle(ctx, tx, site, lead, ev.spec, ev.row.EventName, ev.at, now); err != nil {
-			return err
+	}
+	return r, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// leadClicks are the lead's ad click ids: its own, else, id by id, those
+// of the latest of its visitor's visits that carried one (the landing
+// URL's gclid, gbraid, wbraid, ttclid, which the tracker keeps).
+func leadClicks(ctx context.Context, tx *store.Tx, site model.SiteID, lead *model.Lead) (model.ClickIDs, error) {
+	c := model.ClickIDs{GClid: lead.GClid, FBClid: lead.FBClid}
+	if lead.VisitorID == "" {
+		return c, nil
+	}
+	visits, err := tx.VisitsByVisitor(ctx, site, lead.VisitorID)
+	if err != nil {
+		return c, err
+	}
+	google := c.GClid != ""
+	for i := len(visits) - 1; i >= 0; i-- {
+		v := visits[i].ClickIDs
+		if !google && (v.GClid != "" || v.GBraid != "" || v.WBraid != "") {
+			// Google's three ids come from one click.
+			c.GClid, c.GBraid, c.WBraid, google = v.GClid, v.GBraid, v.WBraid, true
+		}
+		if c.TTClid == "" {
+			c.TTClid = v.TTClid
+		}
+		if c.MSClkid == "" {
+			c.MSClkid = v.MSClkid
+		}
+		if c.FBClid == "" {
+			c.FBClid = v.FBClid
+		}
+	}
+	return c, nil
+}
+
+// platformOf returns the platform of an outbox row's destination (Lead
+// Ads fetches are Meta's), or nil.
+func (s *Service) platformOf(destination string) platform.Platform {
+	if destination == "" || destination == model.DestinationMetaLeadgen {
+		destination = model.DestinationMeta
+	}
+	for _, p := range s.platforms {
+		if p.Name() == destination {
+			return p
 		}
 	}
 	return nil
-}
-
-// metaEvent is a lead's event for Meta made ready for its outbox row.
-type metaEvent struct {
-	// row is the outbox row to insert, nil when there is none: nothing is
-	// queued, or the event went its own way (queued says whether it was
-	// queued there, as a Click-to-WhatsApp lead's event is).
-	row    *model.Delivery
-	queued bool
-	spec   eventSpec // as shaped for the lead's source
-	at     time.Time // the event's time
-}
-
-// metaEvent builds a lead's event for Meta, as queueEvent queues it.
-func (s *Service) metaEvent(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (metaEvent, error) {
-	ctwa := isCTWA(lead)
-	if !ctwa && site.Settings.Meta.PixelID == "" && site.Settings.WhatsApp.SendsCTWA() {
-		// A site that sends only its WhatsApp leads' events has no
-		// pixel for the others.
-		return metaEvent{}, nil
-	}
-	if !mayQueueLead(site, lead) {
-		return metaEvent{}, nil
-	}
-	if lead.Source == model.SourceLeadAds {
-		spec = conversionLeads(site, spec, now)
-	}
-	if spec.Kind == model.KindQualified {
-		// Meta reads the lead's status from custom_data; ours says who
-		// qualified it.
-		cd := map[string]any{"lead_status": "qualified", "qualified_by": lead.DecidedBy}
-		for k, v := range spec.CustomData {
-			cd[k] = v
-		}
-		spec.CustomData = cd
-	}
-	if ctwa {
-		queued, err := s.queueMessagingEvent(ctx, tx, site, lead, spec, now)
-		return metaEvent{queued: queued}, err
-	}
-	ev, err := capi.BuildLeadEvent(capi.BuildParams{Site: site, Lead: lead, Kind: spec.Kind, EventName: spec.EventName,
-		EventTime: spec.EventTime, ActionSource: spec.ActionSource, CustomData: spec.CustomData, Contact: spec.Contact})
-	if err != nil {
-		return metaEvent{}, fmt.Errorf("app: build %s event: %w", spec.Kind, err)
-	}
-	payload, err := json.Marshal(ev)
-	if err != nil {
-		return metaEvent{}, fmt.Errorf("app: encode %s event: %w", spec.Kind, err)
-	}
-	at := time.Unix(ev.EventTime, 0)
-	return metaEvent{row: &model.Delivery{
-		ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Kind: spec.Kind,
-		EventName: ev.EventName, EventID: ev.EventID, PixelID: site.Settings.Meta.PixelID, Payload: payload,
-		State: model.DeliveryPending, NextAt: dueAt(lead, now), DeadlineAt: at.Add(model.MaxEventAge),
-		CreatedAt: now, UpdatedAt: now,
-	}, spec: spec, at: at}, nil
 }

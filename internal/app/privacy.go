@@ -83,7 +83,7 @@ func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResul
 			}
 			err = s.db.InTx(ctx, func(tx *store.Tx) error {
 				for _, d := range ds {
-					if _, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload, d.ID), "", now); err != nil {
+					if _, err := tx.DeliveryRedact(ctx, d.ID, s.redactPayload(d), "", now); err != nil {
 						return err
 					}
 				}
@@ -220,7 +220,7 @@ func (s *Service) Forget(ctx context.Context, in ForgetInput) (ForgetResult, err
 				if err != nil {
 					continue // a visit without consent has no PageView
 				}
-				cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload, d.ID), "forgotten: the person asked to be erased", now)
+				cancelled, err := tx.DeliveryRedact(ctx, d.ID, s.redactPayload(d), "forgotten: the person asked to be erased", now)
 				if err != nil {
 					return err
 				}
@@ -289,7 +289,7 @@ func (s *Service) redactLead(ctx context.Context, tx *store.Tx, id model.LeadID,
 		return n, err
 	}
 	for _, d := range ds {
-		cancelled, err := tx.DeliveryRedact(ctx, d.ID, redactPayload(d.Payload, d.ID), cancel, now)
+		cancelled, err := tx.DeliveryRedact(ctx, d.ID, s.redactPayload(d), cancel, now)
 		if err != nil {
 			return n, err
 		}
@@ -345,12 +345,6 @@ func redactReasons(rs []model.Reason) []model.Reason {
 	return out
 }
 
-// payloadClear are the values a server event carries unhashed: the
-// visitor's IP and user agent, the click ids (fbc, fbp, a
-// Click-to-WhatsApp ctwa_clid) and a Lead Ads lead_id, each of which names
-// the person at Meta.
-var payloadClear = []string{"client_ip_address", "client_user_agent", "fbc", "fbp", "ctwa_clid", "lead_id"}
-
 // detailPersonal are the source_detail keys that name the person rather
 // than the ad: the WhatsApp user id and the click id.
 var detailPersonal = map[string]bool{model.DetailWhatsAppUserID: true, model.DetailCTWAClid: true}
@@ -367,40 +361,28 @@ func redactDetail(d map[string]string) map[string]string {
 	return out
 }
 
-// redactPayload removes the clear values from a server event (user_data's
-// payloadClear and the page URL); the hashed match keys stay. A Lead Ads
-// lead's event id (its leadgen id) becomes "erased-" and the row's id. A
-// payload that is not an event object is replaced by {}.
-func redactPayload(p json.RawMessage, rowID string) json.RawMessage {
-	var ev map[string]json.RawMessage
-	if err := json.Unmarshal(p, &ev); err != nil {
+// redactPayload removes the clear values from an outbox row's event, as
+// its platform says (platform.Redact): the hashed match keys stay. A Lead
+// Ads lead's event id (its leadgen id) becomes "erased-" and the row's id,
+// as the row's event_id does (DeliveryRedact). A payload that is not an
+// event object is replaced by {}.
+func (s *Service) redactPayload(d *model.Delivery) json.RawMessage {
+	p := s.platformOf(d.Destination)
+	if p == nil {
 		return json.RawMessage(`{}`)
 	}
-	if _, ok := ev["transactionId"]; ok {
-		return redactGooglePayload(ev)
+	out := p.Redact(d.Payload)
+	var ev map[string]json.RawMessage
+	if json.Unmarshal(out, &ev) != nil {
+		return json.RawMessage(`{}`)
 	}
-	delete(ev, "event_source_url")
-	// A Lead Ads lead's event id is its leadgen id; the row's own id
-	// stands in, as the outbox row's event_id does (DeliveryRedact).
 	var id string
 	if json.Unmarshal(ev["event_id"], &id) == nil && strings.HasPrefix(id, leadAdsEventPrefix) {
-		ev["event_id"], _ = json.Marshal("erased-" + rowID)
-	}
-	if raw, ok := ev["user_data"]; ok {
-		var ud map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &ud); err == nil {
-			for _, k := range payloadClear {
-				delete(ud, k)
-			}
-			b, _ := json.Marshal(ud)
-			ev["user_data"] = b
-		} else {
-			delete(ev, "user_data")
+		ev["event_id"], _ = json.Marshal("erased-" + d.ID)
+		if b, err := json.Marshal(ev); err == nil {
+			return b
 		}
-	}
-	b, err := json.Marshal(ev)
-	if err != nil {
 		return json.RawMessage(`{}`)
 	}
-	return b
+	return out
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/google"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
 	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 )
@@ -50,13 +53,13 @@ type stageCall struct {
 // Whether the time is inside Meta's window is checked later, so that a
 // refusal can be recorded in the lead's history.
 func (s *Service) checkStage(site *model.Site, in *LeadEventInput, now time.Time) (*stageCall, error) {
-	stages := site.Settings.Meta.Stages
+	stages := s.siteStages(site)
 	if in.DurationS != 0 {
 		return nil, model.Invalid("duration_s", `goes with "type": "call" only`)
 	}
 	name := strings.TrimSpace(in.Stage)
 	if name == "" {
-		return nil, model.Invalid("stage", "required with \"type\": \"stage\": "+stageNames(site))
+		return nil, model.Invalid("stage", "required with \"type\": \"stage\": "+s.stageNames(site))
 	}
 	ev, ok := stages[name]
 	if !ok {
@@ -69,10 +72,10 @@ func (s *Service) checkStage(site *model.Site, in *LeadEventInput, now time.Time
 		}
 	}
 	if !ok {
-		return nil, model.Invalid("stage", fmt.Sprintf("unknown stage %q: %s", in.Stage, stageNames(site)))
+		return nil, model.Invalid("stage", fmt.Sprintf("unknown stage %q: %s", in.Stage, s.stageNames(site)))
 	}
 	c := &stageCall{name: name, ev: ev, at: now, source: capi.SourceSystemGenerated,
-		shared: ev.Event == site.Settings.Meta.QualifiedEventName()}
+		shared: ev.Event != "" && ev.Event == site.Settings.Meta.QualifiedEventName()}
 	switch {
 	case in.Value != nil:
 		if math.IsNaN(*in.Value) || math.IsInf(*in.Value, 0) || *in.Value < 0 {
@@ -109,35 +112,73 @@ func (s *Service) checkStage(site *model.Site, in *LeadEventInput, now time.Time
 	return c, nil
 }
 
-// stageNames says which stages a site has, for error messages.
-func stageNames(site *model.Site) string {
-	if len(site.Settings.Meta.Stages) == 0 {
-		return fmt.Sprintf("site %q has no stages: map them in its meta.stages, e.g. {won: {event: Purchase}}", site.ID)
+// siteStages are the stages the site maps to an event of any platform:
+// Meta's (with their value rules), and those only another platform maps.
+func (s *Service) siteStages(site *model.Site) map[string]model.StageEvent {
+	out := make(map[string]model.StageEvent, len(site.Settings.Meta.Stages))
+	for k, v := range site.Settings.Meta.Stages {
+		out[k] = v
 	}
-	names := make([]string, 0, len(site.Settings.Meta.Stages))
-	for k := range site.Settings.Meta.Stages {
+	for _, p := range s.platforms {
+		if p.Name() == model.DestinationMeta || !p.On(site) {
+			continue
+		}
+		for _, name := range platformStages(site, p) {
+			if _, ok := out[name]; !ok {
+				out[name] = model.StageEvent{}
+			}
+		}
+	}
+	return out
+}
+
+// platformStages are the stages a platform's settings map: Google's
+// stages, or any stages field of a platform's settings document.
+func platformStages(site *model.Site, p platform.Platform) []string {
+	var names []string
+	if p.Name() == model.DestinationGoogle {
+		if g := google.Settings(site); g != nil {
+			for k := range g.Stages {
+				names = append(names, k)
+			}
+		}
+		return names
+	}
+	var doc map[string]json.RawMessage
+	if ok, err := platform.Decode(site, p.Name(), &doc); !ok || err != nil {
+		return nil
+	}
+	for _, f := range p.Fields() {
+		var m map[string]string
+		if f.Kind == platform.FieldStages && json.Unmarshal(doc[f.Key], &m) == nil {
+			for k := range m {
+				names = append(names, k)
+			}
+		}
+	}
+	return names
+}
+
+// stageNames says which stages a site has, for error messages.
+func (s *Service) stageNames(site *model.Site) string {
+	stages := s.siteStages(site)
+	if len(stages) == 0 {
+		return fmt.Sprintf("site %q has no stages: map them in its meta.stages, e.g. {won: {event: Purchase}}, or in another platform's settings", site.ID)
+	}
+	names := make([]string, 0, len(stages))
+	for k := range stages {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	return fmt.Sprintf("site %q has %s", site.ID, strings.Join(names, ", "))
 }
 
-// stageOutsideWindow says why a stage's time cannot go to Meta, or "".
-func stageOutsideWindow(at, now time.Time) string {
-	switch {
-	case at.After(now.Add(capi.MaxClockSkew)):
-		return "is in the future"
-	case now.Sub(at) > model.MaxEventAge-stageSendMargin:
-		return "is more than 7 days ago: Meta takes no older event, so this stage is recorded but never sent"
-	}
-	return ""
-}
-
-// addStage records a CRM stage of a lead and queues its Meta event, once per
-// lead and stage: a repeated call changes nothing and answers the lead as it
-// stands. A stage outside Meta's 7-day window is recorded in the lead's
-// history and refused, unless Google still takes it (googleTakesLate): it
-// then goes to Google alone. A stage is evidence that the person is real: a lead
+// addStage records a CRM stage of a lead and queues its event for every
+// platform the site has on, once per lead and stage: a repeated call
+// changes nothing and answers the lead as it stands. Each platform takes a
+// stage within its own window (Meta's 7 days, Google's 90 from the
+// click); a stage no platform of the site takes any more, or one in the
+// future, is recorded in the lead's history and refused. A stage is evidence that the person is real: a lead
 // in review or judged junk by the rules becomes clean, decided by the CRM,
 // and its qualified event goes before the stage's. A lead the owner called
 // junk stays junk: the stage is recorded and held back from Meta until the
@@ -184,25 +225,20 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 	if c.shared {
 		kind = model.KindQualified
 	}
-	// Too old for Meta is not too old for Google, which takes click
-	// conversions for 90 days: a deal won after a week still teaches
-	// Google's bidding, so such a stage is recorded and sent there only.
-	why := stageOutsideWindow(c.at, now)
-	googleOnly := why != "" && googleTakesLate(site, lead, kind, c.at, now)
-	if why != "" && !googleOnly {
-		hist["refused"] = "at " + why
-		*refused = model.Invalid("at", fmt.Sprintf("%s %s", c.at.Format(time.RFC3339), why))
-		return tx.HistoryInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now,
-			Kind: model.HistoryStage, Data: hist})
+	if c.at.After(now.Add(capi.MaxClockSkew)) {
+		return s.refuseStage(ctx, tx, lead, hist, c, "is in the future", now, refused)
 	}
-	if googleOnly {
-		hist["meta"] = "not sent: the stage is more than 7 days ago, too old for Meta; sent to Google Ads only"
+	stageSpecNow := eventSpec{Kind: kind, EventTime: c.at, ActionSource: c.source, Value: c.value, Currency: c.currency, FromStage: c.name}
+	if old, err := s.tooOldForAll(ctx, tx, site, lead, stageSpecNow, now); err != nil {
+		return err
+	} else if old != "" {
+		return s.refuseStage(ctx, tx, lead, hist, c, "is too old: "+old, now, refused)
 	}
 	// A Click-to-WhatsApp lead's stage goes under its messaging name; one
 	// sent under the qualified event's name is that event, as a stage
 	// mapped to the site's qualified event is.
-	name, id := stageEvent(site, lead, eventSpec{Kind: kind, EventName: c.ev.Event})
-	if qname, qid := stageEvent(site, lead, eventSpec{Kind: model.KindQualified}); !c.shared && id == qid {
+	name, id := stageEvent(site, lead, kind, c.name)
+	if qname, qid := capi.StageEventName(site, lead, model.KindQualified); !c.shared && qid != "" && id == qid {
 		c.shared, kind, name = true, model.KindQualified, qname
 	}
 	hist["event_name"] = name
@@ -246,16 +282,17 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 	switch {
 	case held:
 		hist["held"] = HeldOwnerJunk
-	case googleOnly:
-		if queued, err = s.queueGoogleOnly(ctx, tx, site, lead, spec, now); err != nil {
-			return err
-		}
 	case !queued:
 		// For a stage that is the qualified event of a lead already clean,
 		// the qualified event is in the outbox already and this adds
 		// nothing.
-		if queued, err = s.queueEvent(ctx, tx, site, lead, spec, now); err != nil {
+		r, err := s.queueEvents(ctx, tx, site, lead, []eventSpec{spec}, now)
+		if err != nil {
 			return err
+		}
+		queued = r.Rows > 0
+		if n := r.note(); n != "" {
+			hist["note"] = n
 		}
 		if !queued && c.shared {
 			hist["note"] = "the lead's qualified event already stands for this stage: it is not sent twice"
@@ -266,30 +303,69 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 		Kind: model.HistoryStage, Data: hist})
 }
 
-// stageSpec is the Meta event of a recorded stage of the given kind (a
-// stage mapped to the site's qualified event is that event, at the stage's
+// stageSpec is the event of a recorded stage of the given kind (a stage
+// mapped to the site's qualified event is that event, at the stage's
 // time).
 func stageSpec(st *model.LeadStage, kind string) eventSpec {
-	spec := eventSpec{Kind: kind, EventName: st.EventName, EventTime: st.At,
-		ActionSource: st.ActionSource, CustomData: map[string]any{"event_source": "crm", "lead_event_source": LeadEventSource}}
+	spec := eventSpec{Kind: kind, EventTime: st.At, ActionSource: st.ActionSource, Value: st.Value,
+		Currency: st.Currency, FromStage: st.Stage}
 	if spec.ActionSource == "" {
 		// Stages recorded before their action source was kept.
 		spec.ActionSource = capi.SourceSystemGenerated
 	}
-	if st.Value != nil {
-		spec.CustomData["value"] = *st.Value
-	}
-	if st.Currency != "" {
-		spec.CustomData["currency"] = st.Currency
-	}
 	return spec
+}
+
+// stageEvent is the name and id a stage is recorded with: its Meta
+// event's (a Click-to-WhatsApp lead's messaging event's), else the
+// stage's own name and the id every platform derives from the lead and
+// the kind.
+func stageEvent(site *model.Site, lead *model.Lead, kind, stage string) (name, id string) {
+	if name, id = capi.StageEventName(site, lead, kind); name != "" {
+		return name, id
+	}
+	return stage, capi.QualifiedEventID(lead.ID, kind)
+}
+
+// refuseStage records in the lead's history that a stage was refused, and
+// why; the transaction still commits.
+func (s *Service) refuseStage(ctx context.Context, tx *store.Tx, lead *model.Lead, hist map[string]any, c *stageCall, why string, now time.Time, refused *error) error {
+	hist["refused"] = "at " + why
+	*refused = model.Invalid("at", fmt.Sprintf("%s %s", c.at.Format(time.RFC3339), why))
+	return tx.HistoryInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now,
+		Kind: model.HistoryStage, Data: hist})
+}
+
+// tooOldForAll says, in the platforms' words, why no platform of the site
+// that would take the event takes it any more ("" when one still does, or
+// none would take it whatever its age).
+func (s *Service) tooOldForAll(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (string, error) {
+	var old []string
+	for _, p := range s.platforms {
+		if !p.On(site) {
+			continue
+		}
+		in := platform.Input{Site: site, Lead: lead, Kind: spec.Kind, At: spec.EventTime, Value: spec.Value,
+			Currency: spec.Currency, ActionSource: spec.ActionSource, FromStage: spec.FromStage, Now: now}
+		_, err := p.Build(ctx, in)
+		switch {
+		case err == nil:
+			return "", nil
+		case errors.Is(err, platform.ErrTooOld):
+			old = append(old, fmt.Sprintf("%s takes no event older than %d days", p.Label(), int(p.MaxAge().Hours()/24)))
+		case errors.Is(err, platform.ErrSkip):
+		default:
+			return "", err
+		}
+	}
+	return strings.Join(old, "; "), nil
 }
 
 // storedStageKind is the event kind a recorded stage was queued as: the
 // qualified event when it was recorded with the qualified event's id (a
 // stage mapped to it), else the stage's own.
 func storedStageKind(site *model.Site, lead *model.Lead, st *model.LeadStage) string {
-	if _, id := stageEvent(site, lead, eventSpec{Kind: model.KindQualified}); id == st.EventID {
+	if _, id := capi.StageEventName(site, lead, model.KindQualified); id != "" && id == st.EventID {
 		return model.KindQualified
 	}
 	return model.KindStage + ":" + st.Stage
@@ -310,15 +386,8 @@ func (s *Service) releaseHeld(ctx context.Context, tx *store.Tx, site *model.Sit
 		return 0, err
 	}
 	for i := range stages {
-		kind := storedStageKind(site, lead, &stages[i])
-		queue := s.queueEvent
-		if stageOutsideWindow(stages[i].At, now) != "" {
-			if !googleTakesLate(site, lead, kind, stages[i].At, now) {
-				continue
-			}
-			queue = s.queueGoogleOnly
-		}
-		ok, err := queue(ctx, tx, site, lead, stageSpec(&stages[i], kind), now)
+		// Each platform takes what its window still allows.
+		ok, err := s.queueEvent(ctx, tx, site, lead, stageSpec(&stages[i], storedStageKind(site, lead, &stages[i])), now)
 		if err != nil {
 			return 0, err
 		}
@@ -327,21 +396,6 @@ func (s *Service) releaseHeld(ctx context.Context, tx *store.Tx, site *model.Sit
 		}
 	}
 	return n, nil
-}
-
-// googleTakesLate tells whether a stage at the given time, too old for
-// Meta, is one Google still takes: the site sends the kind to Google, the
-// stage is not in the future, and the lead came within Google's 90 days
-// (with the margin Meta's window keeps for the delivery worker).
-func googleTakesLate(site *model.Site, lead *model.Lead, kind string, at, now time.Time) bool {
-	if site.Settings.Google.ConversionAction(kind) == "" || at.After(now.Add(capi.MaxClockSkew)) {
-		return false
-	}
-	since := lead.SubmittedAt
-	if since.IsZero() || since.After(at) {
-		since = at
-	}
-	return now.Sub(since) <= model.GoogleMaxEventAge-stageSendMargin
 }
 
 // hasStage tells whether the lead already reached the stage.

@@ -214,7 +214,7 @@ func TestGoogleRefusedEventIsDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := f.run(t)
-	if st.Sent != 4 || st.Dead != 1 || st.Requests != 2 {
+	if st.Sent != 4 || st.Dead != 1 || st.Requests != 1 { // one batch; the platform split it
 		t.Fatalf("round %+v", st)
 	}
 	for i, id := range ids {

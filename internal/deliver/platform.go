@@ -103,7 +103,7 @@ func (h *PlatformHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.T
 			case o.Accepted:
 				d.Attempts++
 				sent := now
-				d.State, d.Mode, d.LastError, d.SentAt, d.Response = model.DeliverySent, o.Mode, "", &sent, o.Response
+				d.State, d.Mode, d.LastError, d.SentAt, d.Response = model.DeliverySent, o.Mode, o.Note, &sent, o.Response
 				settled = append(settled, d)
 				st.Sent++
 			case o.Err != nil:
@@ -175,6 +175,16 @@ func (h *PlatformHandler) fail(ctx context.Context, sh *Claim, share model.Share
 	}
 	sh.Record(ctx, rows)
 	return *st, next
+}
+
+// park keeps rows with state paused and the reason, until the pause is
+// lifted.
+func park(rows []*model.Delivery, reason string, st *Stats) []*model.Delivery {
+	for _, d := range rows {
+		d.State, d.LastError = model.DeliveryPaused, reason
+		st.Paused++
+	}
+	return rows
 }
 
 var _ Handler = (*PlatformHandler)(nil)

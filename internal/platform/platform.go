@@ -15,7 +15,8 @@
 // failure's Class says; the admin UI renders a platform's settings from
 // its Fields and shows a payload through its Redact.
 //
-// The package imports only model, so every layer can speak it.
+// The package imports only model (and the phone number library, for a
+// sample lead), so every layer can speak it.
 package platform
 
 import (
@@ -93,6 +94,29 @@ type Input struct {
 	// Cookies are the platform cookies the tracker kept for the visitor
 	// (name to value: "_ttp", "_fbp").
 	Cookies map[string]string
+	// FromStage names the CRM stage the event stands for: set for a
+	// stage's event, and for the qualified event when a stage is mapped
+	// to it.
+	FromStage string
+	// Now is the time of the queueing.
+	Now time.Time
+	// Prepared is what the platform's Prepare made of the lead ahead of
+	// the transaction (see Preparer); nil when it has none.
+	Prepared any
+}
+
+// Preparer is a platform with work to do per lead outside the
+// transaction that queues the lead's events (hashing its customer data):
+// on SQLite the transaction holds the one writer.
+type Preparer interface {
+	Prepare(site *model.Site, lead *model.Lead) any
+}
+
+// VisitReader is a platform that matches a lead by its visitor's earlier
+// ad clicks or cookies: Input.Clicks and Input.Cookies are read (one query
+// per lead) only when a platform the site has on is one.
+type VisitReader interface {
+	ReadsVisits() bool
 }
 
 // Stage returns the stage's name for a "stage:<name>" kind.
@@ -118,13 +142,34 @@ type Event struct {
 // ErrSkip marks a platform that takes no such event; Skip says why.
 var ErrSkip = errors.New("not sent")
 
+// ErrTooOld marks an event older than the platform takes (it is also an
+// ErrSkip); TooOld says so.
+var ErrTooOld = errors.New("too old")
+
+// TooOld returns an error that is both ErrSkip and ErrTooOld, with the
+// platform's words.
+func TooOld(why string) error { return &skipError{why: why, old: true} }
+
 // Skip returns an ErrSkip error with the reason in words.
-func Skip(why string) error { return &skipError{why} }
+func Skip(why string) error { return &skipError{why: why} }
 
-type skipError struct{ why string }
+type skipError struct {
+	why string
+	old bool
+}
 
-func (e *skipError) Error() string        { return "not sent: " + e.why }
-func (e *skipError) Is(target error) bool { return target == ErrSkip }
+func (e *skipError) Error() string { return "not sent: " + e.why }
+func (e *skipError) Is(target error) bool {
+	return target == ErrSkip || (e.old && target == ErrTooOld)
+}
+
+// SkipWords returns a skip's words, without the "not sent: " prefix.
+func SkipWords(err error) string {
+	if e, ok := err.(*skipError); ok {
+		return e.why
+	}
+	return err.Error()
+}
 
 // Outcome is what became of one sent row.
 type Outcome struct {
@@ -138,6 +183,9 @@ type Outcome struct {
 	Response json.RawMessage
 	// Mode is the mode it was sent in ("live", "test", "validate").
 	Mode string
+	// Note is kept on an accepted row as its last words: the platform
+	// took the request only in part, say.
+	Note string
 }
 
 // TestResult is what a SendTest sent and what the platform answered.

@@ -99,7 +99,7 @@ func historyItem(lang string, h model.HistoryEntry) (title, detail string) {
 		}
 		add(tokenText(lang, h.Data["form_token"]))
 		if note := str("note"); note != "" {
-			add(tr(lang, note))
+			add(trNote(lang, note))
 		}
 		if ch := str("changed"); ch != "" {
 			var fields []string
@@ -153,6 +153,8 @@ func historyItem(lang string, h model.HistoryEntry) (title, detail string) {
 		switch {
 		case strings.Contains(refused, "in the future"):
 			add(tr(lang, "Not sent: the stage's time is in the future."))
+		case strings.Contains(refused, "takes no event older than"):
+			add(tr(lang, "Not sent: the stage is older than any platform of the site takes (Meta: 7 days; Google Ads: 90 days after the click)."))
 		case refused != "":
 			add(tr(lang, "Recorded, not sent to Meta: the stage is more than 7 days ago, and Meta takes no older event."))
 		case str("held") == app.HeldOwnerJunk:
@@ -160,7 +162,7 @@ func historyItem(lang string, h model.HistoryEntry) (title, detail string) {
 		case str("meta") != "":
 			add(tr(lang, str("meta")))
 		case str("note") != "":
-			add(tr(lang, str("note")))
+			add(trNote(lang, str("note")))
 		case str("queued") == "true" && str("event_name") != "":
 			add(tr(lang, "Meta is told with the event %s.", str("event_name")))
 		case str("queued") == "false":
@@ -198,4 +200,22 @@ func tokenText(lang string, v any) string {
 		return tr(lang, "The page had been open a long time before the form was sent.")
 	}
 	return tr(lang, "The form's token did not check out.")
+}
+
+// trNote translates a history note: sentences joined by "; ", each
+// translated on its own ("sent to Google Ads, TikTok only" with its
+// platforms as they are).
+func trNote(lang, note string) string {
+	if _, ok := turkish[note]; ok || lang != "tr" {
+		return tr(lang, note)
+	}
+	parts := strings.Split(note, "; ")
+	for i, p := range parts {
+		if to, ok := strings.CutPrefix(p, "sent to "); ok && strings.HasSuffix(to, " only") {
+			parts[i] = tr(lang, "sent to %s only", strings.TrimSuffix(to, " only"))
+			continue
+		}
+		parts[i] = tr(lang, p)
+	}
+	return strings.Join(parts, "; ")
 }
