@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nyaruka/phonenumbers"
-
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
 )
 
 // TestResult is what SendTest sent and what Meta answered.
@@ -32,74 +31,34 @@ var ErrNoGraph = errors.New("app: no Meta client configured")
 // from Meta comes back with the result (what was sent) and is an
 // *capi.APIError.
 func (s *Service) SendTest(ctx context.Context, siteID model.SiteID) (*TestResult, error) {
-	if s.graph == nil {
+	res, err := s.SendTestTo(ctx, siteID, model.DestinationMeta)
+	if errors.Is(err, capi.ErrNoSender) {
 		return nil, ErrNoGraph
 	}
+	if res == nil {
+		return nil, err
+	}
+	if err == nil {
+		s.log.Info("test event sent", "site", string(siteID), "platform", model.DestinationMeta)
+	}
+	return &TestResult{PixelID: res.Account, TestEventCode: res.Code, Event: res.Event, Answer: res.Answer}, err
+}
+
+// SendTestTo sends one made-up lead event of a site to one platform at
+// once, marked as a test as the platform allows (its SendTest), so the
+// owner sees it arrive before going live. Nothing is stored.
+func (s *Service) SendTestTo(ctx context.Context, siteID model.SiteID, name string) (*platform.TestResult, error) {
 	site, err := s.db.SiteByID(ctx, siteID)
 	if err != nil {
 		return nil, err
 	}
-	m := site.Settings.Meta
-	switch {
-	case m.TestEventCode == "":
-		return nil, model.Invalid("test_event_code", "the site has none: copy it from Events Manager's Test Events tab into meta.test_event_code")
-	case m.PixelID == "":
-		return nil, model.Invalid("pixel_id", "the site has no pixel id")
-	case site.AccessToken == "":
-		return nil, model.Invalid("access_token", "the site has no Meta access token")
+	p := s.platformOf(name)
+	if p == nil || p.Name() != name {
+		return nil, model.Invalid("platform", fmt.Sprintf("no platform %q", name))
 	}
-	now := s.now().UTC()
-	lead := &model.Lead{
-		ID:          model.LeadID(model.NewID("ld_test_", now)),
-		SiteID:      site.ID,
-		EventID:     "cleanads-test-" + model.NewUUID(),
-		Email:       "cleanads.test@example.com",
-		Phone:       samplePhone(site.Settings.Country),
-		FirstName:   "Test",
-		LastName:    "Lead",
-		ExternalID:  "cleanads-test",
-		PageURL:     samplePage(site),
-		FBP:         fmt.Sprintf("fb.1.%d.%d", now.UnixMilli(), now.UnixNano()%1e10),
-		ClientIP:    "203.0.113.7",
-		UserAgent:   "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36",
-		SubmittedAt: now,
-	}
-	ev, err := capi.BuildLeadEvent(capi.BuildParams{Site: site, Lead: lead, Kind: model.KindLead,
-		CustomData: map[string]any{"lead_event_source": "CleanAds send-test"}})
-	if err != nil {
-		return nil, err
-	}
-	if err := capi.Precheck(&ev, now); err != nil {
-		return nil, err
-	}
-	payload, err := json.Marshal(ev)
-	if err != nil {
-		return nil, fmt.Errorf("app: encode test event: %w", err)
-	}
-	res := &TestResult{PixelID: m.PixelID, TestEventCode: m.TestEventCode, Event: payload}
-	resp, err := s.graph.Send(ctx, capi.SendRequest{PixelID: m.PixelID, AccessToken: site.AccessToken,
-		TestEventCode: m.TestEventCode, Events: []json.RawMessage{payload}})
-	if err != nil {
-		return res, err
-	}
-	res.Answer = resp.Raw
-	s.log.Info("test event sent", "site", string(site.ID), "events_received", resp.EventsReceived,
-		"fbtrace_id", resp.FBTraceID)
-	return res, nil
+	return p.SendTest(ctx, site)
 }
 
-// samplePhone is a valid mobile number of the country, in national form,
-// so it is normalised the way a visitor's would be.
-func samplePhone(country string) string {
-	if n := phonenumbers.GetExampleNumberForType(country, phonenumbers.MOBILE); n != nil {
-		return phonenumbers.Format(n, phonenumbers.NATIONAL)
-	}
-	return "+1 202 555 0143"
-}
-
-func samplePage(site *model.Site) string {
-	if len(site.Settings.Origins) > 0 {
-		return site.Settings.Origins[0] + "/cleanads-test"
-	}
-	return "https://www.example.com/cleanads-test"
-}
+// Platforms are the ad platforms the service queues for, in the order
+// the owner's pages show them.
+func (s *Service) Platforms() []platform.Platform { return s.platforms }

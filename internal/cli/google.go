@@ -11,22 +11,28 @@ import (
 	"github.com/nyaruka/phonenumbers"
 	"golang.org/x/oauth2"
 
+	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/google"
 	"github.com/cleanads/cleanads/internal/jobs"
 	"github.com/cleanads/cleanads/internal/metrics"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
+	"github.com/cleanads/cleanads/internal/platforms"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
-// googleDestinations returns the google destination's handler when a site
-// sends to Google, with one token source per credential for every worker,
-// its requests counted when metrics are on.
-// A site's Google pause stands across a restart: it is lifted when the
-// site's google block or credentials change (provision, before this) or
-// from the sites page, once the owner has fixed the account.
-func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, m *metrics.Metrics) (map[string]deliver.Handler, *deliver.Google, error) {
+// platformSetup makes the ad platforms (platforms.All) with their
+// clients, and the runner's handler of each platform other than Meta
+// (whose handler is the runner's own): Google's with its follow-up of
+// requests, every other platform's through deliver.PlatformHandler.
+// Google's requests are counted when metrics are on. A site's Google
+// pause stands across a restart: it is lifted when the site's google
+// block or credentials change (provision, before this) or from the sites
+// page, once the owner has fixed the account.
+func platformSetup(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, m *metrics.Metrics,
+	graph capi.Sender) ([]platform.Platform, map[string]deliver.Handler, *deliver.Google, error) {
 	creds := map[model.SiteID]google.Credentials{}
 	for _, s := range c.Sites {
 		if !s.Google.Enabled() {
@@ -35,29 +41,35 @@ func googleDestinations(ctx context.Context, c *config.Config, db *store.DB, log
 		creds[model.SiteID(s.ID)] = googleCredentials(c, &s)
 		sh := model.Share{Site: model.SiteID(s.ID), Destination: model.DestinationGoogle}
 		if reason, err := db.DestinationPauseReason(ctx, sh); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		} else if reason != "" {
 			log.Warn("google deliveries stay paused for site: change its google credentials or settings, or resume on the sites page",
 				"site", s.ID, "reason", reason)
 		}
-	}
-	if len(creds) == 0 {
-		return nil, nil, nil
 	}
 	client, tokens := googleClient(c)
 	var sender deliver.GoogleSender = client
 	if m != nil {
 		sender = m.GoogleSender(client)
 	}
-	h := deliver.NewGoogle(deliver.GoogleOptions{Store: db, Sender: sender,
-		Tokens: func(site model.SiteID) (oauth2.TokenSource, error) {
-			cr, ok := creds[site]
-			if !ok {
-				return nil, &google.AuthError{Err: fmt.Errorf("site %s has no Google credentials in the config", site)}
-			}
-			return tokens.Source(cr)
-		}, Logger: log, Now: time.Now})
-	return map[string]deliver.Handler{model.DestinationGoogle: h}, h, nil
+	siteTokens := func(site model.SiteID) (oauth2.TokenSource, error) {
+		cr, ok := creds[site]
+		if !ok {
+			return nil, &google.AuthError{Err: fmt.Errorf("site %s has no Google credentials in the config", site)}
+		}
+		return tokens.Source(cr)
+	}
+	g := deliver.NewGoogle(deliver.GoogleOptions{Store: db, Sender: sender, Tokens: siteTokens, Logger: log, Now: time.Now})
+	deps := platform.Deps{Logger: log, Now: time.Now, Endpoints: c.PlatformAPIURLs}
+	list := platforms.All(deps, platforms.Clients{Meta: graph, Google: sender,
+		GoogleTokens: func(site *model.Site) (oauth2.TokenSource, error) { return siteTokens(site.ID) }})
+	handlers := map[string]deliver.Handler{model.DestinationGoogle: g}
+	for _, p := range list {
+		if _, ok := handlers[p.Name()]; !ok && p.Name() != model.DestinationMeta {
+			handlers[p.Name()] = deliver.NewPlatformHandler(p, db)
+		}
+	}
+	return list, handlers, g, nil
 }
 
 // googleCredentials are a configured site's Google credentials, with the
@@ -145,9 +157,6 @@ func sendTestGoogle(ctx context.Context, e *env, cfgPath, siteID string) error {
 // googleJobs is the follow-up of the requests Google was still processing,
 // when a site sends to Google.
 func googleJobs(h *deliver.Google, log *slog.Logger) []jobs.Job {
-	if h == nil {
-		return nil
-	}
 	return []jobs.Job{{Name: "google-request-status", Every: time.Minute, Run: func(ctx context.Context) error {
 		n, err := h.Follow(ctx)
 		if n > 0 {

@@ -167,16 +167,13 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 	// The use cases first: the Lead Ads fetch, a destination of the
 	// runner, stores leads through them; they wake the runner once built.
 	wake := &notifyLater{}
-	k.svc = app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
-		Graph: graph, Notifier: wake})
-	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: k.svc, Logger: log, Now: time.Now})
-	dests, googleDest, err := googleDestinations(ctx, c, db, log, k.metrics)
+	list, dests, googleDest, err := platformSetup(ctx, c, db, log, k.metrics, graph)
 	if err != nil {
 		return nil, err
 	}
-	if dests == nil {
-		dests = map[string]deliver.Handler{}
-	}
+	k.svc = app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
+		Graph: graph, Notifier: wake, Platforms: list})
+	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: k.svc, Logger: log, Now: time.Now})
 	dests[model.DestinationMetaLeadgen] = leadAds
 	k.runner = deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
 		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll),

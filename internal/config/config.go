@@ -65,7 +65,11 @@ type Config struct {
 	TLS TLS `yaml:"tls"`
 	// Google is the Data Manager API shared by the sites' google blocks.
 	Google Google `yaml:"google"`
-	Sites  []Site `yaml:"sites"`
+	// PlatformAPIURLs are the API addresses of the platforms that have no
+	// block of their own here, by platform name (a stand-in's in tests, a
+	// proxy): {tiktok: "http://127.0.0.1:9000"}.
+	PlatformAPIURLs map[string]string `yaml:"platform_api_urls"`
+	Sites           []Site            `yaml:"sites"`
 
 	// Proxies is TrustedProxies parsed by Validate.
 	Proxies []netip.Prefix `yaml:"-"`

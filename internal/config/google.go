@@ -89,6 +89,11 @@ func (c *Config) validateGoogle(errs *Problems) {
 	if c.Google.APIURL == "" {
 		c.Google.APIURL = google.DefaultBaseURL
 	}
+	for name, v := range c.PlatformAPIURLs {
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs.add("platform_api_urls."+name, "want an http(s) URL, got %q", v)
+		}
+	}
 	if u, err := url.Parse(c.Google.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs.add("google.api_url", "want an http(s) URL, got %q", c.Google.APIURL)
 	}

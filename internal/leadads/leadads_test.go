@@ -439,9 +439,9 @@ func TestGraphErrors(t *testing.T) {
 	body = webhook([]change{{leadgen: l3.ID, form: formID, created: l3.Created}})
 	f.post(t, body, sign(body, appSecret))
 	f.run(t)
-	pauses, _ = f.db.DestinationPauses(f.ctx, "dent")
-	if len(pauses) != 1 || !strings.Contains(pauses[0].Reason, "lacks leads_retrieval") {
-		t.Fatalf("pauses %+v", pauses)
+	p, err := f.db.DestinationPauseOf(f.ctx, model.Share{Site: "dent", Destination: model.DestinationMetaLeadgen})
+	if err != nil || !strings.Contains(p.Reason, "lacks leads_retrieval") {
+		t.Fatalf("pause %+v %v", p, err)
 	}
 	// A lead Meta has no more is dead, not retried forever.
 	f.g.SetPermission("leads_retrieval", "granted")
