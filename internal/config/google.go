@@ -133,9 +133,6 @@ func validateSiteGoogle(s *Site, key string, errs *Problems) {
 		if !isDigits(action) {
 			errs.add(key+".stages."+stage, "want the conversion action id (digits), got %q", action)
 		}
-		if _, ok := s.Meta.Stages[stage]; !ok && stage != model.StageQualified {
-			errs.add(key+".stages."+stage, "the stage is not in meta.stages: CleanAds takes only the stages meta.stages names")
-		}
 	}
 	g.Currency = strings.ToUpper(strings.TrimSpace(g.Currency))
 	if g.Currency != "" && !model.IsCurrencyCode(g.Currency) {

@@ -66,7 +66,7 @@ sites:
     google:
       operating_account_id: "12345"
       qualified_conversion_action: "abc"
-      stages: {won: "222"}
+      stages: {won: "2x2"}
       currency: euro
       consent: {ad_user_data: yes}
       mode: test
@@ -113,5 +113,32 @@ sites:
 	g := c.Sites[0].Google
 	if g.Credentials.ClientSecret != "env-secret" || g.Credentials.RefreshToken != "env-refresh" || g.Mode != "validate" {
 		t.Errorf("from env: %+v", g)
+	}
+}
+
+// A site that sends only to Google needs no meta block: its stages are
+// Google's alone.
+func TestGoogleOnlySite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	os.WriteFile(path, []byte(`
+sites:
+  - id: shop
+    country: DE
+    api_key: "0123456789abcdef-api"
+    google:
+      operating_account_id: 123-456-7890
+      stages: {meeting: "333", won: "222"}
+      client_id: cid.apps.googleusercontent.com
+      client_secret: secret
+      refresh_token: "1//refresh"
+`), 0o600)
+	c, err := Load(path, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Sites[0].SiteModel()
+	if s.Settings.Meta.PixelID != "" || s.Settings.Google.ConversionAction("stage:meeting") != "333" {
+		t.Errorf("site: %+v", s.Settings)
 	}
 }

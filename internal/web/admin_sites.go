@@ -218,8 +218,10 @@ func (s *Server) adminSiteSave(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := cs.SiteModel()
-	// Not a config file's setting: the call tracker's token stays.
+	// Not a config file's setting: the call tracker's token stays, and so
+	// do the platforms' settings and secrets, which have their own form.
 	next.Settings.CallTokenHash = site.Settings.CallTokenHash
+	next.Settings.Platforms, next.Secrets = site.Settings.Platforms, site.Secrets
 	if err := s.app.SiteSave(r.Context(), next); err != nil {
 		if errors.Is(err, app.ErrPinned) {
 			err = errStatus(http.StatusConflict, tr(p.Lang, "This site is set in the config file; change it there."))

@@ -741,6 +741,7 @@ func TestAdminSiteSaveKeepsHiddenSettings(t *testing.T) {
 	st.Google = &model.GoogleSettings{OperatingAccountID: "1234567890", QualifiedConversionAction: "6812345001",
 		Stages: map[string]string{"won": "6812345002"}, Currency: "EUR", Mode: "validate",
 		Consent: model.GoogleConsent{AdUserData: "granted", AdPersonalization: "denied"}}
+	st.Platforms = map[string]json.RawMessage{"tiktok": json.RawMessage(`{"pixel_code":"C4ABCDEF"}`)}
 	site.LeadAds = model.LeadAdsSecrets{AccessToken: "EAAleadads", AppSecret: "app-secret-0123456789abcdef", VerifyToken: "verify-token-0123456789"}
 	v := reflect.ValueOf(*st)
 	for i := range v.NumField() {
