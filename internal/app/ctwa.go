@@ -278,4 +278,3 @@ func clip(v string, max int) string {
 	}
 	return v[:max]
 }
-

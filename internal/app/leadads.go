@@ -231,4 +231,3 @@ func (s *Service) LeadAdsIngest(ctx context.Context, site *model.Site, l *capi.L
 		lead.Source, lead.SourceDetail = model.SourceLeadAds, detail
 	})
 }
-

@@ -270,12 +270,12 @@ var turkish = map[string]string{
 	"User agent":       "Tarayıcı bilgisi",
 
 	// Run-time notes from the use cases.
-	"too late for Meta: the lead came in more than 7 days ago":         "Meta için çok geç: başvuru 7 günden önce geldi",
-	"not sent to Meta: the event is more than 7 days old, and Meta takes none older": "Meta'ya gönderilmedi: olay 7 günden eski ve Meta daha eskisini almıyor",
+	"too late for Meta: the lead came in more than 7 days ago":                                                "Meta için çok geç: başvuru 7 günden önce geldi",
+	"not sent to Meta: the event is more than 7 days old, and Meta takes none older":                          "Meta'ya gönderilmedi: olay 7 günden eski ve Meta daha eskisini almıyor",
 	"not sent to Google Ads: the lead came more than 90 days ago, and Google takes no older click conversion": "Google Ads'e gönderilmedi: başvuru 90 günden önce geldi ve Google daha eski tıklama dönüşümü almıyor",
 	"sent to %s only": "yalnızca %s platformuna gönderildi",
 	"Not sent: the stage is older than any platform of the site takes (Meta: 7 days; Google Ads: 90 days after the click).": "Gönderilmedi: aşama, sitenin hiçbir platformunun aldığından daha eski (Meta: 7 gün; Google Ads: tıklamadan sonra 90 gün).",
-	"review expired unconfirmed: the qualified event will not be sent": "inceleme onaylanmadan sona erdi: nitelikli olay gönderilmeyecek",
+	"review expired unconfirmed: the qualified event will not be sent":                                                      "inceleme onaylanmadan sona erdi: nitelikli olay gönderilmeyecek",
 	"whatsapp_reply":             "WhatsApp yanıtı",
 	"was %s":                     "önceki: %s",
 	"score %s":                   "puan %s",
