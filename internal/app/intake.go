@@ -33,10 +33,14 @@ type LeadInput struct {
 	GClid      string            `json:"gclid"`
 	ExternalID string            `json:"external_id"`
 	LeadAdsID  string            `json:"lead_id"`
-	VisitorID  string            `json:"visitor_id"`
-	Consent    *bool             `json:"consent"`
-	FillMS     *int64            `json:"fill_ms"`
-	Honeypot   string            `json:"hp"`
+	// Cookies are the ad platforms' first-party browser cookies by name
+	// (TikTok's _ttp), as the browser sent them with the form; a site's
+	// server may pass them on.
+	Cookies   map[string]string `json:"cookies"`
+	VisitorID string            `json:"visitor_id"`
+	Consent   *bool             `json:"consent"`
+	FillMS    *int64            `json:"fill_ms"`
+	Honeypot  string            `json:"hp"`
 	// FormToken is the signed token t.js got with the visit.
 	FormToken string `json:"form_token"`
 	// Confirmed says the form's plugin told t.js the site took this
@@ -64,6 +68,7 @@ const (
 	maxURL     = 2048
 	maxMessage = 10000
 	maxFields  = 50
+	maxCookies = 10
 	maxEventID = 100
 )
 
@@ -265,6 +270,17 @@ func (s *Service) leadFromInput(site *model.Site, in *LeadInput, now time.Time, 
 		UserAgent:   check("user_agent", in.UserAgent, maxURL),
 		ReceivedAt:  now,
 		SubmittedAt: now,
+	}
+	if len(in.Cookies) > maxCookies {
+		errs = append(errs, model.Invalid("cookies", fmt.Sprintf("has more than %d entries", maxCookies)))
+	}
+	for k, v := range in.Cookies {
+		if v = check("cookies."+k, v, maxShort); v != "" && len(in.Cookies) <= maxCookies {
+			if l.SourceDetail == nil {
+				l.SourceDetail = map[string]string{}
+			}
+			l.SourceDetail[model.DetailCookiePrefix+check("cookies", k, maxShort)] = v
+		}
 	}
 	if len(in.Fields) > maxFields {
 		errs = append(errs, model.Invalid("fields", fmt.Sprintf("has more than %d entries", maxFields)))

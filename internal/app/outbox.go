@@ -110,12 +110,13 @@ func (s *Service) queueEvents(ctx context.Context, tx *store.Tx, site *model.Sit
 			return r, err
 		}
 	}
+	cookies := lead.Cookies()
 	var rows []*model.Delivery
 	var labels []string
 	for _, spec := range specs {
 		for _, p := range on {
 			in := platform.Input{Site: site, Lead: lead, Kind: spec.Kind, At: spec.EventTime, Value: spec.Value,
-				Currency: spec.Currency, ActionSource: spec.ActionSource, Clicks: clicks, FromStage: spec.FromStage,
+				Currency: spec.Currency, ActionSource: spec.ActionSource, Clicks: clicks, Cookies: cookies, FromStage: spec.FromStage,
 				Now: now, Prepared: spec.Prepared[p.Name()]}
 			ev, err := p.Build(ctx, in)
 			switch {

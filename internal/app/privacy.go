@@ -354,7 +354,7 @@ var detailPersonal = map[string]bool{model.DetailWhatsAppUserID: true, model.Det
 func redactDetail(d map[string]string) map[string]string {
 	out := make(map[string]string, len(d))
 	for k, v := range d {
-		if !detailPersonal[k] {
+		if !detailPersonal[k] && !strings.HasPrefix(k, model.DetailCookiePrefix) {
 			out[k] = v
 		}
 	}

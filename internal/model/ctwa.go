@@ -18,6 +18,25 @@ const (
 	DetailWhatsAppUserID = "whatsapp_user_id" // the sender's business-scoped user id
 )
 
+// DetailCookiePrefix prefixes the SourceDetail keys of a website lead's
+// platform cookies ("cookie._ttp"): browser ids of the ad platforms'
+// pixels, kept for matching and forgotten with the person.
+const DetailCookiePrefix = "cookie."
+
+// Cookies are a lead's platform cookies by name.
+func (l *Lead) Cookies() map[string]string {
+	var out map[string]string
+	for k, v := range l.SourceDetail {
+		if name, ok := strings.CutPrefix(k, DetailCookiePrefix); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = v
+		}
+	}
+	return out
+}
+
 // What a site sends to its WhatsApp Business Account's dataset, in
 // WhatsAppSettings.Events.
 const (

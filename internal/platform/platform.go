@@ -112,6 +112,14 @@ type Preparer interface {
 	Prepare(site *model.Site, lead *model.Lead) any
 }
 
+// CookieReader is a platform whose pixel sets first-party cookies that
+// identify the browser at the platform (TikTok's _ttp): the browser sends
+// them with the form to the tracker's subdomain, and the lead keeps them
+// (Input.Cookies) until it is forgotten.
+type CookieReader interface {
+	Cookies() []string
+}
+
 // VisitReader is a platform that matches a lead by its visitor's earlier
 // ad clicks or cookies: Input.Clicks and Input.Cookies are read (one query
 // per lead) only when a platform the site has on is one.

@@ -10,6 +10,7 @@ import (
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
 )
 
 // Cookie names: Meta's own for the click and browser ids (the pixel reads
@@ -177,6 +178,16 @@ func (s *Server) browserCookies(r *http.Request, in *app.LeadInput) {
 	if v := cookieValue(r, cookieFBP); in.FBP == "" && v != "" && capi.CheckFBP(v, now) == nil {
 		in.FBP = v
 	}
+	// The platforms' own browser ids (TikTok's _ttp), set by their pixels
+	// on the site's domain, which the tracker's subdomain shares.
+	for _, name := range s.platformCookies() {
+		if v := cookieValue(r, name); v != "" && len(v) <= 200 && in.Cookies[name] == "" {
+			if in.Cookies == nil {
+				in.Cookies = map[string]string{}
+			}
+			in.Cookies[name] = v
+		}
+	}
 	// Only a value shaped like ours: a tampered cookie must not fail the lead.
 	if v := cookieValue(r, cookieVisitor); in.VisitorID == "" && len(v) <= 64 && strings.HasPrefix(v, "v_") {
 		in.VisitorID = v
@@ -194,4 +205,16 @@ func firstNonEmpty(a, b string) string {
 func mediaType(r *http.Request) string {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	return ct
+}
+
+// platformCookies are the names of the first-party cookies the platforms'
+// pixels set (platform.CookieReader).
+func (s *Server) platformCookies() []string {
+	var names []string
+	for _, p := range s.app.Platforms() {
+		if c, ok := p.(platform.CookieReader); ok {
+			names = append(names, c.Cookies()...)
+		}
+	}
+	return names
 }
