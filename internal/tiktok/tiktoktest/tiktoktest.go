@@ -115,6 +115,11 @@ type fault struct {
 	retryAfter   string
 }
 
+// failAt is a fault of one request, by its number.
+type failAt struct {
+	n, code int
+}
+
 // Server is the stand-in; its URL is the base URL of TikTok's Business API.
 type Server struct {
 	*httptest.Server
@@ -126,6 +131,7 @@ type Server struct {
 	sets     map[string]bool
 	testCode string
 	queue    []fault
+	at       []failAt
 	refused  map[string]string
 	paused   bool
 	requests []Request
@@ -167,6 +173,14 @@ func (s *Server) FailNext(n, code int, retryAfter string) {
 	for range n {
 		s.queue = append(s.queue, fault{code: code, retryAfter: retryAfter})
 	}
+}
+
+// FailAt answers the n-th request the server receives (1-based, counted
+// from its start) with TikTok's error code, whatever comes before it.
+func (s *Server) FailAt(n, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.at = append(s.at, failAt{n: n, code: code})
 }
 
 // FailNextHTTP answers the next n requests with an HTTP status and a body
@@ -251,6 +265,12 @@ func (s *Server) track(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		rec.EventSource, rec.EventSourceID, rec.TestEventCode, rec.Events = b.EventSource, b.EventSourceID, b.TestEventCode, b.Data
+	}
+	for _, f := range s.at {
+		if f.n == rec.N {
+			answer(f.code, faultMessage(f.code))
+			return
+		}
 	}
 	if len(s.queue) > 0 {
 		f := s.queue[0]
