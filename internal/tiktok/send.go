@@ -234,6 +234,11 @@ func (p *Platform) Send(ctx context.Context, site *model.Site, rows []*model.Del
 	var order []string
 	byAccount := map[string][]int{}
 	for i, d := range rows {
+		if !json.Valid(d.Payload) {
+			// It would spoil its whole request, and no retry mends it.
+			out[i] = platform.Outcome{Err: errors.New("the stored TikTok event is not JSON; it was not sent")}
+			continue
+		}
 		if _, ok := byAccount[d.PixelID]; !ok {
 			order = append(order, d.PixelID)
 		}

@@ -216,6 +216,12 @@ func TestSendGroupsByAccount(t *testing.T) {
 	if len(reqs) != 2 || reqs[0].EventSource != "web" || reqs[1].EventSource != "crm" || reqs[1].EventSourceID != tiktoktest.CRMEventSetID {
 		t.Errorf("requests %+v, want one web and one crm", reqs)
 	}
+	// A stored payload that is not JSON is dead on its own; the others go.
+	rows[0].Payload = json.RawMessage(`{"event":`)
+	out, err = p.Send(context.Background(), site, rows)
+	if err != nil || out[0].Err == nil || out[0].Accepted || !out[1].Accepted {
+		t.Errorf("a broken payload: %v %+v", err, out)
+	}
 }
 
 // A web event older than TikTok takes is refused by the stand-in; the
