@@ -231,6 +231,10 @@ func (p *Platform) Send(ctx context.Context, site *model.Site, rows []*model.Del
 	if tok == "" {
 		return out, &platform.Failure{Class: platform.Paused, Words: "the site has no TikTok access token: generate one in Events Manager and paste it in the site's TikTok settings"}
 	}
+	if mode == model.ModeTest && s.TestEventCode == "" {
+		// Sent without the code, test events would count as real ones.
+		return out, &platform.Failure{Class: platform.Paused, Words: "the site's TikTok settings are in test mode without a test event code: give the code from Events Manager's Test events tab, or choose live"}
+	}
 	var order []string
 	byAccount := map[string][]int{}
 	for i, d := range rows {

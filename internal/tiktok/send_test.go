@@ -75,6 +75,14 @@ func TestSendTestModeAndDryRun(t *testing.T) {
 		t.Errorf("requests %+v, want the test event code on the request", r)
 	}
 
+	// Test mode without its code sends nothing: the events would count.
+	noCode := full()
+	noCode.Mode = model.ModeTest
+	_, err = p.Send(context.Background(), tiktokSite(t, noCode), leadRows(t, p, site, 1))
+	if f := platform.Classify(err); err == nil || f.Class != platform.Paused || !strings.Contains(f.Words, "test event code") {
+		t.Errorf("test mode without a code: %v", err)
+	}
+
 	s.Mode = model.ModeDryRun
 	dry := tiktokSite(t, s)
 	out, err = p.Send(context.Background(), dry, leadRows(t, p, dry, 2))
