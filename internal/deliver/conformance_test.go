@@ -20,6 +20,8 @@ import (
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 	"github.com/cleanads/cleanads/internal/testkit"
+	"github.com/cleanads/cleanads/internal/tiktok"
+	"github.com/cleanads/cleanads/internal/tiktok/tiktoktest"
 )
 
 // standIn is one platform set up for a site that sends to it alone, with
@@ -127,6 +129,32 @@ var kits = []platformKit{
 			clear: []string{"Cj0-conformance-gclid"},
 		}
 	}},
+	{tiktok.Name, func(t *testing.T, f *confFix, site *model.Site) *standIn {
+		srv := tiktoktest.New(t)
+		srv.SetNow(f.clk.Now)
+		raw, _ := json.Marshal(tiktok.Settings{PixelCode: tiktoktest.PixelCode, CRMEventSetID: tiktoktest.CRMEventSetID})
+		site.Settings.Platforms = map[string]json.RawMessage{tiktok.Name: raw}
+		site.Secrets = map[string]string{platform.SecretName(tiktok.Name, tiktok.SecretAccessToken): tiktoktest.AccessToken}
+		p := tiktok.New(platform.Deps{Endpoints: map[string]string{tiktok.Name: srv.URL}, Now: f.clk.Now})
+		return &standIn{p: p, handler: deliver.NewPlatformHandler(p, f.db), perLead: 2,
+			accepted: srv.AcceptedIDs,
+			failNext: func(n int, throttle bool) {
+				if throttle {
+					srv.FailNext(n, tiktoktest.CodeTooFrequent, "")
+				} else {
+					srv.FailNext(n, tiktoktest.CodeSystemError, "")
+				}
+			},
+			breakAuth: srv.Pause,
+			fixAuth: func(t *testing.T, f *confFix) {
+				srv.Resume()
+				if _, err := f.svc.Resume(f.ctx, f.site.ID, tiktok.Name); err != nil {
+					t.Fatal(err)
+				}
+			},
+			clear: []string{"203.0.113.9", "Mozilla/5.0 (test)", "ttclid-conformance", "ttp-conformance"},
+		}
+	}},
 }
 
 // confFix is a site that sends to one platform alone, the use cases that
@@ -176,6 +204,8 @@ func (f *confFix) submit(t *testing.T, n int) *model.Lead {
 	t.Helper()
 	in := lead(n)
 	in.GClid = "Cj0-conformance-gclid"
+	in.PageURL += "?ttclid=ttclid-conformance"
+	in.Cookies = map[string]string{"_ttp": "ttp-conformance"}
 	l, _, err := f.svc.Submit(f.ctx, f.site, in)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +332,7 @@ func TestPlatformConformance(t *testing.T) {
 				f.submit(t, 0)
 				// Node a claims and dies before recording anything.
 				claimed, err := f.db.DeliveryClaimFor(f.ctx, model.ClaimParams{Owner: "node-a", Now: f.clk.Now(),
-					LeaseUntil: f.clk.Now().Add(time.Minute), Limit: 100, Destinations: model.Destinations()})
+					LeaseUntil: f.clk.Now().Add(time.Minute), Limit: 100, Destinations: append(model.Destinations(), kit.name)})
 				if err != nil || len(claimed) == 0 {
 					t.Fatalf("claimed %d %v", len(claimed), err)
 				}

@@ -100,6 +100,11 @@ func (h *PlatformHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.T
 			}
 			d.UpdatedAt = now
 			switch {
+			case o.Accepted && o.Mode == model.ModeDryRun:
+				// Built and kept, never sent: the site is in dry run.
+				d.State, d.Mode, d.LastError, d.Response = model.DeliveryDryRun, o.Mode, "", o.Response
+				settled = append(settled, d)
+				st.DryRun++
 			case o.Accepted:
 				d.Attempts++
 				sent := now

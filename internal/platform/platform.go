@@ -189,7 +189,9 @@ type Outcome struct {
 	Err error
 	// Response is the platform's answer as kept on the row.
 	Response json.RawMessage
-	// Mode is the mode it was sent in ("live", "test", "validate").
+	// Mode is the mode it was sent in ("live", "test", "validate"); an
+	// accepted outcome in mode "dry_run" was not sent (the row is kept as
+	// dry_run).
 	Mode string
 	// Note is kept on an accepted row as its last words: the platform
 	// took the request only in part, say.

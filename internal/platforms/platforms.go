@@ -7,6 +7,7 @@ import (
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/google"
 	"github.com/cleanads/cleanads/internal/platform"
+	"github.com/cleanads/cleanads/internal/tiktok"
 )
 
 // Clients are the API clients of the platforms that are not made from
@@ -22,5 +23,6 @@ func All(d platform.Deps, c Clients) []platform.Platform {
 	return []platform.Platform{
 		capi.NewMeta(c.Meta, d),
 		google.NewPlatform(c.Google, c.GoogleTokens, d),
+		tiktok.New(d),
 	}
 }

@@ -202,14 +202,14 @@ func (p *Platform) On(site *model.Site) bool {
 	return (s.PixelCode != "" || s.CRMEventSetID != "") && token(site) != ""
 }
 
-// DryRun tells whether the site's TikTok events are built and kept but
-// never sent (mode dry_run). Send accepts such rows without a request;
-// a caller that queues rows can ask first and keep them as
-// model.DeliveryDryRun, as Meta's are.
-func (p *Platform) DryRun(site *model.Site) bool {
-	s, _, _ := settings(site)
-	return s.Mode == model.ModeDryRun
-}
+// Cookies are the first-party cookie TikTok's pixel sets on the site's
+// domain: _ttp, its browser id, which the tracker's subdomain receives
+// with the form (platform.CookieReader).
+func (p *Platform) Cookies() []string { return []string{"_ttp"} }
+
+// ReadsVisits: TikTok matches by the ttclid of the visitor's latest visit
+// from a TikTok ad (platform.VisitReader).
+func (p *Platform) ReadsVisits() bool { return true }
 
 // Fields are the TikTok settings as the admin UI edits them.
 func (p *Platform) Fields() []platform.Field {
