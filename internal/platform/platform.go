@@ -120,6 +120,14 @@ type CookieReader interface {
 	Cookies() []string
 }
 
+// PixelPairer is a platform whose browser pixel the tracker fires a lead
+// with, under the lead's own event_id, so the platform counts the browser's
+// event and the server's once: PixelLeadEvent is the event's name for the
+// site ("" when the site sends the platform no website leads).
+type PixelPairer interface {
+	PixelLeadEvent(site *model.Site) string
+}
+
 // VisitReader is a platform that matches a lead by its visitor's earlier
 // ad clicks or cookies: Input.Clicks and Input.Cookies are read (one query
 // per lead) only when a platform the site has on is one.

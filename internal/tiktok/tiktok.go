@@ -207,6 +207,18 @@ func (p *Platform) On(site *model.Site) bool {
 // with the form (platform.CookieReader).
 func (p *Platform) Cookies() []string { return []string{"_ttp"} }
 
+// PixelLeadEvent is the event t.js fires on the site's TikTok pixel
+// (ttq) for a website lead, with the lead's event_id, so TikTok counts the
+// browser's event and ours once (platform.PixelPairer); "" when the site
+// has no TikTok pixel.
+func (p *Platform) PixelLeadEvent(site *model.Site) string {
+	s, ok, err := settings(site)
+	if !ok || err != nil || s.PixelCode == "" || !p.On(site) {
+		return ""
+	}
+	return s.leadEvent()
+}
+
 // ReadsVisits: TikTok matches by the ttclid of the visitor's latest visit
 // from a TikTok ad (platform.VisitReader).
 func (p *Platform) ReadsVisits() bool { return true }

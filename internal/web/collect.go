@@ -49,6 +49,9 @@ type collectAnswer struct {
 	FBP       string `json:"fbp,omitempty"`
 	// LeadEvent is the pixel event a lead is fired as.
 	LeadEvent string `json:"lead_event"`
+	// Pixels are the other platforms' browser pixels t.js fires a lead
+	// on, with the event's name (platform.PixelPairer): {"tiktok": "Lead"}.
+	Pixels map[string]string `json:"pixels,omitempty"`
 }
 
 // collect takes a page view from t.js (JSON, or text/plain so the browser
@@ -91,7 +94,8 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ans := collectAnswer{Consent: res.Consent, FormToken: res.FormToken, LeadEvent: site.Settings.Meta.LeadEventName()}
+	ans := collectAnswer{Consent: res.Consent, FormToken: res.FormToken, LeadEvent: site.Settings.Meta.LeadEventName(),
+		Pixels: s.pixelEvents(site)}
 	switch {
 	case res.Visitor != nil:
 		v := res.Visitor
@@ -217,4 +221,21 @@ func (s *Server) platformCookies() []string {
 		}
 	}
 	return names
+}
+
+// pixelEvents are the lead events of the platforms' browser pixels t.js
+// pairs with, by platform name.
+func (s *Server) pixelEvents(site *model.Site) map[string]string {
+	var out map[string]string
+	for _, p := range s.app.Platforms() {
+		if pp, ok := p.(platform.PixelPairer); ok {
+			if ev := pp.PixelLeadEvent(site); ev != "" {
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[p.Name()] = ev
+			}
+		}
+	}
+	return out
 }

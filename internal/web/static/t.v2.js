@@ -36,6 +36,13 @@
   function pixel(name, id) {
     if (allowed() && typeof w.fbq == 'function') w.fbq('track', name, {}, { eventID: id });
   }
+  // lead fires the lead on the site's pixels: Meta's, and TikTok's (ttq)
+  // when the site sends TikTok its leads, each with the lead's event_id.
+  function leadPixels(id) {
+    var tt = visit.pixels && visit.pixels.tiktok;
+    pixel(visit.lead_event || 'Lead', id);
+    if (tt && allowed() && w.ttq && typeof w.ttq.track == 'function') w.ttq.track(tt, {}, { event_id: id });
+  }
   // pair takes the site pixel's PageView to send with our event_id;
   // early: the pixel sent it before we looked.
   function pair() {
@@ -75,7 +82,7 @@
     o = extra(o || {});
     if (o.confirmed !== false) o.confirmed = true;
     post('leads', o);
-    pixel(visit.lead_event || 'Lead', o.event_id);
+    leadPixels(o.event_id);
     return o.event_id;
   }
 
@@ -165,7 +172,7 @@
           h.type = 'hidden'; h.name = k; h.value = o[k];
         }
       });
-      if (!o.hp && o.fill_ms >= 2000) pixel(visit.lead_event || 'Lead', c.id);
+      if (!o.hp && o.fill_ms >= 2000) leadPixels(c.id);
       return;
     }
     c.o = o;
@@ -184,7 +191,7 @@
     c.o = 0;
     if (ok) o.confirmed = true;
     post('leads', extra(o));
-    if (!c.px && !o.hp && o.fill_ms >= 2000) c.px = 1, pixel(visit.lead_event || 'Lead', o.event_id);
+    if (!c.px && !o.hp && o.fill_ms >= 2000) c.px = 1, leadPixels(o.event_id);
     if (ok) c.id = uuid(), c.t0 = c.px = 0;
     try {
       allowed() && !ok ? sessionStorage.setItem(c.k, [c.id, Date.now() + 3e5, c.t0, c.px | 0].join(' ')) : sessionStorage.removeItem(c.k);
