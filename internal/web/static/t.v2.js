@@ -34,17 +34,13 @@
   }
   function allowed() { return consent !== false && visit.consent; }
   function pixel(name, id) {
-    if (allowed() && typeof w.fbq == 'function') w.fbq('track', name, {}, { eventID: id });
-  }
-  // lead fires the lead on the site's pixels: Meta's, and TikTok's (ttq)
-  // when the site sends TikTok its leads, each with the lead's event_id.
-  function leadPixels(id) {
-    var tt = visit.pixels && visit.pixels.tiktok;
-    pixel(visit.lead_event || 'Lead', id);
-    if (tt && allowed() && w.ttq && typeof w.ttq.track == 'function') w.ttq.track(tt, {}, { event_id: id });
+    var t = w.ttq, p = visit.pixels;
+    if (!allowed()) return;
+    if (typeof w.fbq == 'function') w.fbq('track', name || visit.lead_event || 'Lead', {}, { eventID: id });
+    if (!name && t && p && p.tiktok) t.track(p.tiktok, {}, { event_id: id });
   }
   // pair takes the site pixel's PageView to send with our event_id;
-  // early: the pixel sent it before we looked.
+  // early: it was sent before we looked.
   function pair() {
     var f = w.fbq, q = f && f.queue, i;
     if (!f) return;
@@ -82,7 +78,7 @@
     o = extra(o || {});
     if (o.confirmed !== false) o.confirmed = true;
     post('leads', o);
-    leadPixels(o.event_id);
+    pixel(0, o.event_id);
     return o.event_id;
   }
 
@@ -134,7 +130,7 @@
     if (!f || f.$ca) return;
     var box = d.createElement('div'), hp = d.createElement('input'),
       k = 'cleanads' + location.pathname + [].indexOf.call(d.forms, f), v = [];
-    // A form the site's server refused and drew again keeps its lead.
+    // A form drawn again by its server keeps its lead.
     try { v = sessionStorage.getItem(k).split(' '); } catch (x) { }
     f.$ca = v[1] > Date.now() ? { id: v[0], t0: +v[2], px: +v[3] } : { id: uuid(), t0: 0 };
     f.$ca.hp = hp;
@@ -172,18 +168,18 @@
           h.type = 'hidden'; h.name = k; h.value = o[k];
         }
       });
-      if (!o.hp && o.fill_ms >= 2000) leadPixels(c.id);
+      if (!o.hp && o.fill_ms >= 2000) pixel(0, c.id);
       return;
     }
     c.o = o;
     if (!plugin(f)) return send(f);
     clearTimeout(c.tm);
-    // No word in 15 s, or the page goes: sent, unless drawn again.
+    // No word in 15 s, or the page goes: sent unless drawn again.
     c.tm = setTimeout(function () { f.isConnected && send(f); }, 15000);
     hook();
     if (f.closest('.w-form')) webflow(f, 0);
   }
-  // ok: the site took it. No pixel Lead for known junk, one per event_id.
+  // ok: the site took it. No pixel lead for known junk; one per lead.
   function send(f, ok) {
     var c = f && f.$ca, o = c && c.o;
     if (!o) return;
@@ -191,7 +187,7 @@
     c.o = 0;
     if (ok) o.confirmed = true;
     post('leads', extra(o));
-    if (!c.px && !o.hp && o.fill_ms >= 2000) c.px = 1, leadPixels(o.event_id);
+    if (!c.px && !o.hp && o.fill_ms >= 2000) c.px = 1, pixel(0, o.event_id);
     if (ok) c.id = uuid(), c.t0 = c.px = 0;
     try {
       allowed() && !ok ? sessionStorage.setItem(c.k, [c.id, Date.now() + 3e5, c.t0, c.px | 0].join(' ')) : sessionStorage.removeItem(c.k);
@@ -232,7 +228,7 @@
     doc.$ca = 1;
     ['focusin', 'keydown', 'input', 'pointerdown'].forEach(function (t) { doc.addEventListener(t, touch, true); });
     doc.addEventListener('submit', submitted, true);
-    // Contact Form 7; a failed mail is a lead, maybe sent again.
+    // Contact Form 7: a failed mail is still a lead.
     'mailsent mailfailed invalid unaccepted spam aborted'.split(' ').forEach(function (n, i) {
       doc.addEventListener('wpcf7' + n, function (e) { i > 1 ? refused(e.target) : send(e.target, !i); });
     });
