@@ -371,3 +371,74 @@ func TestPlatformConformance(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryPlatformAtOnce: a site that sends to Meta, Google and TikTok
+// sends each event to each once; Google's outage and TikTok's refused
+// token hold none of the others, and each platform catches up on its own.
+func TestEveryPlatformAtOnce(t *testing.T) {
+	f := &confFix{ctx: context.Background(), db: storetest.New(t), clk: testkit.NewClock(time.Now().UTC().Truncate(time.Second))}
+	site := testkit.Site()
+	ins := map[string]*standIn{}
+	var list []platform.Platform
+	f.opts = deliver.Options{Store: f.db, Now: f.clk.Now, Node: "node-a", Jitter: func() float64 { return 0.5 },
+		Handlers: map[string]deliver.Handler{}}
+	for _, kit := range kits {
+		si := kit.start(t, f, site)
+		ins[kit.name], list = si, append(list, si.p)
+		if si.handler != nil {
+			f.opts.Handlers[kit.name] = si.handler
+		} else {
+			f.opts.Sender = si.sender
+		}
+	}
+	f.site = testkit.AddSite(t, f.db, site, f.clk.Now())
+	f.svc = app.New(app.Options{Store: f.db, Now: f.clk.Now, Platforms: list})
+
+	ins[model.DestinationGoogle].failNext(1, false)
+	ins[tiktok.Name].breakAuth()
+	l := f.submit(t, 0)
+	f.run(t)
+	byPlatform := func() map[string]map[model.DeliveryState]int {
+		ds, err := f.db.DeliveriesByLead(f.ctx, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]map[model.DeliveryState]int{}
+		for _, d := range ds {
+			if out[d.Destination] == nil {
+				out[d.Destination] = map[model.DeliveryState]int{}
+			}
+			out[d.Destination][d.State]++
+		}
+		return out
+	}
+	got := byPlatform()
+	if got["meta"][model.DeliverySent] != 2 || got["google"][model.DeliveryRetry] != 1 || got["tiktok"][model.DeliveryPaused] != 2 {
+		t.Fatalf("after the first round: %v", got)
+	}
+	// Google comes back on its own; TikTok waits for its owner.
+	f.clk.Add(2 * time.Hour)
+	f.run(t)
+	if got := byPlatform(); got["google"][model.DeliverySent] != 1 || got["tiktok"][model.DeliveryPaused] != 2 {
+		t.Fatalf("after Google's backoff: %v", got)
+	}
+	ins[tiktok.Name].fixAuth(t, f)
+	f.run(t)
+	if got := byPlatform(); got["tiktok"][model.DeliverySent] != 2 {
+		t.Fatalf("after TikTok's token was fixed: %v", got)
+	}
+	for name, si := range ins {
+		seen := map[string]int{}
+		for _, id := range si.accepted() {
+			seen[id]++
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("%s took %s %d times", name, id, n)
+			}
+		}
+		if len(seen) != si.perLead {
+			t.Errorf("%s took %d events, want %d", name, len(seen), si.perLead)
+		}
+	}
+}

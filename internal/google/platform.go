@@ -153,6 +153,7 @@ func (p *Platform) Send(ctx context.Context, site *model.Site, rows []*model.Del
 		return nil, &platform.Failure{Class: platform.Paused, Words: "the site no longer has Google settings"}
 	}
 	out := make([]platform.Outcome, len(rows))
+	refs := make([]string, len(rows)) // each row's conversion action
 	var live []int
 	var events []Event
 	for i, d := range rows {
@@ -164,6 +165,9 @@ func (p *Platform) Send(ctx context.Context, site *model.Site, rows []*model.Del
 		if err := Check(&e); err != nil {
 			out[i].Err = err
 			continue
+		}
+		if len(e.DestinationReferences) > 0 {
+			refs[i] = e.DestinationReferences[0]
 		}
 		live, events = append(live, i), append(events, e)
 	}
@@ -203,13 +207,7 @@ func (p *Platform) Send(ctx context.Context, site *model.Site, rows []*model.Del
 			continue
 		}
 		for _, i := range idx {
-			var e Event
-			_ = json.Unmarshal(rows[i].Payload, &e)
-			ref := ""
-			if len(e.DestinationReferences) > 0 {
-				ref = e.DestinationReferences[0]
-			}
-			a, failed, words := StatusOf(id, st, ref)
+			a, failed, words := StatusOf(id, st, refs[i])
 			out[i].Response, _ = json.Marshal(a)
 			if failed {
 				out[i] = platform.Outcome{Err: errors.New(words), Response: out[i].Response}
