@@ -170,8 +170,9 @@ func (s *Server) adminPlatformSave(w http.ResponseWriter, r *http.Request) {
 		s.adminFail(w, r, errStatus(http.StatusConflict, tr(p.Lang, "This site is set in the config file; change it there.")))
 		return
 	}
-	next, values, problems := platformForm(r, p.Lang, site, pl)
-	if len(problems) == 0 {
+	next, values, problems, used := platformForm(r, p.Lang, site, pl)
+	// A platform left empty is off: nothing of it to check.
+	if len(problems) == 0 && used {
 		for _, fe := range pl.Validate(next) {
 			if _, dup := problems[fe.Key]; !dup {
 				problems[fe.Key] = tr(p.Lang, fe.Message)
@@ -210,12 +211,14 @@ func (s *Server) adminPlatformSave(w http.ResponseWriter, r *http.Request) {
 
 // platformForm reads a platform's form into a copy of the site: its
 // settings document (keys no field names are kept) and the secrets given
-// or cleared. It returns the values as typed and the problems the form
+// or cleared. It returns the values as typed, the problems the form
 // alone shows (a choice not offered, a stage line, a required field left
-// empty while others are set), in lang.
-func platformForm(r *http.Request, lang string, site *model.Site, pl platform.Platform) (*model.Site, map[string]string, map[string]string) {
+// empty while others are set), in lang, and whether any setting or secret
+// of the platform is left (false: the platform is off).
+func platformForm(r *http.Request, lang string, site *model.Site, pl platform.Platform) (next *model.Site, values, problems map[string]string, used bool) {
 	name := pl.Name()
-	next := *site
+	cp := *site
+	next = &cp
 	next.Settings.Platforms = maps.Clone(site.Settings.Platforms)
 	if next.Settings.Platforms == nil {
 		next.Settings.Platforms = map[string]json.RawMessage{}
@@ -231,8 +234,7 @@ func platformForm(r *http.Request, lang string, site *model.Site, pl platform.Pl
 	if raw := site.Settings.Platforms[name]; len(raw) > 0 {
 		_ = json.Unmarshal(raw, &doc) // unreadable: replaced whole
 	}
-	values, problems := map[string]string{}, map[string]string{}
-	used := false
+	values, problems = map[string]string{}, map[string]string{}
 	for _, f := range pl.Fields() {
 		in := r.PostFormValue(name + "." + f.Key)
 		switch f.Kind {
@@ -298,7 +300,7 @@ func platformForm(r *http.Request, lang string, site *model.Site, pl platform.Pl
 		next.Settings.Platforms[name] = b
 	}
 	next.Secrets = secrets
-	return &next, values, problems
+	return next, values, problems, used
 }
 
 // adminPlatformTest sends one made-up lead event of the site to the

@@ -30,6 +30,7 @@ type fakeAds struct {
 	api         *httptest.Server
 	mu          sync.Mutex
 	tokens      []string // the tokens the stand-in saw
+	validated   int      // Validate's calls
 }
 
 const fakeToken = "fk-secret-token-0123456789"
@@ -111,6 +112,9 @@ func (f *fakeAds) Fields() []platform.Field {
 	}
 }
 func (f *fakeAds) Validate(site *model.Site) []platform.FieldError {
+	f.mu.Lock()
+	f.validated++
+	f.mu.Unlock()
 	d := f.doc(site)
 	var out []platform.FieldError
 	if d.PixelCode != "" && strings.Trim(d.PixelCode, "0123456789") != "" {
@@ -221,6 +225,9 @@ func TestAdminPlatformSettings(t *testing.T) {
 	if p := c.get("/admin/sites/dent"); !strings.Contains(p.body, "Paused: the access token was refused") {
 		t.Errorf("the pause is not shown")
 	}
+	if p := c.get("/admin/sites"); !strings.Contains(p.body, "FakeAds: the access token was refused") {
+		t.Errorf("the sites page does not name the paused platform by its label")
+	}
 	p = save(url.Values{"fakeads.pixel_code": {" 123 "}, "fakeads.mode": {"test"}, "fakeads.access_token": {fakeToken},
 		"fakeads.stages": {"# our CRM\nWon = Purchase\n\nmeeting = Schedule"}})
 	if p.code != http.StatusSeeOther || p.hdr.Get("Location") != "/admin/sites/dent?saved=fakeads#platform-fakeads" {
@@ -278,10 +285,18 @@ func TestAdminPlatformSettings(t *testing.T) {
 		after.Secrets["fakeads.access_token"] != "wrong-token" {
 		t.Errorf("the site's form lost the platform: %d %s %v", p.code, after.Settings.Platforms["fakeads"], after.Secrets)
 	}
-	// Everything emptied and the secret removed: the platform is off.
+	// Everything emptied and the secret removed: the platform is off,
+	// with nothing of it to check.
+	fake.mu.Lock()
+	calls := fake.validated
+	fake.mu.Unlock()
 	if p := save(url.Values{"fakeads.access_token.clear": {"1"}}); p.code != http.StatusSeeOther {
 		t.Fatalf("turn off: %d %s", p.code, sectionOf(p.body, "fakeads"))
 	}
+	if fake.mu.Lock(); fake.validated != calls {
+		t.Errorf("Validate was asked about a platform turned off")
+	}
+	fake.mu.Unlock()
 	if s := stored(); len(s.Secrets) != 0 || s.Settings.Platforms["fakeads"] != nil {
 		t.Errorf("after turning off: %v %s", s.Secrets, s.Settings.Platforms["fakeads"])
 	}

@@ -90,7 +90,11 @@ func (s *Server) renderSites(w http.ResponseWriter, r *http.Request, p *page, st
 	holds := map[model.SiteID][]string{}
 	googlePaused := map[model.SiteID]bool{}
 	for _, h := range pauses {
-		holds[h.Share.Site] = append(holds[h.Share.Site], destinationLabel(p.Lang, h.Share.Destination)+": "+h.Reason)
+		label := destinationLabel(p.Lang, h.Share.Destination)
+		if pl := s.platform(h.Share.Destination); pl != nil && label == h.Share.Destination {
+			label = pl.Label()
+		}
+		holds[h.Share.Site] = append(holds[h.Share.Site], label+": "+h.Reason)
 		if h.Share.Destination == model.DestinationGoogle {
 			googlePaused[h.Share.Site] = true
 		}
