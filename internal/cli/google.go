@@ -52,17 +52,30 @@ func platformSetup(ctx context.Context, c *config.Config, db *store.DB, log *slo
 	if m != nil {
 		sender = m.GoogleSender(client)
 	}
-	siteTokens := func(site model.SiteID) (oauth2.TokenSource, error) {
-		cr, ok := creds[site]
-		if !ok {
-			return nil, &google.AuthError{Err: fmt.Errorf("site %s has no Google credentials in the config", site)}
+	// A site's own credentials (saved in the admin UI, sealed) win; a
+	// config site's come from the file.
+	siteTokens := func(site *model.Site) (oauth2.TokenSource, error) {
+		var fallback oauth2.TokenSource
+		if cr, ok := creds[site.ID]; ok {
+			ts, err := tokens.Source(cr)
+			if err != nil {
+				return nil, err
+			}
+			fallback = ts
 		}
-		return tokens.Source(cr)
+		return tokens.SiteSource(site, c.Google.TokenURL, fallback)
 	}
-	g := deliver.NewGoogle(deliver.GoogleOptions{Store: db, Sender: sender, Tokens: siteTokens, Logger: log, Now: time.Now})
+	byID := func(id model.SiteID) (oauth2.TokenSource, error) {
+		site, err := db.SiteByID(context.Background(), id)
+		if err != nil {
+			return nil, err
+		}
+		return siteTokens(site)
+	}
+	g := deliver.NewGoogle(deliver.GoogleOptions{Store: db, Sender: sender, Tokens: byID, Logger: log, Now: time.Now})
 	deps := platform.Deps{Logger: log, Now: time.Now, Endpoints: c.PlatformAPIURLs}
 	list := platforms.All(deps, platforms.Clients{Meta: graph, Google: sender,
-		GoogleTokens: func(site *model.Site) (oauth2.TokenSource, error) { return siteTokens(site.ID) }})
+		GoogleTokens: siteTokens})
 	handlers := map[string]deliver.Handler{model.DestinationGoogle: g}
 	for _, p := range list {
 		if _, ok := handlers[p.Name()]; !ok && p.Name() != model.DestinationMeta {

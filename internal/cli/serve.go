@@ -254,7 +254,8 @@ func startHTTP(ctx context.Context, e *env, c *config.Config, db *store.DB, user
 	m := k.metrics
 	wo := web.Options{App: k.svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
 		WhatsApp: web.WhatsAppOptions{VerifyToken: c.WhatsApp.VerifyToken, AppSecret: c.WhatsApp.AppSecret},
-		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c), Notifier: k.notifier}
+		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c), Notifier: k.notifier,
+		Platforms: k.svc.Platforms()}
 	if m != nil {
 		wo.Metrics = m
 		if c.MetricsListen == "" {

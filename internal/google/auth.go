@@ -8,10 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"golang.org/x/oauth2"
 	gauth "golang.org/x/oauth2/google"
+
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
 )
 
 // Credentials are how CleanAds reaches a site's Google Ads account: a
@@ -126,24 +130,74 @@ func (t *Tokens) Source(c Credentials) (oauth2.TokenSource, error) {
 }
 
 // resettable is a cached token source that can drop its token: an access
-// token Google answers UNAUTHENTICATED to (revoked before it expired) is
-// not used again; the next call fetches a new one.
+// token Google answers UNAUTHENTICATED to (expired early, revoked before
+// its time) is not used again; the client fetches a new one from the
+// grant and tries once more (see Client.do).
 type resettable struct {
 	fresh func() oauth2.TokenSource
 	mu    sync.Mutex
 	ts    oauth2.TokenSource
 }
 
+// Token returns the cached token, fetching one when there is none or it
+// has expired. The lock is held while fetching, as oauth2's own cache
+// does: the workers of one credential wait for one fetch.
 func (r *resettable) Token() (*oauth2.Token, error) {
 	r.mu.Lock()
-	ts := r.ts
-	r.mu.Unlock()
-	return ts.Token()
+	defer r.mu.Unlock()
+	return r.ts.Token()
 }
 
-// Reset drops the cached token.
-func (r *resettable) Reset() {
+// Invalidate drops the cached token when it is still bad, the one Google
+// refused. When another worker has already replaced it, the new one is
+// kept: eight workers refused at once make one new grant, not eight.
+func (r *resettable) Invalidate(bad string) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if tok, err := r.ts.Token(); err == nil && tok.AccessToken != bad {
+		return
+	}
 	r.ts = r.fresh()
-	r.mu.Unlock()
+}
+
+// The keys of a site's Google secrets (Site.Secrets, by
+// platform.SecretName("google", key)), as the admin UI sets them.
+const (
+	SecretClientID           = "client_id"
+	SecretClientSecret       = "client_secret"
+	SecretRefreshToken       = "refresh_token"
+	SecretServiceAccountJSON = "service_account_json"
+)
+
+// SiteCredentials are the Google credentials kept in the site's own
+// secrets (an OAuth client with its refresh token, or a service account
+// key), with tokenURL as an OAuth client's token endpoint (empty:
+// Google's); false when the site keeps none.
+func SiteCredentials(site *model.Site, tokenURL string) (Credentials, bool) {
+	get := func(key string) string { return strings.TrimSpace(platform.Secret(site, "google", key)) }
+	c := Credentials{ServiceAccountKey: get(SecretServiceAccountJSON), ClientID: get(SecretClientID),
+		ClientSecret: get(SecretClientSecret), RefreshToken: get(SecretRefreshToken)}
+	if c == (Credentials{}) {
+		return c, false
+	}
+	if c.ServiceAccountKey == "" {
+		c.TokenURL = tokenURL
+	}
+	return c, true
+}
+
+// SiteSource returns the token source a site's Google requests use: made
+// from the site's own secrets when it keeps any (a site set up in the
+// admin UI), else fallback (the config's credentials for the site, which
+// may be nil). Sources are cached per credential as Source's are. Missing
+// or incomplete credentials are an *AuthError, which pauses the site's
+// Google rows with words that say what to set.
+func (t *Tokens) SiteSource(site *model.Site, tokenURL string, fallback oauth2.TokenSource) (oauth2.TokenSource, error) {
+	if c, ok := SiteCredentials(site, tokenURL); ok {
+		return t.Source(c)
+	}
+	if fallback == nil {
+		return nil, &AuthError{Err: fmt.Errorf("site %s has no Google credentials: set an OAuth client and refresh token, or a service account key, in its Google Ads settings", site.ID)}
+	}
+	return fallback, nil
 }

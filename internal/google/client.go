@@ -167,19 +167,48 @@ func (c *Client) Status(ctx context.Context, ts oauth2.TokenSource, requestID st
 	return &r, nil
 }
 
+// invalidator is a token source that can drop a token Google refused
+// (Tokens' sources are).
+type invalidator interface{ Invalidate(accessToken string) }
+
+// do makes one call of the API. An access token Google refuses (401
+// UNAUTHENTICATED: it expired early or was revoked before its time while
+// the grant behind it still holds) is dropped, a new one is fetched from
+// the grant and the call is made once more, so that only a refused grant
+// (the token endpoint's invalid_grant, invalid_client...) or a new token
+// refused again pauses the site. A source that cannot drop its token gets
+// no second try: it would hand out the same token.
 func (c *Client) do(ctx context.Context, ts oauth2.TokenSource, method, endpoint string, body []byte) ([]byte, error) {
 	if ts == nil {
 		return nil, fmt.Errorf("google: no credentials: %w", ErrInvalidRequest)
-	}
-	tok, err := ts.Token()
-	if err != nil {
-		return nil, tokenError(err)
 	}
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
+	for try := 0; ; try++ {
+		tok, err := ts.Token()
+		if err != nil {
+			return nil, tokenError(err)
+		}
+		raw, err := c.call(ctx, tok, method, endpoint, body)
+		var ae *APIError
+		inv, canDrop := ts.(invalidator)
+		if !canDrop || !errors.As(err, &ae) || !ae.refusedToken() {
+			return raw, err
+		}
+		// Dropped either way: a token refused twice, new as it was, is
+		// not used a third time either.
+		inv.Invalidate(tok.AccessToken)
+		if try > 0 {
+			return nil, err
+		}
+	}
+}
+
+// call makes one HTTP request with tok.
+func (c *Client) call(ctx context.Context, tok *oauth2.Token, method, endpoint string, body []byte) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -207,9 +236,6 @@ func (c *Client) do(ctx context.Context, ts oauth2.TokenSource, method, endpoint
 		return nil, fmt.Errorf("google %s: %w", endpoint, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		if r, ok := ts.(interface{ Reset() }); ok && resp.StatusCode == http.StatusUnauthorized {
-			r.Reset()
-		}
 		return nil, c.apiError(resp, raw)
 	}
 	return raw, nil

@@ -152,6 +152,14 @@ func (e *APIError) Class() Class {
 	return ClassTransient
 }
 
+// refusedToken tells whether Google refused the access token itself
+// (401, UNAUTHENTICATED), which a new token from the same grant may mend,
+// rather than the account's access (403, PERMISSION_DENIED), which it
+// cannot.
+func (e *APIError) refusedToken() bool {
+	return e.Status == "UNAUTHENTICATED" || e.Status == "" && e.HTTPStatus == http.StatusUnauthorized
+}
+
 // PauseReason says in plain words what the owner must do about a pause.
 func (e *APIError) PauseReason() string {
 	for _, r := range e.Reasons {
@@ -160,7 +168,7 @@ func (e *APIError) PauseReason() string {
 		}
 	}
 	if e.Status == "UNAUTHENTICATED" || e.HTTPStatus == http.StatusUnauthorized {
-		return "Google refused the credentials: check the service account key or authorise CleanAds again"
+		return "Google refused a new access token made from the site's credentials (the token endpoint issued it; the Data Manager API did not take it): check that the Data Manager API is enabled for the Google Cloud project of the OAuth client or service account, or authorise CleanAds again"
 	}
 	return "Google refused access: " + e.Message
 }

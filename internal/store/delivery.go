@@ -30,7 +30,7 @@ func destinationOf(d *model.Delivery) string {
 func (q Q) DeliveryInsert(ctx context.Context, d *model.Delivery) (inserted bool, err error) {
 	res, err := q.exec(ctx, `/* Store.DeliveryInsert */ INSERT INTO deliveries (`+deliveryColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (site_id, event_name, event_id) DO NOTHING`,
+		ON CONFLICT (site_id, destination, event_name, event_id) DO NOTHING`,
 		d.ID, string(d.SiteID), string(d.LeadID), d.Kind, d.EventName, d.EventID, d.PixelID, string(d.Payload),
 		string(d.State), d.Attempts, d.NextAt.UnixMilli(), d.DeadlineAt.UnixMilli(), d.LastError,
 		string(d.Response), d.Mode, d.CreatedAt.UnixMilli(), d.UpdatedAt.UnixMilli(), nil, destinationOf(d))
@@ -59,7 +59,7 @@ func (q Q) DeliveryInsertAll(ctx context.Context, ds []*model.Delivery) (inserte
 	const row = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	res, err := q.exec(ctx, `/* Store.DeliveryInsert */ INSERT INTO deliveries (`+deliveryColumns+`)
 		VALUES `+row+strings.Repeat(", "+row, len(ds)-1)+`
-		ON CONFLICT (site_id, event_name, event_id) DO NOTHING`, args...)
+		ON CONFLICT (site_id, destination, event_name, event_id) DO NOTHING`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: insert deliveries: %w", err)
 	}

@@ -22,6 +22,10 @@ const siteSelect = `SELECT id, name, api_key_hash, pinned, settings, access_toke
 
 // SiteUpsert creates or replaces a site. A change of access token lifts a
 // pause: the new token gets its chance. The token is stored encrypted.
+// Platform secrets (s.Secrets) are stored sealed as an edit gives them: a
+// name with a value replaces it, a name with "" clears it, a name not
+// given stays as it was. A platform whose settings document or secrets
+// change has its pause lifted, as a new token lifts Meta's.
 func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 	settings, err := json.Marshal(s.Settings)
 	if err != nil {
@@ -44,6 +48,10 @@ func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 	if err := q.resumeMetaOnNewToken(ctx, s, token); err != nil {
 		return err
 	}
+	changed, err := q.sitePlatformsChanged(ctx, s)
+	if err != nil {
+		return err
+	}
 	_, err = q.exec(ctx, `/* Store.SiteUpsert */
 		INSERT INTO sites (`+siteColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
@@ -55,6 +63,15 @@ func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("store: site %s: %w", s.ID, err)
 	}
+	secrets, err := q.siteSecretsWrite(ctx, s, now)
+	if err != nil {
+		return err
+	}
+	for _, p := range append(changed, secrets...) {
+		if err := q.DestinationResume(ctx, model.Share{Site: s.ID, Destination: p}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -64,6 +81,9 @@ func (q Q) SiteByID(ctx context.Context, id model.SiteID) (*model.Site, error) {
 	s, err := q.scanSite(row)
 	if err != nil {
 		return nil, notFound(err, "site "+string(id))
+	}
+	if s.Secrets, err = q.siteSecrets(ctx, s.ID, false); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -83,7 +103,23 @@ func (q Q) SiteList(ctx context.Context) ([]*model.Site, error) {
 		}
 		list = append(list, s)
 	}
-	return list, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: sites: %w", err)
+	}
+	rows.Close()
+	// In one statement after the sites': a connection reads one result at
+	// a time.
+	secrets, err := q.siteSecretsAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range list {
+		s.Secrets = secrets[s.ID]
+		if s.Secrets == nil {
+			s.Secrets = map[string]string{}
+		}
+	}
+	return list, nil
 }
 
 // SitePause stops delivery to Meta for a site until its token changes; an
@@ -167,6 +203,9 @@ func (q Q) SiteByAPIKeyHash(ctx context.Context, hash string) (*model.Site, erro
 	if err != nil {
 		return nil, notFound(err, "site by API key")
 	}
+	if s.Secrets, err = q.siteSecrets(ctx, s.ID, false); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -234,6 +273,11 @@ func (db *DB) SiteSealTokens(ctx context.Context) (int, error) {
 		if len(bad) > 0 {
 			return fmt.Errorf("store: the Meta access tokens of sites %v do not open with this secret_key: "+
 				"set the secret_key (or key file) they were stored with, or set their tokens again", bad)
+		}
+		// The platform secrets were sealed with the same key: a wrong
+		// one is said at the start, not at the first send.
+		if _, err := tx.siteSecretsAll(ctx); err != nil {
+			return fmt.Errorf("store: %w: set the secret_key (or key file) it was stored with, or set it again on the site's page", err)
 		}
 		for _, r := range clear {
 			v, err := tx.sealToken(model.SiteID(r.id), r.token)

@@ -5,13 +5,16 @@ import (
 	"net/http"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
 )
 
 // googleState says in words how a site stands with Google Ads on the sites
-// page. Google's credentials live only in the config file (never in the
-// database), so a site added here cannot send to Google: the page says so
-// rather than offer a form that could not work.
-func googleState(lang string, site *model.Site) string {
+// page. When the program lists Google among the platforms with a section
+// on the site's page (gp not nil), a site added here sets it up there,
+// its credentials sealed with the site; otherwise Google's credentials live
+// only in the config file, and the page says so rather than point to a
+// form that is not there.
+func googleState(lang string, site *model.Site, gp platform.Platform) string {
 	g := site.Settings.Google
 	switch {
 	case g != nil && g.Mode == model.GoogleModeValidate:
@@ -20,6 +23,10 @@ func googleState(lang string, site *model.Site) string {
 		return tr(lang, "Google Ads: account %s", g.OperatingAccountID)
 	case site.Pinned:
 		return tr(lang, "Google Ads: off (no google block in the config file)")
+	case gp != nil && gp.On(site):
+		return tr(lang, "Google Ads: on, set on the site's page")
+	case gp != nil:
+		return tr(lang, "Google Ads: off; set it up on the site's page, in its Google Ads section.")
 	}
 	return tr(lang, "Google Ads: not available for a site added here. Google's credentials are kept only in the config file: define the site there, with its google block, to send to Google.")
 }

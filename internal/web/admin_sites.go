@@ -53,6 +53,9 @@ type siteData struct {
 	APIKey string // only right after the site was made
 	Test   *testSend
 	Form   siteForm
+	// Platforms are the sections of the ad platforms without a hand-made
+	// one (admin_platforms.go).
+	Platforms []platformSection
 }
 
 // siteForm is a site's settings as typed, so a form with a mistake comes
@@ -87,7 +90,11 @@ func (s *Server) renderSites(w http.ResponseWriter, r *http.Request, p *page, st
 	holds := map[model.SiteID][]string{}
 	googlePaused := map[model.SiteID]bool{}
 	for _, h := range pauses {
-		holds[h.Share.Site] = append(holds[h.Share.Site], destinationLabel(p.Lang, h.Share.Destination)+": "+h.Reason)
+		label := destinationLabel(p.Lang, h.Share.Destination)
+		if pl := s.platform(h.Share.Destination); pl != nil && label == h.Share.Destination {
+			label = pl.Label()
+		}
+		holds[h.Share.Site] = append(holds[h.Share.Site], label+": "+h.Reason)
 		if h.Share.Destination == model.DestinationGoogle {
 			googlePaused[h.Share.Site] = true
 		}
@@ -96,7 +103,7 @@ func (s *Server) renderSites(w http.ResponseWriter, r *http.Request, p *page, st
 	for _, site := range sites {
 		row := siteRow{ID: string(site.ID), Name: site.Name, Mode: site.Settings.Meta.Mode,
 			PixelID: site.Settings.Meta.PixelID, Paused: site.PausedReason, Pinned: site.Pinned, Holds: holds[site.ID]}
-		row.Google, row.GooglePaused = googleState(p.Lang, site), googlePaused[site.ID] && site.Settings.Google != nil
+		row.Google, row.GooglePaused = googleState(p.Lang, site, s.platform(model.DestinationGoogle)), googlePaused[site.ID] && site.Settings.Google != nil
 		d.Sites = append(d.Sites, row)
 	}
 	p.D = d
@@ -159,6 +166,15 @@ func (s *Server) renderSiteTest(w http.ResponseWriter, r *http.Request, p *page,
 }
 
 func (s *Server) renderSiteWith(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, form siteForm, key string, test *testSend) {
+	s.renderSiteFull(w, r, p, status, site, form, key, test, nil)
+}
+
+func (s *Server) renderSiteFull(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, form siteForm, key string, test *testSend, edit *platformEdit) {
+	sections, err := s.platformSections(r, p.Lang, site, edit)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
 	base := s.publicURL
 	if base == "" {
 		scheme := "http"
@@ -168,7 +184,7 @@ func (s *Server) renderSiteWith(w http.ResponseWriter, r *http.Request, p *page,
 		base = scheme + "://" + r.Host
 	}
 	p.Title = site.Name
-	p.D = siteData{Site: site, Form: form, APIKey: key, Test: test,
+	p.D = siteData{Site: site, Form: form, APIKey: key, Test: test, Platforms: sections,
 		Snippet: fmt.Sprintf(`<script src="%s/t.js" data-site="%s" async></script>`, base, site.ID),
 		Pinned: fmt.Sprintf("<script src=\"%s/t.v2.js\" data-site=\"%s\" async\n        integrity=\"%s\" crossorigin=\"anonymous\"></script>",
 			base, site.ID, TrackerSRI())}
@@ -219,9 +235,9 @@ func (s *Server) adminSiteSave(w http.ResponseWriter, r *http.Request) {
 	}
 	next := cs.SiteModel()
 	// Not a config file's setting: the call tracker's token stays, and so
-	// do the platforms' settings and secrets, which have their own form.
+	// do the platforms' settings, saved by their own sections.
 	next.Settings.CallTokenHash = site.Settings.CallTokenHash
-	next.Settings.Platforms, next.Secrets = site.Settings.Platforms, site.Secrets
+	next.Settings.Platforms = site.Settings.Platforms
 	if err := s.app.SiteSave(r.Context(), next); err != nil {
 		if errors.Is(err, app.ErrPinned) {
 			err = errStatus(http.StatusConflict, tr(p.Lang, "This site is set in the config file; change it there."))

@@ -48,7 +48,9 @@ type adminEnv struct {
 	graph *graphtest.Server
 }
 
-func newAdminEnv(t *testing.T) *adminEnv {
+// newAdminEnv starts the env; opts change the web server's options (its
+// platforms, ...).
+func newAdminEnv(t *testing.T, opts ...func(*web.Options)) *adminEnv {
 	t.Helper()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
@@ -74,8 +76,12 @@ func newAdminEnv(t *testing.T) *adminEnv {
 	if _, err := users.AddUser(ctx, adminEmail, adminPass); err != nil {
 		t.Fatal(err)
 	}
-	h := web.New(web.Options{App: svc, Store: db, Auth: users, Location: time.UTC,
-		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Notifier: notify.New(notify.Options{Store: db})}).Handler()
+	wo := web.Options{App: svc, Store: db, Auth: users, Location: time.UTC,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Notifier: notify.New(notify.Options{Store: db})}
+	for _, o := range opts {
+		o(&wo)
+	}
+	h := web.New(wo).Handler()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	e := &adminEnv{t: t, db: db, srv: srv, svc: svc, leads: map[string]*model.Lead{}, graph: graph}
@@ -741,8 +747,9 @@ func TestAdminSiteSaveKeepsHiddenSettings(t *testing.T) {
 	st.Google = &model.GoogleSettings{OperatingAccountID: "1234567890", QualifiedConversionAction: "6812345001",
 		Stages: map[string]string{"won": "6812345002"}, Currency: "EUR", Mode: "validate",
 		Consent: model.GoogleConsent{AdUserData: "granted", AdPersonalization: "denied"}}
-	st.Platforms = map[string]json.RawMessage{"tiktok": json.RawMessage(`{"pixel_code":"C4ABCDEF"}`)}
+	st.Platforms = map[string]json.RawMessage{"tiktok": json.RawMessage(`{"pixel_code":"CABC123"}`)}
 	site.LeadAds = model.LeadAdsSecrets{AccessToken: "EAAleadads", AppSecret: "app-secret-0123456789abcdef", VerifyToken: "verify-token-0123456789"}
+	site.Secrets = map[string]string{"tiktok.access_token": "tt-token-0123456789"}
 	v := reflect.ValueOf(*st)
 	for i := range v.NumField() {
 		if v.Field(i).IsZero() {
@@ -766,7 +773,8 @@ func TestAdminSiteSaveKeepsHiddenSettings(t *testing.T) {
 	if !reflect.DeepEqual(before.Settings, after.Settings) {
 		t.Errorf("a save lost settings:\nbefore %+v\nafter  %+v", before.Settings, after.Settings)
 	}
-	if after.LeadAds != before.LeadAds || after.AccessToken != before.AccessToken || after.APIKeyHash != before.APIKeyHash {
+	if after.LeadAds != before.LeadAds || after.AccessToken != before.AccessToken || after.APIKeyHash != before.APIKeyHash ||
+		!reflect.DeepEqual(after.Secrets, before.Secrets) || after.Secrets["tiktok.access_token"] == "" {
 		t.Errorf("a save lost secrets: %+v / %+v", before.LeadAds, after.LeadAds)
 	}
 	// A stage the WhatsApp dataset cannot take: refused, and the page

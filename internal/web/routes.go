@@ -80,6 +80,8 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("GET /admin/sites/{id}", admin(s.adminSite))
 		mux.Handle("POST /admin/sites/{id}", admin(s.adminSiteSave))
 		mux.Handle("POST /admin/sites/{id}/test", admin(s.adminSiteTest))
+		mux.Handle("POST /admin/sites/{id}/platforms/{name}", admin(s.adminPlatformSave))
+		mux.Handle("POST /admin/sites/{id}/platforms/{name}/test", admin(s.adminPlatformTest))
 		mux.Handle("GET /admin/sites/{id}/readiness", admin(s.adminReadiness))
 		mux.Handle("POST /admin/sites/{id}/google/resume", admin(s.adminGoogleResume))
 		mux.Handle("GET /admin/notifications", admin(s.adminNotify))

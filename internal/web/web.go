@@ -16,6 +16,7 @@ import (
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/auth"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
 	"github.com/cleanads/cleanads/internal/ratelimit"
 	"github.com/cleanads/cleanads/internal/store"
 )
@@ -54,6 +55,10 @@ type Options struct {
 	// Notifier checks the notification settings and sends the
 	// notifications page's tests; nil offers no test.
 	Notifier Notifier
+	// Platforms are the ad platforms there are (internal/platforms): a
+	// site's page has a settings section for each one without a section
+	// of its own (Meta has one), rendered from its Fields.
+	Platforms []platform.Platform
 }
 
 // RequestObserver hears each request once it is answered: the route's
@@ -83,6 +88,7 @@ type Server struct {
 	metricsHandler http.Handler
 	metricsToken   string
 	notifier       Notifier
+	platforms      []platform.Platform
 }
 
 // New returns a Server.
@@ -99,7 +105,8 @@ func New(o Options) *Server {
 	s := &Server{app: o.App, db: o.Store, log: o.Logger, now: o.Now, proxies: o.TrustedProxies,
 		whatsApp: o.WhatsApp, auth: o.Auth, publicURL: strings.TrimRight(o.PublicURL, "/"), loc: o.Location,
 		limits: o.Limits, limiter: ratelimit.New(ratelimit.Options{Now: o.Now}), metrics: o.Metrics,
-		metricsHandler: o.MetricsHandler, metricsToken: o.MetricsToken, notifier: o.Notifier}
+		metricsHandler: o.MetricsHandler, metricsToken: o.MetricsToken, notifier: o.Notifier,
+		platforms: o.Platforms}
 	// The templates are embedded: a mistake in one is a bug of this build,
 	// found here at start-up (and by the tests) rather than on a page view.
 	s.admin = mustAdminUI()

@@ -87,6 +87,8 @@ type Server struct {
 	tokens      map[string]time.Time // access token -> expiry
 	grants      int
 	revoked     bool
+	refuseAll   bool
+	unauth      int
 	tokenTTL    time.Duration
 	queue       []Fault
 	down        Fault
@@ -150,6 +152,23 @@ func (s *Server) RevokeGrant() {
 	s.tokens = map[string]time.Time{}
 	s.mu.Unlock()
 }
+
+// ExpireTokens makes every access token issued so far UNAUTHENTICATED
+// before its expires_in is up, as Google does with a token it ends early,
+// while the grant behind it still holds: a new token from it is taken.
+func (s *Server) ExpireTokens() {
+	s.mu.Lock()
+	s.tokens = map[string]time.Time{}
+	s.mu.Unlock()
+}
+
+// RefuseTokens makes the API answer UNAUTHENTICATED to every access token,
+// new ones included (a project without the Data Manager API enabled),
+// while the token endpoint keeps issuing them; false undoes it.
+func (s *Server) RefuseTokens(refuse bool) { s.mu.Lock(); s.refuseAll = refuse; s.mu.Unlock() }
+
+// Unauthenticated is how many calls were answered UNAUTHENTICATED.
+func (s *Server) Unauthenticated() int { s.mu.Lock(); defer s.mu.Unlock(); return s.unauth }
 
 // RestoreGrant accepts the credentials again.
 func (s *Server) RestoreGrant() { s.mu.Lock(); s.revoked = false; s.mu.Unlock() }
@@ -350,8 +369,12 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	s.mu.Lock()
 	exp, known := s.tokens[tok]
 	now := s.now()
+	refused := !ok || !known || now.After(exp) || s.refuseAll
+	if refused {
+		s.unauth++
+	}
 	s.mu.Unlock()
-	if !ok || !known || now.After(exp) {
+	if refused {
 		writeJSON(w, 401, map[string]any{"error": map[string]any{"code": 401,
 			"message": "Request had invalid authentication credentials. Expected OAuth 2 access token.",
 			"status":  "UNAUTHENTICATED"}})
