@@ -122,6 +122,40 @@ func stageNames(site *model.Site) string {
 	return fmt.Sprintf("site %q has %s", site.ID, strings.Join(names, ", "))
 }
 
+// StageTimeLimit is how long ago a stage may have happened and still be
+// recorded for the site: the longest window of the platforms the site sends
+// stages to (Meta takes events of the last 7 days; Google Ads takes a click's
+// conversions for 90 days after the click), less the hour kept for the
+// delivery worker. It is the one place that says so: the API's stage call,
+// the admin's stage form and the CSV import are all held to it. Within it,
+// each platform still takes only what its own window allows (a stage 30
+// days old goes to Google alone, see googleTakesLate).
+func StageTimeLimit(site *model.Site) time.Duration {
+	limit := model.MaxEventAge
+	if g := site.Settings.Google; g != nil && (len(g.Stages) > 0 || g.QualifiedConversionAction != "") {
+		limit = max(limit, model.GoogleMaxEventAge)
+	}
+	return limit - stageSendMargin
+}
+
+// stageTimeProblem says why a stage at the given time cannot be recorded for
+// the site, in plain words, or "": it is in the future (beyond the clock
+// skew Meta allows), or further back than StageTimeLimit.
+func stageTimeProblem(site *model.Site, at, now time.Time) string {
+	switch {
+	case at.After(now.Add(capi.MaxClockSkew)):
+		return "is in the future"
+	case now.Sub(at) > StageTimeLimit(site):
+		days := int((StageTimeLimit(site) + stageSendMargin) / (24 * time.Hour))
+		who := "Meta takes no older event"
+		if days > int(model.MaxEventAge/(24*time.Hour)) {
+			who = "neither Meta (7 days) nor Google Ads (90 days after the click) takes an older one"
+		}
+		return fmt.Sprintf("is more than %d days ago: %s, so this stage is recorded but never sent", days, who)
+	}
+	return ""
+}
+
 // stageOutsideWindow says why a stage's time cannot go to Meta, or "".
 func stageOutsideWindow(at, now time.Time) string {
 	switch {
@@ -187,7 +221,10 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 	// Too old for Meta is not too old for Google, which takes click
 	// conversions for 90 days: a deal won after a week still teaches
 	// Google's bidding, so such a stage is recorded and sent there only.
-	why := stageOutsideWindow(c.at, now)
+	why := stageTimeProblem(site, c.at, now)
+	if why == "" {
+		why = stageOutsideWindow(c.at, now)
+	}
 	googleOnly := why != "" && googleTakesLate(site, lead, kind, c.at, now)
 	if why != "" && !googleOnly {
 		hist["refused"] = "at " + why

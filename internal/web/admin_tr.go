@@ -313,7 +313,10 @@ var turkish = map[string]string{
 
 	// Stages.
 	"Add a stage": "Aşama ekle",
-	"Sends the stage's Meta event (shown next to each stage) with the time now, once per stage, with the value and currency in custom_data.": "Aşamanın Meta olayını (her aşamanın yanında gösterilir) şimdiki zamanla, her aşama için bir kez, değer ve para birimiyle custom_data içinde gönderir.",
+	"Sends the stage's Meta event (shown next to each stage) with the time it happened, once per stage, with the value and currency in custom_data.": "Aşamanın Meta olayını (her aşamanın yanında gösterilir) gerçekleştiği zamanla, her aşama için bir kez, değer ve para birimiyle custom_data içinde gönderir.",
+	"already recorded": "zaten kaydedildi",
+	"When it happened": "Ne zaman oldu",
+	"Up to %d days back: the ad platforms take no older stage.": "En fazla %d gün geriye: reklam platformları daha eski aşamayı almaz.",
 	"Stage":                            "Aşama",
 	"Value":                            "Değer",
 	"Empty for the stage's own value.": "Aşamanın kendi değeri için boş bırakın.",

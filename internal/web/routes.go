@@ -29,6 +29,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("OPTIONS /v1/leads", preflight(s.preflight))
 
 	// API (site API key).
+	mux.Handle("GET /v1/leads", api(s.leadList))
 	mux.Handle("GET /v1/leads/{id}", api(s.leadGet))
 	mux.Handle("POST /v1/leads/{id}/events", api(s.leadEventCreate))
 	mux.Handle("POST /v1/events", api(s.eventCreate))
