@@ -20,14 +20,6 @@ func (q Q) HistoryInsert(ctx context.Context, h *model.HistoryEntry) error {
 	if err != nil {
 		return fmt.Errorf("store: insert history: %w", err)
 	}
-	// The entry is a change of the lead: the CRM sync (LeadChanges) lists
-	// it again. Only forward, so an entry dated in the past (a replay)
-	// never hides a later change.
-	_, err = q.exec(ctx, `/* Store.HistoryInsert */ UPDATE leads SET changed_at = ?
-		WHERE id = ? AND COALESCE(changed_at, received_at) < ?`, h.At.UnixMilli(), string(h.LeadID), h.At.UnixMilli())
-	if err != nil {
-		return fmt.Errorf("store: lead changed: %w", err)
-	}
 	return nil
 }
 

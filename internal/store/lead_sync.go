@@ -12,7 +12,8 @@ import (
 // serves intake and the inbox.
 
 // changedAt is a lead's time of last change: its last history entry's, or
-// its reception's (HistoryInsert keeps changed_at; intake leaves it NULL).
+// its reception's (a trigger on lead_history keeps changed_at, migration
+// 0270; intake leaves it NULL).
 // The index leads_site_changed is on this very expression.
 const changedAt = `COALESCE(changed_at, received_at)`
 
