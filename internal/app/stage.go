@@ -173,6 +173,22 @@ func (s *Service) stageNames(site *model.Site) string {
 	return fmt.Sprintf("site %q has %s", site.ID, strings.Join(names, ", "))
 }
 
+// StageTimeLimit is how long ago a stage may have happened and still be
+// recorded for the site: the longest window of the platforms the site has
+// on (Meta 7 days, Google Ads 90 days after the click, TikTok 28 days for
+// CRM events), less the hour kept for the delivery worker. The API's stage
+// call, the admin's stage form and the CSV import are held to it; within
+// it each platform takes only what its own window allows.
+func (s *Service) StageTimeLimit(site *model.Site) time.Duration {
+	limit := model.MaxEventAge
+	for _, p := range s.platforms {
+		if p.On(site) {
+			limit = max(limit, p.MaxAge())
+		}
+	}
+	return limit - stageSendMargin
+}
+
 // addStage records a CRM stage of a lead and queues its event for every
 // platform the site has on, once per lead and stage: a repeated call
 // changes nothing and answers the lead as it stands. Each platform takes a
@@ -229,7 +245,7 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 		return s.refuseStage(ctx, tx, lead, hist, c, "is in the future", now, refused)
 	}
 	stageSpecNow := eventSpec{Kind: kind, EventTime: c.at, ActionSource: c.source, Value: c.value, Currency: c.currency, FromStage: c.name}
-	if old, err := s.tooOldForAll(ctx, tx, site, lead, stageSpecNow, now); err != nil {
+	if old, err := s.tooOldForAll(ctx, site, lead, stageSpecNow, now); err != nil {
 		return err
 	} else if old != "" {
 		return s.refuseStage(ctx, tx, lead, hist, c, "is too old: "+old, now, refused)
@@ -339,7 +355,7 @@ func (s *Service) refuseStage(ctx context.Context, tx *store.Tx, lead *model.Lea
 // tooOldForAll says, in the platforms' words, why no platform of the site
 // that would take the event takes it any more ("" when one still does, or
 // none would take it whatever its age).
-func (s *Service) tooOldForAll(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (string, error) {
+func (s *Service) tooOldForAll(ctx context.Context, site *model.Site, lead *model.Lead, spec eventSpec, now time.Time) (string, error) {
 	var old []string
 	for _, p := range s.platforms {
 		if !p.On(site) {

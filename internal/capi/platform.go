@@ -48,9 +48,12 @@ func (*Meta) Name() string { return model.DestinationMeta }
 func (*Meta) Label() string { return "Meta" }
 
 // On tells whether the site sends to Meta: it has a pixel, or sends its
-// Click-to-WhatsApp leads' events.
+// Click-to-WhatsApp leads' events, or its Meta mode is dry_run (the
+// default), where the events are built and kept to show what Meta would
+// get (the demo's site, a site being set up) without being sent.
 func (*Meta) On(site *model.Site) bool {
-	return site.Settings.Meta.PixelID != "" || site.Settings.WhatsApp.SendsCTWA()
+	m := site.Settings.Meta
+	return m.PixelID != "" || m.Mode == model.ModeDryRun || m.Mode == "" || site.Settings.WhatsApp.SendsCTWA()
 }
 
 // MaxAge is Meta's limit on an event's age.
@@ -164,7 +167,9 @@ func (m *Meta) Build(_ context.Context, in platform.Input) (*platform.Event, err
 	if IsCTWA(lead) {
 		return m.buildMessaging(in, at, cd)
 	}
-	if site.Settings.Meta.PixelID == "" {
+	if m := site.Settings.Meta; m.PixelID == "" && (m.Mode == model.ModeLive || m.Mode == model.ModeTest || site.Settings.WhatsApp.SendsCTWA()) {
+		// A site that sends only its WhatsApp leads' events has no
+		// pixel for the others.
 		return nil, platform.Skip("the site has no Meta pixel")
 	}
 	name, id := StageEventName(site, lead, in.Kind)

@@ -34,6 +34,8 @@ type leadData struct {
 	Timeline []timelineItem
 	Actions  []leadAction
 	Stages   []stageOption
+	// StageForm is what the stage form starts with.
+	StageForm stageForm
 
 	// Conflict says the CRM reached a stage with a lead the owner called
 	// junk; Customer is the owner's "real customer" action that resolves it.
@@ -158,15 +160,17 @@ func (s *Server) renderLead(w http.ResponseWriter, r *http.Request, p *page, sta
 	d.Source, d.Origin = sourceName(p.Lang, l), sourceFacts(p.Lang, l)
 	d.Facts, d.Tech = leadFacts(p.Lang, l), s.techFacts(p.Lang, l)
 	d.Timeline = s.timeline(p.Lang, l, hist, dels, now)
+	recorded, err := s.db.LeadStagesByLead(ctx, l.ID)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
 	var held []model.LeadStage
 	if l.OwnerSaidJunk() {
-		if held, err = s.db.LeadStagesByLead(ctx, l.ID); err != nil {
-			s.adminFail(w, r, err)
-			return
-		}
+		held = recorded
 	}
 	d.Actions = leadActions(p.Lang, site, l, dels, held, now)
-	d.Stages = stageOptions(site, l)
+	d.Stages, d.StageForm = stageOptions(site, l, recorded), s.newStageForm(site, now)
 	if d.Conflict = conflictText(p.Lang, l, held); d.Conflict != "" {
 		d.Customer = d.Actions[0]
 	}

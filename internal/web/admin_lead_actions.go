@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/qualify"
 )
@@ -101,12 +102,15 @@ func (s *Server) adminLeadEvidence(w http.ResponseWriter, r *http.Request) {
 
 // stageOption is one of a site's CRM stages, with the Meta event it sends
 // for the lead: a Click-to-WhatsApp lead's stage goes to the WhatsApp
-// dataset under the site's whatsapp.stages name.
+// dataset under the site's whatsapp.stages name. Recorded says the lead
+// reached it already (adding it again changes nothing); Selected is the
+// form's default, the first stage not recorded.
 type stageOption struct {
 	Name, Event, Value, Currency string
+	Recorded, Selected           bool
 }
 
-func stageOptions(site *model.Site, l *model.Lead) []stageOption {
+func stageOptions(site *model.Site, l *model.Lead, recorded []model.LeadStage) []stageOption {
 	var out []stageOption
 	ctwa := l.Source == model.SourceWhatsApp && l.SourceDetail[model.DetailCTWAClid] != ""
 	for name, se := range site.Settings.Meta.Stages {
@@ -117,10 +121,50 @@ func stageOptions(site *model.Site, l *model.Lead) []stageOption {
 		if se.Value != 0 {
 			o.Value = strconv.FormatFloat(se.Value, 'f', -1, 64)
 		}
+		for _, st := range recorded {
+			o.Recorded = o.Recorded || st.Stage == name
+		}
 		out = append(out, o)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	for i := range out {
+		if !out[i].Recorded {
+			out[i].Selected = true
+			break
+		}
+	}
 	return out
+}
+
+// stageTimeLayout is the value of an HTML datetime-local input.
+const stageTimeLayout = "2006-01-02T15:04"
+
+// stageForm is what the stage form starts with: now, the earliest and
+// latest time the site takes (Service.StageTimeLimit), and the site's currency.
+type stageForm struct {
+	At, Min, Max, Currency string
+	Days                   int
+}
+
+func (s *Server) newStageForm(site *model.Site, now time.Time) stageForm {
+	limit := s.app.StageTimeLimit(site)
+	return stageForm{At: now.In(s.loc).Format(stageTimeLayout), Min: now.Add(-limit).In(s.loc).Format(stageTimeLayout),
+		Max: now.Add(capi.MaxClockSkew).In(s.loc).Format(stageTimeLayout), Currency: app.SiteCurrency(site),
+		Days: int((limit + time.Hour) / (24 * time.Hour))}
+}
+
+// parseStageTime reads the form's time, in the admin's zone; empty is now.
+func (s *Server) parseStageTime(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", nil
+	}
+	for _, layout := range []string{stageTimeLayout, "2006-01-02T15:04:05", "2006-01-02 15:04"} {
+		if t, err := time.ParseInLocation(layout, v, s.loc); err == nil {
+			return t.Format(time.RFC3339), nil
+		}
+	}
+	return "", model.Invalid("at", "want a date and time like 2026-12-02 15:04")
 }
 
 // adminLeadStage records a CRM stage the owner reached with the lead (a
@@ -135,6 +179,12 @@ func (s *Server) adminLeadStage(w http.ResponseWriter, r *http.Request) {
 	}
 	in := &app.LeadEventInput{Type: app.TypeStage, Stage: r.PostFormValue("stage"),
 		Currency: strings.ToUpper(strings.TrimSpace(r.PostFormValue("currency"))), ActionSource: r.PostFormValue("action_source")}
+	at, err := s.parseStageTime(r.PostFormValue("at"))
+	if err != nil {
+		s.stageProblem(w, r, err)
+		return
+	}
+	in.At = at
 	if v := strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("value"), ",", ".")); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {

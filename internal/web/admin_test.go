@@ -402,6 +402,7 @@ func TestAdminRendersEveryPage(t *testing.T) {
 			check("/admin/notifications", 200, "notify", T("Mail server (SMTP)", "Posta sunucusu (SMTP)"))
 			check("/admin/sites/dent/readiness", 200, "readiness", T("What Meta asks", "istedikleri"))
 			check("/admin/people", 200, "people", T("Add a user", "Kullanıcı ekle"))
+			check("/admin/import", 200, "import", T("Import stages from a CSV", "CSV dosyasından aşama içe aktar"))
 			check("/admin/password?token=nope", 404, "password", T("This link is not valid", "Bu bağlantı geçerli değil"))
 			check("/admin/leads/ld_nope", 404, "error", T("does not exist", "Bu sayfa yok"))
 			check("/admin/deliveries?state=bogus", 400, "error", "bogus")

@@ -29,7 +29,7 @@ type adminUI struct {
 }
 
 // adminPages are the page templates; each is parsed with layout.html.
-var adminPages = []string{"login", "inbox", "lead", "deliveries", "sites", "site", "dashboard", "report", "notify", "readiness", "people", "password", "error"}
+var adminPages = []string{"login", "inbox", "import", "lead", "deliveries", "sites", "site", "dashboard", "report", "notify", "readiness", "people", "password", "error"}
 
 func mustAdminUI() *adminUI {
 	ui, err := newAdminUI()

@@ -273,6 +273,7 @@ type leadView struct {
 	*model.Lead
 	History    []model.HistoryEntry `json:"history"`
 	Deliveries []deliveryView       `json:"deliveries"`
+	Stages     []stageView          `json:"stages"`
 }
 
 type deliveryView struct {
@@ -331,7 +332,12 @@ func (s *Server) writeLead(w http.ResponseWriter, r *http.Request, lead *model.L
 		s.fail(w, r, err)
 		return
 	}
-	v := leadView{Lead: lead, History: nonNil(hist), Deliveries: []deliveryView{}}
+	stages, err := s.db.LeadStagesByLead(r.Context(), lead.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := leadView{Lead: lead, History: nonNil(hist), Deliveries: []deliveryView{}, Stages: stageViews(stages)}
 	for _, d := range dels {
 		dest := d.Destination
 		if dest == "" {

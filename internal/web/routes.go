@@ -29,6 +29,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("OPTIONS /v1/leads", preflight(s.preflight))
 
 	// API (site API key).
+	mux.Handle("GET /v1/leads", api(s.leadList))
 	mux.Handle("GET /v1/leads/{id}", api(s.leadGet))
 	mux.Handle("POST /v1/leads/{id}/events", api(s.leadEventCreate))
 	mux.Handle("POST /v1/events", api(s.eventCreate))
@@ -68,6 +69,10 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("POST /admin/logout", admin(s.adminLogout))
 		mux.Handle("POST /admin/lang", admin(s.adminLang))
 		mux.Handle("GET /admin/{$}", admin(s.adminInbox))
+		mux.Handle("GET /admin/leads.csv", admin(s.adminExport))
+		mux.Handle("GET /admin/import", admin(s.adminImport))
+		// The import's steps carry the CSV file: a larger body.
+		mux.Handle("POST /admin/import", adminHeaders(crossOrigin.Handler(limitBodyTo(maxImportBody, s.requireLogin(http.HandlerFunc(s.adminImportPost))))))
 		mux.Handle("GET /admin/leads/{id}", admin(s.adminLead))
 		mux.Handle("POST /admin/leads/{id}/evidence", admin(s.adminLeadEvidence))
 		mux.Handle("POST /admin/leads/{id}/stages", admin(s.adminLeadStage))

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -154,6 +155,9 @@ func (s *Server) whatsAppReceive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	counts := map[string]int{}
+	// The leads the post made or matched, so a CRM fed by the same
+	// webhook can name them.
+	var leads []model.LeadID
 	for _, e := range p.Entry {
 		for _, ch := range e.Changes {
 			v := ch.Value
@@ -202,12 +206,22 @@ func (s *Server) whatsAppReceive(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 				counts[res.Outcome]++
+				if res.LeadID != "" && !slices.Contains(leads, res.LeadID) {
+					leads = append(leads, res.LeadID)
+				}
 				s.log.LogAttrs(r.Context(), slog.LevelInfo, "whatsapp message", slog.String("message_id", m.ID),
 					slog.String("outcome", res.Outcome), slog.String("lead", string(res.LeadID)))
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, counts)
+	answer := map[string]any{}
+	for k, n := range counts {
+		answer[k] = n
+	}
+	if len(leads) > 0 {
+		answer["leads"] = leads
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // validSignature checks Meta's "sha256=<hex>" HMAC-SHA256 of body with
