@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cleanads/cleanads/internal/model"
 )
@@ -358,8 +360,10 @@ type LeadFilter struct {
 	// limited to some sites); an empty list keeps none.
 	Only    []model.SiteID
 	Verdict model.Verdict
-	// Search matches part of the name, e-mail or phone, ignoring case;
-	// PhoneDigits, when set, also matches part of the normalised phone.
+	// Search matches part of the name, e-mail, phone or message, ignoring
+	// case, through the search index (see leadSearch); PhoneDigits, when
+	// set, is searched too (the phone's digits as stored). A term shorter
+	// than three characters matches nothing.
 	Search      string
 	PhoneDigits string
 	// Before pages back: only leads received before this time (and id).
@@ -381,20 +385,56 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 		args = append(args, string(f.Verdict))
 	}
 	if f.Search != "" {
-		like := "%" + likeEscape(strings.ToLower(f.Search)) + "%"
-		cond := `LOWER(name) LIKE ? ESCAPE '\' OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\'
-			OR LOWER(email) LIKE ? ESCAPE '\' OR phone LIKE ? ESCAPE '\'`
-		args = append(args, like, like, like, like)
-		if f.PhoneDigits != "" {
-			cond += ` OR phone_key LIKE ? ESCAPE '\'`
-			args = append(args, "%"+likeEscape(f.PhoneDigits)+"%")
+		cond, cargs, ok := q.leadSearch(f.Search, f.PhoneDigits)
+		if !ok {
+			return nil, nil
 		}
-		where += " AND (" + cond + ")"
+		where += " AND " + cond
+		args = append(args, cargs...)
 	}
 	where, args = newestFirst(where, args, "received_at", f.Before, string(f.BeforeID), f.Limit)
 	rows, err := q.query(ctx, `/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where, args...)
 	return scanAll(rows, err, "leads", scanLead)
 }
+
+// searchMin is the fewest characters a search term has: the index keeps
+// trigrams, and a shorter term would need a scan of every lead.
+const searchMin = 3
+
+// leadSearch is the condition that finds leads whose name, e-mail, phone
+// (as written or as its digits, phoneDigits) or message contains search,
+// ignoring case, through the search index (migration 0260): SQLite's FTS5
+// table of trigrams, PostgreSQL's trigram index. ok is false when no term
+// is long enough to search by.
+func (q Q) leadSearch(search, phoneDigits string) (cond string, args []any, ok bool) {
+	var terms []string
+	for _, t := range []string{search, phoneDigits} {
+		if utf8.RuneCountInString(t) >= searchMin && !slices.Contains(terms, t) {
+			terms = append(terms, t)
+		}
+	}
+	if len(terms) == 0 {
+		return "", nil, false
+	}
+	if q.dialect == Postgres {
+		var ors []string
+		for _, t := range terms {
+			ors = append(ors, leadSearchText+` LIKE ? ESCAPE '\'`)
+			args = append(args, "%"+likeEscape(strings.ToLower(t))+"%")
+		}
+		return "(" + strings.Join(ors, " OR ") + ")", args, true
+	}
+	// Each term a phrase: its trigrams in a row, a substring as with LIKE.
+	var phrases []string
+	for _, t := range terms {
+		phrases = append(phrases, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+	}
+	return "rowid IN (SELECT rowid FROM lead_search WHERE lead_search MATCH ?)", []any{strings.Join(phrases, " OR ")}, true
+}
+
+// leadSearchText is the expression PostgreSQL's leads_search indexes
+// (migration 0260): a query must spell it the same to use the index.
+const leadSearchText = `lower(name || ' ' || first_name || ' ' || last_name || ' ' || email || ' ' || phone || ' ' || phone_key || ' ' || message)`
 
 // likeEscape makes s match itself in a LIKE pattern with ESCAPE '\'.
 func likeEscape(s string) string {
