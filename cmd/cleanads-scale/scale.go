@@ -43,8 +43,13 @@ func scale(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Migrate(ctx, time.Now); err != nil {
+	start := time.Now()
+	applied, err := db.Migrate(ctx, time.Now)
+	if err != nil {
 		return err
+	}
+	if n, err := db.LeadCount(ctx, siteID); err == nil && len(applied) > 0 && n > 0 {
+		fmt.Fprintf(out, "migrations %v on %d leads: %s\n", applied, n, time.Since(start).Round(time.Millisecond))
 	}
 	now := time.Now().UTC()
 	site, err := ensureSite(ctx, db, now)
@@ -246,7 +251,7 @@ func fillLead(ctx context.Context, tx *store.Tx, site *model.Site, ids idGen, vi
 		rows = append(rows, &model.Delivery{ID: ids.New("dl_", at), SiteID: site.ID, LeadID: l.ID, Kind: kind,
 			EventName: ev.EventName, EventID: ev.EventID, PixelID: site.Settings.Meta.PixelID, Payload: payload,
 			State: model.DeliverySent, Attempts: 1, NextAt: at, DeadlineAt: at.Add(model.MaxEventAge), Mode: "live",
-			Response: json.RawMessage(`{"events_received":1,"fbtrace_id":"AbCdEfGh123"}`),
+			Response:  json.RawMessage(`{"events_received":1,"fbtrace_id":"AbCdEfGh123"}`),
 			CreatedAt: at, UpdatedAt: sent, SentAt: &sent})
 	}
 	if _, err := tx.DeliveryInsertAll(ctx, rows); err != nil {
