@@ -383,24 +383,6 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 		if !ok {
 			return nil, nil
 		}
-		if q.dialect != Postgres {
-			// SQLite knows nothing of how many leads a search matches,
-			// and read every match, then sorted them: 1.3 s at 100,000
-			// leads for a word in a sixth of the messages. A search that
-			// matches many (searchMany or more) reads the leads newest
-			// first instead and keeps the matches (the unary + keeps the
-			// rowids from being the way in), stopping at the page's end:
-			// about Limit*N/searchMany leads at most. One that matches
-			// few reads its matches, fewer than searchMany.
-			var n int
-			if err := q.queryRow(ctx, `/* Store.LeadList */ SELECT COUNT(*) FROM (SELECT rowid FROM lead_search
-				WHERE lead_search MATCH ? LIMIT ?) x`, cargs[0], searchMany).Scan(&n); err != nil {
-				return nil, fmt.Errorf("store: leads: %w", err)
-			}
-			if n >= searchMany {
-				cond = "+" + cond
-			}
-		}
 		where += " AND " + cond
 		args = append(args, cargs...)
 	}
@@ -408,10 +390,6 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 	rows, err := q.query(ctx, `/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where, args...)
 	return scanAll(rows, err, "leads", scanLead)
 }
-
-// searchMany is the number of matches from which SQLite's search reads
-// the leads newest first rather than its matches (see LeadList).
-const searchMany = 2000
 
 // searchMin is the fewest characters a search term has: the index keeps
 // trigrams, and a shorter term would need a scan of every lead.
@@ -457,38 +435,13 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// DayCount is how many leads of one verdict a site received on one day.
+// DayCount is how many leads of one verdict a site received on one day
+// (the dashboard's chart, from the verdict counters).
 type DayCount struct {
-	// Day is days since 1970-01-01 in the zone whose offset was given.
+	// Day is days since 1970-01-01.
 	Day     int64
 	Verdict model.Verdict
 	N       int
-}
-
-// LeadDaily counts a site's leads per day and verdict since the given time;
-// days start at midnight in the zone offset seconds east of UTC.
-func (q Q) LeadDaily(ctx context.Context, site model.SiteID, since time.Time, offset int) ([]DayCount, error) {
-	off := int64(offset) * 1000
-	rows, err := q.query(ctx, `/* Store.LeadDaily */ SELECT (received_at + ?) / 86400000 AS day, verdict, COUNT(*)
-		FROM leads WHERE site_id = ? AND received_at >= ? GROUP BY day, verdict ORDER BY day`,
-		off, string(site), since.UnixMilli())
-	if err != nil {
-		return nil, fmt.Errorf("store: leads per day: %w", err)
-	}
-	defer rows.Close()
-	var list []DayCount
-	for rows.Next() {
-		var (
-			c DayCount
-			v string
-		)
-		if err := rows.Scan(&c.Day, &v, &c.N); err != nil {
-			return nil, fmt.Errorf("store: leads per day: %w", err)
-		}
-		c.Verdict = model.Verdict(v)
-		list = append(list, c)
-	}
-	return list, rows.Err()
 }
 
 // IntakeLookup is what intake reads before it stores a new lead (see

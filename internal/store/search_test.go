@@ -203,9 +203,9 @@ func TestLeadListPagesByKey(t *testing.T) {
 	})
 }
 
-// TestLeadSearchManyPagesByKey: a search that matches many leads (SQLite
-// then reads the leads newest first and keeps the matches) pages by key
-// through every match once, newest first, and leaves out the others.
+// TestLeadSearchManyPagesByKey: a search that matches many leads, in
+// pages of many, pages by key through every match once, newest first, and
+// leaves out the others.
 func TestLeadSearchManyPagesByKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -233,9 +233,6 @@ func TestLeadSearchManyPagesByKey(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
-	}
-	if len(want) < 2000 {
-		t.Fatalf("only %d matches: the test needs more than the threshold", len(want))
 	}
 	f := store.LeadFilter{Search: "zeynep arslan", Limit: 500}
 	var got []string
