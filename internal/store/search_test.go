@@ -203,8 +203,9 @@ func TestLeadListPagesByKey(t *testing.T) {
 	})
 }
 
-// TestLeadSearchManyPagesByKey: a search that matches many leads, in
-// pages of many, pages by key through every match once, newest first, and
+// TestLeadSearchManyPagesByKey: a search that matches many leads (more
+// than searchMany: SQLite then walks the leads newest first and keeps the
+// matches) pages by key through every match once, newest first, and
 // leaves out the others.
 func TestLeadSearchManyPagesByKey(t *testing.T) {
 	t.Parallel()
