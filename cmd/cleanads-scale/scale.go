@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,7 +14,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -57,8 +57,7 @@ func scale(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	users := auth.New(auth.Options{Store: db, Cost: bcrypt.MinCost, Logger: log})
-	if _, err := users.AddUser(ctx, adminUser, adminPass); err != nil && !strings.Contains(err.Error(), "taken") &&
-		!strings.Contains(err.Error(), "exists") && !strings.Contains(err.Error(), "conflict") {
+	if _, err := users.AddUser(ctx, adminUser, adminPass); err != nil && !errors.Is(err, model.ErrConflict) {
 		return fmt.Errorf("admin user: %w", err)
 	}
 	svc := app.New(app.Options{Store: db, Logger: log})
@@ -380,21 +379,14 @@ func measure(ctx context.Context, db *store.DB, base string, o options, size int
 	if err != nil {
 		return nil, err
 	}
-	var visits int64
-	names := make([]string, 0, len(sizes))
-	for name := range sizes {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for name, n := range sizes {
 		if name == "visits" || name == "visitors" {
-			t.visitBytes += sizes[name]
+			t.visitBytes += n
 		} else {
-			t.other += sizes[name]
+			t.other += n
 		}
 	}
-	visits = int64(size) * int64(o.visits)
-	t.visits = int(visits)
+	t.visits = size * o.visits
 	return t, nil
 }
 
