@@ -392,7 +392,7 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 			// unary + keeps the rowids from being the way in), stopping at
 			// the page's end: the set costs a read of each match's rowid
 			// (cheap), the walk about Limit*N/searchMany leads at most
-			// (28 ms at 100,000 leads). One that matches few reads its
+			// (28-37 ms at 100,000 leads). One that matches few reads its
 			// matches, fewer than searchMany.
 			var n int
 			if err := q.queryRow(ctx, `/* Store.LeadList */ SELECT COUNT(*) FROM (SELECT rowid FROM lead_search
