@@ -27,6 +27,10 @@ const (
 	// day, in hundredths (Cents), split by stage and currency (Dim, see
 	// StageCentsDim): a value in EUR is never added to one in TRY.
 	CounterStageCents = "stage_cents"
+	// CounterVerdicts counts the leads received on the day by their
+	// verdict now (Dim): a lead whose verdict changes moves from one Dim
+	// to the other on its day of receipt.
+	CounterVerdicts = "verdicts"
 )
 
 // StageCentsDim is the Dim of a CounterStageCents counter: the stage and the

@@ -38,21 +38,14 @@ func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead) error {
 		string(l.ID), model.KindLead, model.KindQualified, string(model.DeliveryPending)); err != nil {
 		return fmt.Errorf("store: drop held events of lead %s: %w", l.ID, err)
 	}
-	res, err := q.exec(ctx, `/* Store.LeadAttemptSet */ UPDATE leads SET visitor_id = ?, email = ?, phone = ?, name = ?,
+	return q.leadVerdictSet(ctx, l.ID, l.Verdict, `/* Store.LeadAttemptSet */ UPDATE leads SET visitor_id = ?, email = ?, phone = ?, name = ?,
 		first_name = ?, last_name = ?, message = ?, fields = ?, page_url = ?, referrer = ?, fbc = ?, fbp = ?, fbclid = ?,
 		gclid = ?, external_id = ?, consent = ?, fill_ms = ?, honeypot = ?, client_ip = ?, user_agent = ?, email_key = ?,
 		phone_key = ?, submitted_at = ?, verdict = ?, score = ?, reasons = ?, rules_version = ?, decided_by = ?,
 		review_until = ?, fill_by = ?, open_until = ?
-		WHERE id = ?`,
+		WHERE id = ? AND verdict = ?`,
 		l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName, l.Message, v.fields, l.PageURL, l.Referrer,
 		l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, v.consent, v.fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey,
 		l.PhoneKey, l.SubmittedAt.UnixMilli(), string(l.Verdict), l.Score, v.reasons, l.RulesVersion, l.DecidedBy,
-		v.reviewUntil, l.FillBy, v.openUntil, string(l.ID))
-	if err != nil {
-		return fmt.Errorf("store: set attempt of lead %s: %w", l.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("lead %s: %w", l.ID, model.ErrNotFound)
-	}
-	return nil
+		v.reviewUntil, l.FillBy, v.openUntil)
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -68,7 +70,7 @@ func (q Q) Counters(ctx context.Context, site model.SiteID, first, last int64) (
 	})
 }
 
-// CountersRebuild recounts a site's visit, lead and stage counters of the
+// CountersRebuild recounts a site's visit, lead, verdict and stage counters of the
 // days from first to last (inclusive) from the visits, leads and stages
 // stored: for when
 // they are in doubt. Days whose rows retention already deleted would be
@@ -87,7 +89,7 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		args []any
 	}{
 		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
-			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'stages', 'stage_cents')`, []any{string(site), first, last}},
+			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'verdicts', 'stages', 'stage_cents')`, []any{string(site), first, last}},
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
 			GROUP BY site_id, at / 86400000`, []any{string(site), from, to}},
@@ -100,6 +102,9 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, received_at / 86400000, 'leads_untracked', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
 			AND fill_by <> 'tracker' GROUP BY site_id, received_at / 86400000, source`, []any{string(site), from, to}},
+		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'verdicts', verdict, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			GROUP BY site_id, received_at / 86400000, verdict`, []any{string(site), from, to}},
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT l.site_id, s.at / 86400000, 'stages', s.stage, 0, COUNT(*) FROM lead_stages s JOIN leads l ON l.id = s.lead_id
 			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? GROUP BY l.site_id, s.at / 86400000, s.stage`, []any{string(site), from, to}},
@@ -132,8 +137,44 @@ func (q Q) centsSQL(col string) string {
 // leadCounts are the counts one lead adds.
 func leadCounts(l *model.Lead) []model.Count {
 	src := leadSource(l.Source)
+	cs := []model.Count{{Name: model.CounterLeads, Dim: src, N: 1}, {Name: model.CounterVerdicts, Dim: string(l.Verdict), N: 1}}
 	if l.FillBy != model.FillByTracker {
-		return []model.Count{{Name: model.CounterLeads, Dim: src, N: 1}, {Name: model.CounterLeadsUntracked, Dim: src, N: 1}}
+		cs = append(cs, model.Count{Name: model.CounterLeadsUntracked, Dim: src, N: 1})
 	}
-	return []model.Count{{Name: model.CounterLeads, Dim: src, N: 1}}
+	return cs
+}
+
+// leadVerdictSet runs set, an UPDATE of one lead that writes its verdict
+// (the new one, verdict) and ends in "WHERE id = ? AND verdict = ?", with
+// args and then the lead's id and the verdict it had, and moves the lead in
+// its site's verdict counters from the old verdict to the new. The verdict
+// read first is the update's condition: an update that found it changed
+// meanwhile (another node's, on PostgreSQL) reads it again, so the
+// counters always move from the verdict the update replaced.
+func (q Q) leadVerdictSet(ctx context.Context, id model.LeadID, verdict model.Verdict, set string, args ...any) error {
+	for range 5 {
+		var site, old string
+		var received int64
+		err := q.queryRow(ctx, `/* Store.leadVerdictSet */ SELECT site_id, verdict, received_at FROM leads WHERE id = ?`,
+			string(id)).Scan(&site, &old, &received)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("lead %s: %w", id, model.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("store: verdict of lead %s: %w", id, err)
+		}
+		res, err := q.exec(ctx, set, append(args, string(id), old)...)
+		if err != nil {
+			return fmt.Errorf("store: set verdict of lead %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue
+		}
+		if old == string(verdict) {
+			return nil
+		}
+		return q.CountersAdd(ctx, model.SiteID(site), received/86400000, string(id),
+			model.Count{Name: model.CounterVerdicts, Dim: old, N: -1}, model.Count{Name: model.CounterVerdicts, Dim: string(verdict), N: 1})
+	}
+	return fmt.Errorf("store: set verdict of lead %s: it kept changing: %w", id, model.ErrConflict)
 }

@@ -39,6 +39,7 @@ func (r recount) lead(l *model.Lead) {
 		src = model.SourceWeb
 	}
 	r[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterLeads, src}]++
+	r[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterVerdicts, string(l.Verdict)}]++
 	if l.FillBy != model.FillByTracker {
 		r[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterLeadsUntracked, src}]++
 	}
@@ -154,8 +155,9 @@ func randomLead(rng *rand.Rand, i int, site model.SiteID, days time.Time) *model
 	at := days.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour))))
 	l := &model.Lead{ID: model.LeadID(fmt.Sprintf("ld_%d", i)), SiteID: site, EventID: fmt.Sprintf("ev-l%d", i),
 		SubmittedAt: at, ReceivedAt: at, Source: []string{"", model.SourceWeb, model.SourceLeadAds, model.SourceWhatsApp}[rng.IntN(4)],
-		FillBy:   []string{"", model.FillByTracker, model.FillByTracker, model.FillByBackend}[rng.IntN(4)],
-		Decision: model.Decision{Verdict: model.VerdictClean, RulesVersion: "test", DecidedBy: model.DecidedByRules}}
+		FillBy: []string{"", model.FillByTracker, model.FillByTracker, model.FillByBackend}[rng.IntN(4)],
+		Email:  fmt.Sprintf("person%d@mail.example", i), Name: fmt.Sprintf("Person %d", i), Phone: fmt.Sprintf("0532 000 %04d", i),
+		Decision: model.Decision{Verdict: randomVerdict(rng), RulesVersion: "test", DecidedBy: model.DecidedByRules}}
 	if l.FillBy != "" {
 		ms := int64(5000)
 		l.FillMS = &ms
@@ -163,11 +165,53 @@ func randomLead(rng *rand.Rand, i int, site model.SiteID, days time.Time) *model
 	return l
 }
 
+func randomVerdict(rng *rand.Rand) model.Verdict {
+	return []model.Verdict{model.VerdictClean, model.VerdictReview, model.VerdictJunk}[rng.IntN(3)]
+}
+
+// randomVerdictChanges gives some of the leads kept a new verdict, by the
+// owner's word (LeadSetDecision) or a later attempt (LeadAttemptSet), some
+// in transactions that fail after it, and moves them in want.
+func randomVerdictChanges(t *testing.T, db *store.DB, rng *rand.Rand, leads []*model.Lead, want recount) {
+	t.Helper()
+	ctx := context.Background()
+	errFail := errors.New("the call fails after the change")
+	for i, l := range leads {
+		if rng.IntN(2) == 0 {
+			continue
+		}
+		v, fail := randomVerdict(rng), rng.IntN(5) == 0
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			if i%2 == 0 {
+				err = tx.LeadSetDecision(ctx, l.ID, model.Decision{Verdict: v, DecidedBy: model.DecidedByOwner}, nil)
+			} else {
+				next := *l
+				next.Verdict, next.Message = v, "a later attempt"
+				err = tx.LeadAttemptSet(ctx, &next)
+			}
+			if err == nil && fail {
+				return errFail
+			}
+			return err
+		})
+		if fail != errors.Is(err, errFail) || !fail && err != nil {
+			t.Fatalf("verdict of %s (fail %v): %v", l.ID, fail, err)
+		}
+		if fail {
+			continue
+		}
+		want[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterVerdicts, string(l.Verdict)}]--
+		want[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterVerdicts, string(v)}]++
+		l.Verdict = v
+	}
+}
+
 // TestCountersEqualRecount: after a random intake over several days and
 // two sites, from many goroutines at once with some transactions failing
 // after their rows (rolled back, and on SQLite their batch's other calls
-// run again), the counters equal a recount of the rows kept; a rebuild
-// leaves them so, and puts back counters that went wrong.
+// run again), then new verdicts and erasures, the counters equal a recount
+// of the rows kept; a rebuild leaves them so, and puts back counters that went wrong.
 func TestCountersEqualRecount(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -241,6 +285,29 @@ func TestCountersEqualRecount(t *testing.T) {
 		randomStages(t, db, rand.New(rand.NewPCG(9, 9)), kept, want)
 		last += 2
 		checkCounters(t, db, want, first, last, sites...)
+		// New verdicts move the leads between the verdicts' counts.
+		randomVerdictChanges(t, db, rand.New(rand.NewPCG(3, 3)), kept, want)
+		checkCounters(t, db, want, first, last, sites...)
+		// Erasure keeps the counts (an erased lead keeps its verdict), and
+		// no counter names a person: every dim is a source, a verdict, a
+		// stage or a currency.
+		for _, l := range kept[:len(kept)/3] {
+			if _, err := db.LeadRedact(ctx, l.ID, nil, nil, days.Add(10*24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkCounters(t, db, want, first, last, sites...)
+		for _, site := range sites {
+			cs, err := db.Counters(ctx, site, first, last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cs {
+				if strings.ContainsAny(c.Dim, "@0123456789") || strings.Contains(c.Dim, "Person") || strings.Contains(c.Dim, "ld_") {
+					t.Errorf("a counter names something of a person: %+v", c)
+				}
+			}
+		}
 
 		// A rebuild changes nothing that was right...
 		for _, s := range sites {

@@ -47,5 +47,12 @@ func TestStats(t *testing.T) {
 			st.Deliveries["a"]["sent"] != 1 || !st.OldestDue.Equal(now.Add(-90*time.Second)) {
 			t.Errorf("stats: %+v", st)
 		}
+		// A new verdict moves the lead in the counts.
+		if err := db.LeadSetDecision(ctx, "ld_2", model.Decision{Verdict: model.VerdictClean, DecidedBy: model.DecidedByOwner}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if st, err = db.Stats(ctx, now); err != nil || st.Leads["a"]["clean"] != 3 || st.Leads["a"]["junk"] != 0 {
+			t.Errorf("stats after a new verdict: %+v %v", st.Leads, err)
+		}
 	})
 }

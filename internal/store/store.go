@@ -473,7 +473,11 @@ func scanAll[T any](rows *sql.Rows, err error, what string, scan func(scanner) (
 // set, and a page of limit rows (50 when it is not within 1-500).
 func newestFirst(where string, args []any, timeCol string, before time.Time, beforeID string, limit int) (string, []any) {
 	if !before.IsZero() {
-		where += " AND (" + timeCol + " < ? OR (" + timeCol + " = ? AND id < ?))"
+		// The bound on timeCol alone comes first: with the OR only, SQLite
+		// read the index from its newest end and filtered, a scan of every
+		// row newer than the page (the inbox's later pages grew with the
+		// leads).
+		where += " AND " + timeCol + " <= ? AND (" + timeCol + " < ? OR id < ?)"
 		args = append(args, before.UnixMilli(), before.UnixMilli(), beforeID)
 	}
 	if limit <= 0 || limit > 500 {
