@@ -12,7 +12,9 @@ import (
 // 2026-12-04.1: the built-in intent model (MODEL_*), and clean only on
 // evidence of a request (NO_REQUEST_EVIDENCE); digits of every script read
 // as digits.
-const RulesVersion = "2026-12-04.1"
+// 2026-12-05.1: the intent model intent-2 (n-grams across word boundaries,
+// thresholds by cross-validation, a corpus of 5,109 training lines).
+const RulesVersion = "2026-12-05.1"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.

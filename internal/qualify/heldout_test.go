@@ -17,7 +17,7 @@ import (
 // docs/qualification.md), less a small margin; a change that loses more, lets
 // a junk lead through or turns a second real request into junk fails.
 const (
-	heldoutMinAccuracy    = 0.63 // 65.6% reached, 2026-12-04
+	heldoutMinAccuracy    = 0.85 // 87.5% reached on d-*.jsonl, 2026-12-05
 	heldoutMaxRequestJunk = 1
 )
 
@@ -42,27 +42,21 @@ func corpusLead(e intent.Example) (*model.Lead, Context) {
 	return l, Context{Now: at.Add(time.Second), Country: e.Country}
 }
 
-// TestHeldout scores the held-out part of the corpus (split "heldout",
-// which training never reads) through the whole judgement, reports it per
-// language and per class with the confusion table, and holds the floor: no
-// junk lead judged clean, at most heldoutMaxRequestJunk real requests
-// judged junk, and the accuracy reached.
-func TestHeldout(t *testing.T) {
-	es, _, err := intent.ReadCorpus(os.DirFS("corpus"), ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := mustRules(t, model.Qualify{})
-	verdicts := []model.Verdict{model.VerdictClean, model.VerdictReview, model.VerdictJunk}
-	type tally struct{ n, right int }
-	byLang, byClass := map[string]*tally{}, map[string]*tally{}
-	confusion := map[string]map[model.Verdict]int{}
-	var total, right, junkClean, requestJunk int
-	var wrong []string
+// judged is what the whole judgement made of a set of corpus lines.
+type judged struct {
+	total, right, junkClean, requestJunk int
+	byLang, byClass                      map[string]*tally
+	confusion                            map[string]map[model.Verdict]int
+	// junkCleanLines and wrong describe the lines judged wrong.
+	junkCleanLines, wrong []string
+}
+
+type tally struct{ n, right int }
+
+// judgeLines scores corpus lines through r's whole judgement.
+func judgeLines(r *Rules, es []intent.Example) judged {
+	j := judged{byLang: map[string]*tally{}, byClass: map[string]*tally{}, confusion: map[string]map[model.Verdict]int{}}
 	for _, e := range es {
-		if e.Split != intent.SplitHeldout {
-			continue
-		}
 		l, c := corpusLead(e)
 		d := r.Score(l, c)
 		want := wantVerdict(e.Class)
@@ -70,41 +64,73 @@ func TestHeldout(t *testing.T) {
 		for _, x := range []struct {
 			m map[string]*tally
 			k string
-		}{{byLang, e.Lang}, {byClass, e.Class}} {
-			m, k := x.m, x.k
-			if m[k] == nil {
-				m[k] = &tally{}
+		}{{j.byLang, e.Lang}, {j.byClass, e.Class}} {
+			if x.m[x.k] == nil {
+				x.m[x.k] = &tally{}
 			}
-			m[k].n++
+			x.m[x.k].n++
 			if ok {
-				m[k].right++
+				x.m[x.k].right++
 			}
 		}
-		if confusion[e.Class] == nil {
-			confusion[e.Class] = map[model.Verdict]int{}
+		if j.confusion[e.Class] == nil {
+			j.confusion[e.Class] = map[model.Verdict]int{}
 		}
-		confusion[e.Class][d.Verdict]++
-		total++
+		j.confusion[e.Class][d.Verdict]++
+		j.total++
 		if ok {
-			right++
+			j.right++
 			continue
 		}
 		if want == model.VerdictJunk && d.Verdict == model.VerdictClean {
-			junkClean++
-			t.Errorf("%s (%s): junk judged clean: %v %q", e.ID, e.Class, codesOf(d), e.Message)
+			j.junkClean++
+			j.junkCleanLines = append(j.junkCleanLines, fmt.Sprintf("%s/%s (%s): junk judged clean: %v %q", e.File, e.ID, e.Class, codesOf(d), e.Message))
 		}
 		if e.Class == "request" && d.Verdict == model.VerdictJunk {
-			requestJunk++
+			j.requestJunk++
 		}
-		wrong = append(wrong, fmt.Sprintf("%s %s -> %s %v %q", e.ID, e.Class, d.Verdict, codesOf(d), e.Message))
+		j.wrong = append(j.wrong, fmt.Sprintf("%s/%s %s -> %s %v %q", e.File, e.ID, e.Class, d.Verdict, codesOf(d), e.Message))
 	}
-	if total == 0 {
-		t.Fatal("no held-out lines")
+	return j
+}
+
+// add counts o's lines into j.
+func (j *judged) add(o judged) {
+	if j.byLang == nil {
+		*j = judged{byLang: map[string]*tally{}, byClass: map[string]*tally{}, confusion: map[string]map[model.Verdict]int{}}
 	}
+	j.total += o.total
+	j.right += o.right
+	j.junkClean += o.junkClean
+	j.requestJunk += o.requestJunk
+	j.junkCleanLines = append(j.junkCleanLines, o.junkCleanLines...)
+	j.wrong = append(j.wrong, o.wrong...)
+	for _, x := range [][2]map[string]*tally{{j.byLang, o.byLang}, {j.byClass, o.byClass}} {
+		for k, t := range x[1] {
+			if x[0][k] == nil {
+				x[0][k] = &tally{}
+			}
+			x[0][k].n += t.n
+			x[0][k].right += t.right
+		}
+	}
+	for c, m := range o.confusion {
+		if j.confusion[c] == nil {
+			j.confusion[c] = map[model.Verdict]int{}
+		}
+		for v, n := range m {
+			j.confusion[c][v] += n
+		}
+	}
+}
+
+// String is the report: the totals, per language and per class, and the
+// confusion table.
+func (j judged) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "held-out: %d leads, %d right (%.1f%%), %d junk judged clean, %d requests judged junk\n",
-		total, right, pct(right, total), junkClean, requestJunk)
-	for _, m := range []map[string]*tally{byLang, byClass} {
+	fmt.Fprintf(&b, "%d leads, %d right (%.1f%%), %d junk judged clean, %d requests judged junk\n",
+		j.total, j.right, pct(j.right, j.total), j.junkClean, j.requestJunk)
+	for _, m := range []map[string]*tally{j.byLang, j.byClass} {
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)
@@ -117,19 +143,45 @@ func TestHeldout(t *testing.T) {
 	fmt.Fprintf(&b, "confusion (rows: class; columns: judged clean, review, junk):\n")
 	for _, c := range []string{"request", "grey", "offer", "job", "nonsense"} {
 		fmt.Fprintf(&b, "  %-9s", c)
-		for _, v := range verdicts {
-			fmt.Fprintf(&b, " %5d", confusion[c][v])
+		for _, v := range []model.Verdict{model.VerdictClean, model.VerdictReview, model.VerdictJunk} {
+			fmt.Fprintf(&b, " %5d", j.confusion[c][v])
 		}
 		b.WriteByte('\n')
 	}
-	t.Log("\n" + b.String())
+	return b.String()
+}
+
+// TestHeldout scores the held-out part of the corpus (split "heldout",
+// which training never reads) through the whole judgement, reports it per
+// language and per class with the confusion table, and holds the floor: no
+// junk lead judged clean, at most heldoutMaxRequestJunk real requests
+// judged junk, and the accuracy reached.
+func TestHeldout(t *testing.T) {
+	es, _, err := intent.ReadCorpus(os.DirFS("corpus"), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []intent.Example
+	for _, e := range es {
+		if e.Split == intent.SplitHeldout {
+			held = append(held, e)
+		}
+	}
+	if len(held) == 0 {
+		t.Fatal("no held-out lines")
+	}
+	j := judgeLines(mustRules(t, model.Qualify{}), held)
+	t.Log("\nheld-out: " + j.String())
 	if testing.Verbose() {
-		t.Log("wrong:\n" + strings.Join(wrong, "\n"))
+		t.Log("wrong:\n" + strings.Join(j.wrong, "\n"))
 	}
-	if requestJunk > heldoutMaxRequestJunk {
-		t.Errorf("%d real requests judged junk, at most %d", requestJunk, heldoutMaxRequestJunk)
+	for _, l := range j.junkCleanLines {
+		t.Error(l)
 	}
-	if acc := float64(right) / float64(total); acc < heldoutMinAccuracy {
+	if j.requestJunk > heldoutMaxRequestJunk {
+		t.Errorf("%d real requests judged junk, at most %d", j.requestJunk, heldoutMaxRequestJunk)
+	}
+	if acc := float64(j.right) / float64(j.total); acc < heldoutMinAccuracy {
 		t.Errorf("accuracy %.3f under the floor %.3f", acc, heldoutMinAccuracy)
 	}
 }

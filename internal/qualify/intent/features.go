@@ -24,6 +24,7 @@ const (
 	kindGram   = 'g'
 	kindLength = 'l'
 	kindShape  = 's'
+	kindCross  = 'x'
 )
 
 // word is one word of a message: its normalised form and where it stands
@@ -240,7 +241,8 @@ func bucket(h uint32) uint32 {
 
 // extract appends the features of words to dst: each word, each pair of
 // neighbouring words, the character n-grams (2 to 5 letters) of each word
-// with its boundaries marked, the length of the message in words, and the
+// with its boundaries marked, the n-grams (3 to 5) across the boundary of
+// each pair of neighbouring words, the length of the message in words, and the
 // shape of the text (how many words have no vowel-like letter, how many are
 // digits), which is how keyboard mash shows.
 func extract(words []word, buf []byte, dst []feature) []feature {
@@ -256,6 +258,9 @@ func extract(words []word, buf []byte, dst []feature) []feature {
 			h := hashByte(hashString(hashByte(fnvOffset, kindPair), buf[p.ns:p.ne]), ' ')
 			h = hashString(h, norm)
 			dst = append(dst, feature{h: bucket(h), a: wi - 1, b: wi})
+		}
+		if i > 0 {
+			dst = crossGrams(words[i-1], w, buf, int16(i), dst)
 		}
 		// "<word>" in runes: the marks count as one rune each.
 		s := append(append(append(gramBuf[:0], '<'), norm...), '>')
@@ -364,4 +369,50 @@ func hasVowel(s []byte) bool {
 		}
 	}
 	return false
+}
+
+// crossGrams appends the character n-grams (3 to 5 runes) that span the
+// boundary between two neighbouring words: the end of one and the start of
+// the next with a space between, so that a phrase still counts when a typo
+// or a missing space splits or joins its words differently.
+func crossGrams(p, w word, buf []byte, wi int16, dst []feature) []feature {
+	var s [40]byte
+	tail := lastRunes(buf[p.ns:p.ne], 4)
+	head := firstRunes(buf[w.ns:w.ne], 4)
+	b := append(append(append(s[:0], tail...), ' '), head...)
+	var starts [10]int
+	n := 0
+	for j := 0; j < len(b) && n < len(starts)-1; {
+		starts[n] = j
+		n++
+		_, size := utf8.DecodeRune(b[j:])
+		j += size
+	}
+	starts[n] = len(b)
+	space := utf8.RuneCount(tail)
+	for g := 3; g <= 5; g++ {
+		for j := max(0, space-g+1); j <= space && j+g <= n; j++ {
+			h := hashString(hashByte(fnvOffset, kindCross), b[starts[j]:starts[j+g]])
+			dst = append(dst, feature{h: bucket(h), a: wi - 1, b: wi})
+		}
+	}
+	return dst
+}
+
+func lastRunes(s []byte, n int) []byte {
+	i := len(s)
+	for k := 0; k < n && i > 0; k++ {
+		_, size := utf8.DecodeLastRune(s[:i])
+		i -= size
+	}
+	return s[i:]
+}
+
+func firstRunes(s []byte, n int) []byte {
+	i := 0
+	for k := 0; k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRune(s[i:])
+		i += size
+	}
+	return s[:i]
 }

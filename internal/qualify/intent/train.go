@@ -20,7 +20,7 @@ import (
 
 // Version names the feature extraction and training; it goes into the
 // model file and the rules' version.
-const Version = "intent-1"
+const Version = "intent-2"
 
 // Example is one labelled lead of the corpus (../corpus/FORMAT.md).
 type Example struct {
@@ -114,22 +114,16 @@ type TrainOptions struct {
 	// L2 pulls the weights a line touches toward zero.
 	L2   float64 `json:"l2"`
 	Seed uint64  `json:"seed"`
-	// CalibrationPercent of the training lines (chosen by a hash of their
-	// file and id, the same every time) fit the temperature and the
-	// confidence thresholds, on a model trained on the rest.
-	CalibrationPercent int `json:"calibration_percent"`
+	// CalibrationFolds: the temperature and the confidence thresholds are
+	// fitted on every training line, each judged by a model trained on the
+	// other folds (cross-validation; the fold by a hash of the line's file
+	// and id, the same every time).
+	CalibrationFolds int `json:"calibration_folds"`
 }
 
 // DefaultTrainOptions are the settings `go generate` trains with.
 func DefaultTrainOptions() TrainOptions {
-	return TrainOptions{Epochs: 60, LearningRate: 1, Decay: 0.1, L2: 5e-4, Seed: 29, CalibrationPercent: 20}
-}
-
-// Calibrating reports whether a training line is in the calibration part.
-func Calibrating(e Example, percent int) bool {
-	h := fnv.New32a()
-	h.Write([]byte(e.File + "/" + e.ID))
-	return int(h.Sum32()%100) < percent
+	return TrainOptions{Epochs: 60, LearningRate: 1, Decay: 0.1, L2: 5e-4, Seed: 29, CalibrationFolds: 4}
 }
 
 type doc struct {
@@ -155,24 +149,27 @@ func docsOf(es []Example) []doc {
 	return out
 }
 
-// Report says how a training went: the calibration part's figures.
+// Report says how a training went: the cross-validation's figures.
 type Report struct {
-	Fit, Calibration int
-	// Accuracy is the share of calibration lines whose likeliest class is
-	// right (quantised model, before thresholds).
+	Lines, Folds int
+	// Accuracy is the share of training lines whose likeliest class, by
+	// the model trained without their fold, is right (quantised model,
+	// before thresholds).
 	Accuracy float64
-	// Confusion counts calibration lines by class and likeliest class.
+	// Confusion counts training lines by class and likeliest class.
 	Confusion [NumClasses][NumClasses]int
 }
 
 // Train builds a model from the training lines of the corpus (split
-// "train"; other lines are ignored) in three steps: fit on all but the
-// calibration part and choose the temperature and thresholds on it, then fit
-// again on every training line with the same settings. corpus is the
-// corpus's hash, written into the header. The result depends only on the
-// lines, their order and the options.
+// "train"; other lines are ignored). Each line is first judged by a model
+// fitted on the other folds (o.CalibrationFolds); the temperature and the
+// per-class confidence thresholds are chosen on those judgements, so they
+// are what the model does on lines it has not seen. Then it is fitted again
+// on every training line with the same settings. corpus is the corpus's
+// hash, written into the header. The result depends only on the lines,
+// their order and the options.
 func Train(all []Example, corpus string, o TrainOptions) (*Model, Report, error) {
-	var train, fit, calib []Example
+	var train []Example
 	for _, e := range all {
 		if e.Split == SplitTrain {
 			train = append(train, e)
@@ -181,44 +178,50 @@ func Train(all []Example, corpus string, o TrainOptions) (*Model, Report, error)
 	if len(train) == 0 {
 		return nil, Report{}, errors.New("no training lines")
 	}
-	for _, e := range train {
-		if Calibrating(e, o.CalibrationPercent) {
-			calib = append(calib, e)
-		} else {
-			fit = append(fit, e)
-		}
-	}
-	rep := Report{Fit: len(fit), Calibration: len(calib)}
+	k := max(o.CalibrationFolds, 2)
+	rep := Report{Lines: len(train), Folds: k}
 	h := Header{Format: 1, Buckets: Buckets, Classes: NumClasses, Version: Version, Corpus: corpus, Options: o, Temperature: 1}
 	for _, e := range train {
 		c, _ := ParseClass(e.Class)
 		h.Trained[c]++
 	}
-	m := fitModel(docsOf(fit), o, h)
-	cd := docsOf(calib)
-	logits := make([][NumClasses]float64, len(cd))
-	for i, d := range cd {
-		logits[i] = m.logits(d.feats)
+	docs := docsOf(train)
+	folds := make([]int, len(train))
+	for i, e := range train {
+		folds[i] = Fold(e, k)
 	}
-	h.Temperature = fitTemperature(logits, cd)
-	probs := make([][NumClasses]float64, len(cd))
-	for i := range cd {
+	logits := make([][NumClasses]float64, len(docs))
+	for f := range k {
+		var fit []doc
+		for i, d := range docs {
+			if folds[i] != f {
+				fit = append(fit, d)
+			}
+		}
+		m := fitModel(fit, o, h)
+		for i, d := range docs {
+			if folds[i] == f {
+				logits[i] = m.logits(d.feats)
+			}
+		}
+	}
+	h.Temperature = fitTemperature(logits, docs)
+	probs := make([][NumClasses]float64, len(docs))
+	for i := range docs {
 		var l [NumClasses]float64
 		for c := range l {
 			l[c] = logits[i][c] / h.Temperature
 		}
 		probs[i] = softmax(l)
 		top := argmax(probs[i])
-		rep.Confusion[cd[i].class][top]++
-		if top == cd[i].class {
+		rep.Confusion[docs[i].class][top]++
+		if top == docs[i].class {
 			rep.Accuracy++
 		}
 	}
-	if len(cd) > 0 {
-		rep.Accuracy /= float64(len(cd))
-	}
-	h.Confident, h.Calibration = thresholds(probs, cd)
-	final := fitModel(docsOf(train), o, h)
+	rep.Accuracy /= float64(len(docs))
+	h.Confident, h.Calibration = thresholds(probs, docs)
+	final := fitModel(docs, o, h)
 	final.letters = letterCounts(train)
 	return final, rep, nil
 }
@@ -358,29 +361,54 @@ func fitTemperature(logits [][NumClasses]float64, docs []doc) float64 {
 }
 
 // thresholds chooses, per class, the probability from which the model's
-// word counts, on the calibration lines. For request (which lets a lead be
-// clean): above every line of offer, job or nonsense the model took for a
-// request, by a margin, and from there the one with the fewest mistakes
-// among requests and grey lines. For offer, job and nonsense (which make a
-// lead junk): above every real request taken for them, by a margin; for
-// grey, above every request taken for grey. None is below 0.5.
+// word counts, on the lines judged by cross-validation. For request (which
+// lets a lead be clean): above the lines of offer, job or nonsense the
+// model took for a request, by a margin, and from there the one with the
+// fewest mistakes among requests and grey lines. For offer, job and
+// nonsense (which make a lead junk): above the real requests taken for
+// them, by a margin; for grey, above the requests taken for grey. Above all
+// such lines but one in a thousand (tolerance): over thousands of lines the
+// single most confident mistake is an outlier that would hold every real
+// request back, and the rules' own reasons stand behind the model. None is
+// below 0.5 or above 0.995.
 func thresholds(probs [][NumClasses]float64, docs []doc) ([NumClasses]float64, string) {
-	const margin = 0.02
-	var t [NumClasses]float64
-	for c := range t {
-		t[c] = 0.5
-	}
+	const margin = 0.01
+	// mistakes[c] are the probabilities of the lines wrongly taken for c
+	// that set c's threshold; against[c] counts the lines they are drawn
+	// from (junk for request, requests for the others).
+	var mistakes [NumClasses][]float64
+	var against [NumClasses]int
 	for i, p := range probs {
 		top := argmax(p)
 		truth := docs[i].class
+		switch truth {
+		case Offer, Job, Nonsense:
+			against[Request]++
+		case Request:
+			for c := range against {
+				if Class(c) != Request {
+					against[c]++
+				}
+			}
+		}
 		if top == truth {
 			continue
 		}
 		switch {
 		case top == Request && truth != Grey:
-			t[Request] = max(t[Request], p[top]+margin)
+			mistakes[Request] = append(mistakes[Request], p[top])
 		case truth == Request:
-			t[top] = max(t[top], p[top]+margin)
+			mistakes[top] = append(mistakes[top], p[top])
+		}
+	}
+	var t [NumClasses]float64
+	for c := range t {
+		t[c] = 0.5
+		m := mistakes[c]
+		sort.Float64s(m)
+		allow := against[c] * tolerancePerMille / 1000
+		if len(m) > allow {
+			t[c] = max(t[c], m[len(m)-1-allow]+margin)
 		}
 	}
 	// From the floor junk sets, the threshold for a request that gets the
@@ -413,8 +441,12 @@ func thresholds(probs [][NumClasses]float64, docs []doc) ([NumClasses]float64, s
 		t[c] = min(t[c], 0.995)
 		notes = append(notes, fmt.Sprintf("%s %.3f", Class(c), t[c]))
 	}
-	return t, "temperature on the calibration part by least log loss; confident from: " + strings.Join(notes, ", ")
+	return t, "temperature and thresholds by cross-validation on the training lines (least log loss); confident from: " + strings.Join(notes, ", ")
 }
+
+// tolerancePerMille is how many lines in a thousand the thresholds may let
+// be mistaken (thresholds).
+const tolerancePerMille = 1
 
 // SortExamples orders lines by file and id, the order training reads them.
 func SortExamples(es []Example) {
@@ -424,4 +456,12 @@ func SortExamples(es []Example) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+}
+
+// Fold is the fold of k, from 0, a line belongs to in cross-validation:
+// chosen by a hash of its file and id, the same every time.
+func Fold(e Example, k int) int {
+	h := fnv.New32a()
+	h.Write([]byte("fold/" + e.File + "/" + e.ID))
+	return int(h.Sum32() % uint32(k))
 }

@@ -45,11 +45,11 @@ func run(dir, out string) error {
 	if err := os.WriteFile(out, b, 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("trained on %d lines (%v per class), %d of them first held back for calibration\n",
-		rep.Fit+rep.Calibration, m.Trained, rep.Calibration)
-	fmt.Printf("calibration: accuracy %.1f%% (likeliest class), temperature %.2f\n%s\n",
+	fmt.Printf("trained on %d lines (%v per class), calibrated by %d-fold cross-validation\n",
+		rep.Lines, m.Trained, rep.Folds)
+	fmt.Printf("cross-validation: accuracy %.1f%% (likeliest class), temperature %.2f\n%s\n",
 		100*rep.Accuracy, m.Temperature, m.Calibration)
-	fmt.Println("confusion on the calibration part (rows: labelled; columns: likeliest):")
+	fmt.Println("confusion by cross-validation (rows: labelled; columns: likeliest):")
 	for c := range intent.NumClasses {
 		fmt.Printf("  %-9s %v\n", intent.Class(c), rep.Confusion[c])
 	}
