@@ -122,24 +122,30 @@ type LeadLookup struct {
 	Since time.Time
 }
 
-// LeadFind returns the site's newest lead matching the look-up.
-func (q Q) LeadFind(ctx context.Context, site model.SiteID, k LeadLookup) (*model.Lead, error) {
-	var col, val string
+// column is the look-up's one key: the column and the value it is found by.
+func (k LeadLookup) column() (col, val string, err error) {
 	switch {
 	case k.ID != "":
-		col, val = "id", string(k.ID)
+		return "id", string(k.ID), nil
 	case k.EventID != "":
-		col, val = "event_id", k.EventID
+		return "event_id", k.EventID, nil
 	case k.ExternalID != "":
-		col, val = "external_id", k.ExternalID
+		return "external_id", k.ExternalID, nil
 	case k.LeadAdsID != "":
-		col, val = "lead_ads_id", k.LeadAdsID
+		return "lead_ads_id", k.LeadAdsID, nil
 	case k.EmailKey != "":
-		col, val = "email_key", k.EmailKey
+		return "email_key", k.EmailKey, nil
 	case k.PhoneKey != "":
-		col, val = "phone_key", k.PhoneKey
-	default:
-		return nil, model.Invalid("lead", "name the lead by id, event_id, external_id, lead_id, email or phone")
+		return "phone_key", k.PhoneKey, nil
+	}
+	return "", "", model.Invalid("lead", "name the lead by id, event_id, external_id, lead_id, email or phone")
+}
+
+// LeadFind returns the site's newest lead matching the look-up.
+func (q Q) LeadFind(ctx context.Context, site model.SiteID, k LeadLookup) (*model.Lead, error) {
+	col, val, err := k.column()
+	if err != nil {
+		return nil, err
 	}
 	row := q.queryRow(ctx, leadFindQuery(col), string(site), val, k.Since.UnixMilli())
 	l, err := scanLead(row)

@@ -70,22 +70,9 @@ func scanChange(r scanner) (LeadChange, error) {
 // LeadsMatching returns the site's leads matching the look-up (one key
 // set, as for LeadFind), newest first, at most limit.
 func (q Q) LeadsMatching(ctx context.Context, site model.SiteID, k LeadLookup, limit int) ([]LeadChange, error) {
-	var col, val string
-	switch {
-	case k.ID != "":
-		col, val = "id", string(k.ID)
-	case k.EventID != "":
-		col, val = "event_id", k.EventID
-	case k.ExternalID != "":
-		col, val = "external_id", k.ExternalID
-	case k.LeadAdsID != "":
-		col, val = "lead_ads_id", k.LeadAdsID
-	case k.EmailKey != "":
-		col, val = "email_key", k.EmailKey
-	case k.PhoneKey != "":
-		col, val = "phone_key", k.PhoneKey
-	default:
-		return nil, model.Invalid("lead", "name the lead by id, event_id, external_id, lead_id, email or phone")
+	col, val, err := k.column()
+	if err != nil {
+		return nil, err
 	}
 	if limit <= 0 || limit > 500 {
 		limit = 100

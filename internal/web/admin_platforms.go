@@ -156,14 +156,8 @@ func platformValues(site *model.Site, p platform.Platform) map[string]string {
 // "remove" box clears it. All fields left empty turn the platform off.
 func (s *Server) adminPlatformSave(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "sites", "Site")
-	site, err := s.pathSite(r)
-	if err != nil {
-		s.adminFail(w, r, err)
-		return
-	}
-	pl := s.platform(r.PathValue("name"))
-	if pl == nil {
-		s.adminFail(w, r, model.ErrNotFound)
+	site, pl, ok := s.pathPlatform(w, r)
+	if !ok {
 		return
 	}
 	if site.Pinned {
@@ -309,14 +303,8 @@ func platformForm(r *http.Request, lang string, site *model.Site, pl platform.Pl
 func (s *Server) adminPlatformTest(w http.ResponseWriter, r *http.Request) {
 	p := s.newPage(r, "sites", "Site")
 	ctx := r.Context()
-	site, err := s.pathSite(r)
-	if err != nil {
-		s.adminFail(w, r, err)
-		return
-	}
-	pl := s.platform(r.PathValue("name"))
-	if pl == nil {
-		s.adminFail(w, r, model.ErrNotFound)
+	site, pl, ok := s.pathPlatform(w, r)
+	if !ok {
 		return
 	}
 	status := http.StatusOK
@@ -351,4 +339,20 @@ func (s *Server) adminPlatformTest(w http.ResponseWriter, r *http.Request) {
 // edit says.
 func (s *Server) renderSitePlatform(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, edit *platformEdit) {
 	s.renderSiteFull(w, r, p, status, site, formOf(site), "", nil, edit)
+}
+
+// pathPlatform is the site and the platform a platform page's path names;
+// false when either is not there (the page has answered).
+func (s *Server) pathPlatform(w http.ResponseWriter, r *http.Request) (*model.Site, platform.Platform, bool) {
+	site, err := s.pathSite(r)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return nil, nil, false
+	}
+	pl := s.platform(r.PathValue("name"))
+	if pl == nil {
+		s.adminFail(w, r, model.ErrNotFound)
+		return nil, nil, false
+	}
+	return site, pl, true
 }
