@@ -6,6 +6,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -185,6 +186,15 @@ type Site struct {
 	LeadAds SiteLeadAds `yaml:"lead_ads"`
 	// Google sends the site's qualified leads and stages to Google Ads.
 	Google SiteGoogle `yaml:"google"`
+	// Platforms are the settings of the ad platforms without a block of
+	// their own (TikTok), by platform name and then by the keys of the
+	// admin UI's fields: {tiktok: {pixel_code: ..., access_token_file:
+	// ..., stages: "won = Purchase"}}. A secret may come from <key>_file.
+	Platforms map[string]map[string]string `yaml:"platforms"`
+
+	// platformDocs and platformSecrets are Platforms as validated and read.
+	platformDocs    map[string]json.RawMessage
+	platformSecrets map[string]string
 }
 
 // SiteLeadAds is a site's lead_ads: block: the model's settings plus the
@@ -251,6 +261,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	readGoogleSecrets(c, &errs)
 	c.validate(&errs)
 	c.validateGoogle(&errs)
+	c.validatePlatforms(&errs)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -329,7 +340,9 @@ func (s *Site) SiteModel() *model.Site {
 			WhatsApp:     s.WhatsApp,
 			LeadAds:      s.LeadAds.LeadAdsSettings,
 			Google:       s.googleModel(),
+			Platforms:    s.platformDocs,
 		},
+		Secrets:     s.platformSecrets,
 		AccessToken: s.Meta.AccessToken,
 		LeadAds: model.LeadAdsSecrets{AccessToken: s.LeadAds.AccessToken, AppSecret: s.LeadAds.AppSecret,
 			VerifyToken: s.LeadAds.VerifyToken},

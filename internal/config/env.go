@@ -3,6 +3,7 @@ package config
 import (
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -148,6 +149,14 @@ func expandAll(c *Config, getenv func(string) string, errs *Problems) {
 			}
 		}
 	})
+	// A site's platforms: block is a map, which walk does not enter.
+	for i := range c.Sites {
+		for name, fields := range c.Sites[i].Platforms {
+			for k, v := range fields {
+				fields[k] = expand(fmt.Sprintf("sites[%d].platforms.%s.%s", i, name, k), v, getenv, errs)
+			}
+		}
+	}
 }
 
 func expand(key, s string, getenv func(string) string, errs *Problems) string {
@@ -189,6 +198,7 @@ func (c *Config) Dump() string {
 			l.value.SetString("********")
 		}
 	})
+	maskPlatformSecrets(cp.Sites)
 	if u, err := url.Parse(cp.Database); err == nil && u.User != nil {
 		cp.Database = u.Redacted() // a PostgreSQL URL's password
 	}
