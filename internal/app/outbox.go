@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -148,21 +149,12 @@ func (s *Service) queueEvents(ctx context.Context, tx *store.Tx, site *model.Sit
 	for i, ok := range inserted {
 		if ok {
 			r.Rows++
-			if !contains(r.To, labels[i]) {
+			if !slices.Contains(r.To, labels[i]) {
 				r.To = append(r.To, labels[i])
 			}
 		}
 	}
 	return r, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // leadClicks are the lead's ad click ids: its own, else, id by id, those

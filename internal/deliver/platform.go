@@ -89,6 +89,15 @@ func (h *PlatformHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.T
 		}
 	}
 	for i, batch := range batches {
+		// Stop before the lease runs out: another node may claim these.
+		if sh.Now().After(sh.LeaseEnd.Add(-sh.Lease / 2)) {
+			var rest []*model.Delivery
+			for _, b := range batches[i:] {
+				rest = append(rest, b...)
+			}
+			sh.Record(ctx, rest)
+			return st, time.Time{}
+		}
 		out, sendErr := h.p.Send(ctx, site, batch)
 		st.Requests++
 		now = sh.Now()
