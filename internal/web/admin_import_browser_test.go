@@ -95,7 +95,7 @@ func TestStageImportInBrowser(t *testing.T) {
 					t.Fatalf("%s: preview %s, want %s", name, got, want)
 				}
 				rows := text(".import-rows")
-				for _, why := range []string{`unknown stage "signed"`, "more than 7 days ago", `"next week" is in no known form`, "Mehmet Demir"} {
+				for _, why := range []string{`unknown stage "signed"`, "older than 7 days", `"next week" is in no known form`, "Mehmet Demir"} {
 					if !strings.Contains(rows, why) {
 						t.Errorf("%s: the preview does not say %q: %s", name, why, rows)
 					}

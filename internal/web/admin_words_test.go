@@ -68,6 +68,8 @@ func addStoryLead(t *testing.T, e *adminEnv) *model.Lead {
 		{"kind": model.HistoryVerdict, "verdict": "review", "note": "review expired unconfirmed: the qualified event will not be sent"},
 		{"kind": model.HistoryVerdict, "verdict": "clean", "was": "review", "score": 0, "decided_by": "crm",
 			"note": "too late for Meta: the lead came in more than 7 days ago; sent to Google Ads only"},
+		{"kind": model.HistoryVerdict, "verdict": "clean", "was": "review", "score": 0, "decided_by": "crm",
+			"note": "not sent to Meta: the event is more than 7 days old, and Meta takes none older; sent to Google Ads, TikTok only"},
 		// Stages: queued, held back, refused, Google only, already stood for.
 		{"kind": model.HistoryStage, "stage": "won", "at": at.Format(time.RFC3339), "event_name": "Purchase", "event_id": "st_" + longWord,
 			"action_source": "system_generated", "value": 6000, "currency": "EUR", "queued": true},
@@ -75,6 +77,8 @@ func addStoryLead(t *testing.T, e *adminEnv) *model.Lead {
 			"action_source": "phone_call", "held": app.HeldOwnerJunk, "queued": false},
 		{"kind": model.HistoryStage, "stage": "meeting", "at": at.Format(time.RFC3339), "event_name": "Schedule",
 			"refused": "at is more than 7 days ago: Meta takes no older event, so this stage is recorded but never sent"},
+		{"kind": model.HistoryStage, "stage": "won", "at": at.Format(time.RFC3339), "event_name": "Purchase",
+			"refused": "at is too old: Meta takes no event older than 7 days; Google Ads takes no event older than 90 days"},
 		{"kind": model.HistoryStage, "stage": "won", "at": at.Format(time.RFC3339), "event_name": "Purchase", "action_source": "chat",
 			"meta": "not sent: the stage is more than 7 days ago, too old for Meta; sent to Google Ads only", "queued": true},
 		{"kind": model.HistoryStage, "stage": "qualified", "at": at.Format(time.RFC3339), "event_name": "QualifiedLead",
