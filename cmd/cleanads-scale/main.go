@@ -33,13 +33,12 @@ func main() {
 
 // options are the command's flags.
 type options struct {
-	dsn        string
-	sizes      []int
-	visits     int
-	days       int
-	runs       int
-	fillOnly   bool
-	measureNow bool
+	dsn      string
+	sizes    []int
+	visits   int
+	days     int
+	runs     int
+	fillOnly bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

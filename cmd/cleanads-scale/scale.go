@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -304,8 +303,6 @@ type timing struct {
 	median, max time.Duration
 	status      int
 }
-
-var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // measure logs in, then times each page o.runs times (after one warm-up).
 func measure(ctx context.Context, db *store.DB, base string, o options, size int) (*table, error) {
