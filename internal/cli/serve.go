@@ -19,6 +19,9 @@ import (
 	"github.com/cleanads/cleanads/internal/metrics"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/notify"
+	"github.com/cleanads/cleanads/internal/platform"
+	"github.com/cleanads/cleanads/internal/source"
+	"github.com/cleanads/cleanads/internal/sources"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/web"
 )
@@ -137,6 +140,8 @@ type core struct {
 	periodic *jobs.Runner
 	// notifier sends the owners' notifications (notify.Runner).
 	notifier *notify.Runner
+	// sources are the lead sources the server receives from.
+	sources []source.Source
 }
 
 // stop stops the periodic jobs, then the runner.
@@ -175,6 +180,15 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 		Graph: graph, Notifier: wake, Platforms: list})
 	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: k.svc, Logger: log, Now: time.Now})
 	dests[model.DestinationMetaLeadgen] = leadAds
+	// The lead sources: their routes are mounted by the web server, their
+	// workers are destinations of the runner.
+	k.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: log, Now: time.Now, Endpoints: c.PlatformAPIURLs},
+		App: k.svc, Sites: db})
+	for _, src := range k.sources {
+		if w, ok := src.(source.Worker); ok {
+			dests[w.Destination()] = w.Handler()
+		}
+	}
 	k.runner = deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
 		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll),
 		Handlers: dests})
@@ -255,7 +269,7 @@ func startHTTP(ctx context.Context, e *env, c *config.Config, db *store.DB, user
 	wo := web.Options{App: k.svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
 		WhatsApp: web.WhatsAppOptions{VerifyToken: c.WhatsApp.VerifyToken, AppSecret: c.WhatsApp.AppSecret},
 		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c), Notifier: k.notifier,
-		Platforms: k.svc.Platforms()}
+		Platforms: k.svc.Platforms(), Sources: k.sources}
 	if m != nil {
 		wo.Metrics = m
 		if c.MetricsListen == "" {

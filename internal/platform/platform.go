@@ -72,6 +72,22 @@ type Platform interface {
 	Validate(site *model.Site) []FieldError
 }
 
+// Configurable is what is set per site on the site's admin page from its
+// Fields: every Platform, and a lead source with settings of its own (a
+// CRM connection). Its settings document is the site's
+// Settings.Platforms[Name()], its secrets are sealed under SecretName.
+type Configurable interface {
+	Name() string
+	Label() string
+	// On tells whether the site's settings are complete enough to work.
+	On(site *model.Site) bool
+	Fields() []Field
+	Validate(site *model.Site) []FieldError
+	// SendTest tries the settings at once (a test event, a call the API
+	// answers) and says what was sent and answered.
+	SendTest(ctx context.Context, site *model.Site) (*TestResult, error)
+}
+
 // Input is one of a lead's events, as the use cases ask each platform to
 // build it.
 type Input struct {

@@ -14,7 +14,7 @@ import (
 // its credentials sealed with the site; otherwise Google's credentials live
 // only in the config file, and the page says so rather than point to a
 // form that is not there.
-func googleState(lang string, site *model.Site, gp platform.Platform) string {
+func googleState(lang string, site *model.Site, gp platform.Configurable) string {
 	g := site.Settings.Google
 	switch {
 	case g != nil && g.Mode == model.GoogleModeValidate:

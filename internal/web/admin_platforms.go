@@ -63,11 +63,30 @@ type platformEdit struct {
 var fieldKinds = map[platform.FieldKind]string{platform.FieldText: "text", platform.FieldSecret: "secret",
 	platform.FieldChoice: "choice", platform.FieldStages: "stages"}
 
-// platform returns the generic-section platform named name, or nil.
-func (s *Server) platform(name string) platform.Platform {
+// configurables are the platforms and lead sources whose settings the
+// site's page renders from their Fields, in the order the program lists
+// them: platforms first.
+func (s *Server) configurables() []platform.Configurable {
+	var out []platform.Configurable
 	for _, p := range s.platforms {
-		if p.Name() == name && !handMade[name] && len(p.Fields()) > 0 {
-			return p
+		if !handMade[p.Name()] && len(p.Fields()) > 0 {
+			out = append(out, p)
+		}
+	}
+	for _, src := range s.sources {
+		if c, ok := src.(platform.Configurable); ok && len(c.Fields()) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// platform returns the generic-section platform or source named name, or
+// nil.
+func (s *Server) platform(name string) platform.Configurable {
+	for _, c := range s.configurables() {
+		if c.Name() == name {
+			return c
 		}
 	}
 	return nil
@@ -77,17 +96,15 @@ func (s *Server) platform(name string) platform.Platform {
 // hand-made one, in the order the program lists them, in lang.
 func (s *Server) platformSections(r *http.Request, lang string, site *model.Site, edit *platformEdit) ([]platformSection, error) {
 	var out []platformSection
-	if len(s.platforms) == 0 {
+	list := s.configurables()
+	if len(list) == 0 {
 		return nil, nil
 	}
 	pauses, err := s.db.DestinationPauses(r.Context(), site.ID)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range s.platforms {
-		if s.platform(p.Name()) == nil {
-			continue
-		}
+	for _, p := range list {
 		sec := platformSection{Name: p.Name(), Label: p.Label(), On: p.On(site)}
 		for _, h := range pauses {
 			if h.Share.Destination == p.Name() {
@@ -123,7 +140,7 @@ func (s *Server) platformSections(r *http.Request, lang string, site *model.Site
 
 // platformValues are the site's settings of p as its form shows them:
 // text and choices as they are, stages as "stage = event" lines.
-func platformValues(site *model.Site, p platform.Platform) map[string]string {
+func platformValues(site *model.Site, p platform.Configurable) map[string]string {
 	out := map[string]string{}
 	var doc map[string]json.RawMessage
 	if ok, err := platform.Decode(site, p.Name(), &doc); !ok || err != nil {
@@ -209,7 +226,7 @@ func (s *Server) adminPlatformSave(w http.ResponseWriter, r *http.Request) {
 // alone shows (a choice not offered, a stage line, a required field left
 // empty while others are set), in lang, and whether any setting or secret
 // of the platform is left (false: the platform is off).
-func platformForm(r *http.Request, lang string, site *model.Site, pl platform.Platform) (next *model.Site, values, problems map[string]string, used bool) {
+func platformForm(r *http.Request, lang string, site *model.Site, pl platform.Configurable) (next *model.Site, values, problems map[string]string, used bool) {
 	name := pl.Name()
 	cp := *site
 	next = &cp
@@ -343,7 +360,7 @@ func (s *Server) renderSitePlatform(w http.ResponseWriter, r *http.Request, p *p
 
 // pathPlatform is the site and the platform a platform page's path names;
 // false when either is not there (the page has answered).
-func (s *Server) pathPlatform(w http.ResponseWriter, r *http.Request) (*model.Site, platform.Platform, bool) {
+func (s *Server) pathPlatform(w http.ResponseWriter, r *http.Request) (*model.Site, platform.Configurable, bool) {
 	site, err := s.pathSite(r)
 	if err != nil {
 		s.adminFail(w, r, err)

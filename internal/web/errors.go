@@ -2,23 +2,17 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
+	"strconv"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/source"
 )
 
-// httpError is an error that already knows its status and public message.
-type httpError struct {
-	status int
-	msg    string
-}
-
-func (e *httpError) Error() string { return e.msg }
-
-func errStatus(status int, msg string) error { return &httpError{status: status, msg: msg} }
+// errStatus is an error that already knows its status and public message
+// (the same refusal a lead source's route returns).
+func errStatus(status int, msg string) error { return source.Error(status, msg) }
 
 // fail answers err as JSON: {"error": "..."} with the status decided by
 // statusOf.
@@ -32,9 +26,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 // page. Unexpected errors are logged once, here, and not shown to the caller.
 func (s *Server) statusOf(w http.ResponseWriter, r *http.Request, err error) (int, string) {
 	status, msg := http.StatusInternalServerError, "internal error"
-	var he *httpError
+	var he *source.StatusError
 	var ie *model.InputError
-	if errors.As(err, &he) && he.status == http.StatusRequestTimeout {
+	if errors.As(err, &he) && he.Status == http.StatusRequestTimeout {
 		// The connection's deadline has passed: it cannot serve another
 		// request.
 		w.Header().Set("Connection", "close")
@@ -42,7 +36,10 @@ func (s *Server) statusOf(w http.ResponseWriter, r *http.Request, err error) (in
 	var mb *http.MaxBytesError
 	switch {
 	case errors.As(err, &he):
-		status, msg = he.status, he.msg
+		status, msg = he.Status, he.Words
+		if he.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(he.RetryAfter))
+		}
 	case errors.As(err, &mb):
 		status, msg = http.StatusRequestEntityTooLarge, "body too large: the limit is 64 KiB"
 
@@ -64,20 +61,9 @@ func (s *Server) statusOf(w http.ResponseWriter, r *http.Request, err error) (in
 	return status, msg
 }
 
-// readError turns a failure to read the request body into its answer: 413
-// over the limit, 408 when the client sent it too slowly (http.read_timeout
-// passed), 400 when it was cut off. Nothing was stored in any case.
-func readError(err error) error {
-	var mb *http.MaxBytesError
-	var ne net.Error
-	switch {
-	case errors.As(err, &mb):
-		return err
-	case errors.As(err, &ne) && ne.Timeout():
-		return errStatus(http.StatusRequestTimeout, "the request body did not arrive in time")
-	}
-	return errStatus(http.StatusBadRequest, "the request body was cut off")
-}
+// readError turns a failure to read the request body into its answer (see
+// source.ReadError).
+func readError(err error) error { return source.ReadError(err) }
 
 // isUnavailable tells whether err says the database cannot take writes now.
 func isUnavailable(err error) bool {
@@ -85,9 +71,4 @@ func isUnavailable(err error) bool {
 	return errors.As(err, &u) && u.Unavailable()
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { source.JSON(w, status, v) }

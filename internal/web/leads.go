@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/source"
 )
 
 // leadBody is the JSON body of POST /v1/leads.
@@ -138,27 +138,7 @@ func decodeJSON(r *http.Request, v any) error {
 	if err != nil {
 		return readError(err)
 	}
-	if !utf8.Valid(b) {
-		return model.Invalid("", "the body is not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			return model.Invalid(te.Field, "has the wrong type: want "+te.Type.String())
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return model.Invalid(strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "unknown field")
-		case errors.Is(err, io.EOF):
-			return model.Invalid("", "the body is empty: want a JSON object")
-		}
-		return model.Invalid("", "malformed JSON: "+err.Error())
-	}
-	if dec.More() {
-		return model.Invalid("", "malformed JSON: data after the object")
-	}
-	return nil
+	return source.DecodeJSON(b, v, true)
 }
 
 // formFields maps a form's field names to the lead's; any other field is

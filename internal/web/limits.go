@@ -6,9 +6,9 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
-	"strconv"
 
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/source"
 )
 
 // Limits are the request rates of the public endpoints (per visitor
@@ -48,7 +48,7 @@ func (s *Server) limitPublic(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "" {
 			site, err := s.apiSite(r)
-			var he *httpError
+			var he *source.StatusError
 			switch {
 			case err == nil && site != nil:
 				if s.refuse(w, r, "key:"+string(site.ID), s.limits.api(site.ID), "per API key") {
@@ -93,15 +93,29 @@ func (s *Server) limitAPI(h http.Handler) http.Handler {
 
 // refuse answers 429 with Retry-After when key's bucket is empty.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, key string, rate model.Rate, what string) bool {
+	if err := s.allow(key, rate, what); err != nil {
+		s.fail(w, r, err)
+		return true
+	}
+	return false
+}
+
+// allow takes one request from key's bucket, or returns the 429 refusal
+// with Retry-After when it is empty.
+func (s *Server) allow(key string, rate model.Rate, what string) error {
 	ok, wait := s.limiter.Allow(key, rate)
 	if ok {
-		return false
+		return nil
 	}
-	secs := int(math.Ceil(wait.Seconds()))
-	w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-	s.fail(w, r, errStatus(http.StatusTooManyRequests,
-		fmt.Sprintf("too many requests: the limit is %s %s; retry in %d s", rate, what, max(secs, 1))))
-	return true
+	secs := max(int(math.Ceil(wait.Seconds())), 1)
+	return &source.StatusError{Status: http.StatusTooManyRequests, RetryAfter: secs,
+		Words: fmt.Sprintf("too many requests: the limit is %s %s; retry in %d s", rate, what, secs)}
+}
+
+// admitSite is a lead source's request budget (source.Admit): the site's
+// API rate, shared with its API key.
+func (s *Server) admitSite(site *model.Site) error {
+	return s.allow("key:"+string(site.ID), s.limits.api(site.ID), "per API key")
 }
 
 // addrKey is the part of an address one client holds: the address for

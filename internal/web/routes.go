@@ -1,6 +1,11 @@
 package web
 
-import "net/http"
+import (
+	"cmp"
+	"net/http"
+
+	"github.com/cleanads/cleanads/internal/source"
+)
 
 // routes is the map of the application: every route, with its middleware.
 func (s *Server) routes() http.Handler {
@@ -34,15 +39,19 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /v1/leads/{id}/events", api(s.leadEventCreate))
 	mux.Handle("POST /v1/events", api(s.eventCreate))
 
-	// Webhooks: WhatsApp Cloud API (Meta's handshake and signature), call
-	// trackers (call token or API key).
+	// Lead sources: each verifies its own requests (internal/source).
+	for _, src := range s.sources {
+		for _, rt := range src.Routes() {
+			mux.Handle(rt.Pattern, limitBodyTo(cmp.Or(rt.Body, source.DefaultBody), s.sourceRoute(rt.Handler)))
+		}
+	}
+	// Webhooks: WhatsApp Cloud API (Meta's handshake and signature).
 	mux.HandleFunc("GET /v1/webhooks/whatsapp", s.whatsAppVerify)
 	mux.HandleFunc("POST /v1/webhooks/whatsapp", s.whatsAppReceive)
 	// A site's Page leadgen webhook (its Meta app's handshake and
 	// signature).
 	mux.HandleFunc("GET /v1/webhooks/leadgen/{site}", s.leadgenVerify)
 	mux.HandleFunc("POST /v1/webhooks/leadgen/{site}", s.leadgenReceive)
-	mux.Handle("POST /v1/calls", limitBody(s.requireCallAuth(s.limitAPI(http.HandlerFunc(s.callCreate)))))
 
 	// Admin web UI (login session; an API key opens nothing here). Every
 	// page gets the strict headers; every POST is refused cross-origin and
@@ -97,4 +106,16 @@ func (s *Server) routes() http.Handler {
 	}
 
 	return s.recoverPanics(s.logRequests(mux))
+}
+
+// sourceRoute serves a lead source's route: its refusals and failures are
+// answered by the one error mapping, and its site's request budget is the
+// API's (source.Admit).
+func (s *Server) sourceRoute(h source.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(source.WithAdmit(r.Context(), s.admitSite))
+		if err := h(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	})
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/platform"
 	"github.com/cleanads/cleanads/internal/ratelimit"
+	"github.com/cleanads/cleanads/internal/source"
+	"github.com/cleanads/cleanads/internal/sources"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -59,6 +61,9 @@ type Options struct {
 	// site's page has a settings section for each one without a section
 	// of its own (Meta has one), rendered from its Fields.
 	Platforms []platform.Platform
+	// Sources are the lead sources whose routes the server mounts; nil
+	// means every one of internal/sources, built on App and Store.
+	Sources []source.Source
 }
 
 // RequestObserver hears each request once it is answered: the route's
@@ -89,6 +94,7 @@ type Server struct {
 	metricsToken   string
 	notifier       Notifier
 	platforms      []platform.Platform
+	sources        []source.Source
 }
 
 // New returns a Server.
@@ -106,7 +112,10 @@ func New(o Options) *Server {
 		whatsApp: o.WhatsApp, auth: o.Auth, publicURL: strings.TrimRight(o.PublicURL, "/"), loc: o.Location,
 		limits: o.Limits, limiter: ratelimit.New(ratelimit.Options{Now: o.Now}), metrics: o.Metrics,
 		metricsHandler: o.MetricsHandler, metricsToken: o.MetricsToken, notifier: o.Notifier,
-		platforms: o.Platforms}
+		platforms: o.Platforms, sources: o.Sources}
+	if s.sources == nil {
+		s.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: o.Logger, Now: o.Now}, App: o.App, Sites: o.Store})
+	}
 	// The templates are embedded: a mistake in one is a bug of this build,
 	// found here at start-up (and by the tests) rather than on a page view.
 	s.admin = mustAdminUI()

@@ -1,0 +1,159 @@
+// Package source is the one shape of a lead source: a way leads, and what
+// becomes of them, reach CleanAds from outside. A website's forms, Meta's
+// Lead Ads, WhatsApp, a call tracker and a CRM are each a package of their
+// own with one value implementing Source, and one line in
+// internal/sources that lists it.
+//
+// A source answers four questions:
+//   - what it receives: its Routes, the endpoints it is posted to;
+//   - how that is verified: each route checks its request (a signature over
+//     the bytes as received, a token, a per-site secret) before anything of
+//     the body is read, and answers an unverified request with
+//     Error(401 or 403, words) so that nothing is stored;
+//   - how it finds or makes a lead: through the use cases (app.Service:
+//     Submit makes one, FindLead finds one by the keys a CRM knows,
+//     AddEvent records evidence or a stage on one, QueueJobs keeps work for
+//     later; Call, WhatsAppInbound and LeadgenQueue are the matching of
+//     the sources that came first);
+//   - what evidence it gives: a lead of its own (a form, an Instant Form, a
+//     Click-to-WhatsApp chat), or evidence and stages on an existing lead
+//     (a WhatsApp reply, a call, a CRM deal's stage), as app.LeadEventInput.
+//
+// Work that needs another system after the webhook is answered (reading
+// the lead from the Graph API, the contact from a CRM) is a Worker's: each
+// piece is queued durably in the same transaction as the receipt (an
+// outbox row of the worker's Destination, idempotent on its key) and done
+// by the delivery runner through the worker's Handler, retried, held and
+// parked as the platform.Failure classes say, so nothing is lost while the
+// other system is down. A source with settings per site (a CRM's token and
+// stage mapping) implements platform.Configurable and gets a section on
+// the site's admin page, its secrets sealed as the platforms' are.
+package source
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/deliver"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
+)
+
+// Source is a lead source. Its methods must be safe for concurrent use.
+type Source interface {
+	// Name is the source's key ("calls", "whatsapp", "leadads",
+	// "hubspot"): its settings document's and secrets' name, and its
+	// worker's outbox destination.
+	Name() string
+	// Label is its name for people ("Call tracker", "HubSpot").
+	Label() string
+	// Routes are the endpoints it receives on.
+	Routes() []Route
+}
+
+// Route is one endpoint of a source.
+type Route struct {
+	// Pattern is the route as http.ServeMux reads it, method included:
+	// "POST /v1/webhooks/hubspot/{site}".
+	Pattern string
+	// Handler serves it. An error it returns is answered by the server's
+	// one error mapping (Error's status and words, model.InvalidError as
+	// 400, model.ErrNotFound as 404, anything else as 500 and logged); it
+	// must not have written anything then.
+	Handler HandlerFunc
+	// Body is the largest body the route reads (default 1 MiB).
+	Body int64
+}
+
+// HandlerFunc serves one request of a source, or returns why not.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Worker is a source with work after its webhook is answered: its pieces
+// are outbox rows of destination Destination, queued with
+// app.Service.QueueJobs (or a use case of the source's own),
+// that the delivery runner hands to Handler.
+type Worker interface {
+	Source
+	Destination() string
+	Handler() deliver.Handler
+}
+
+// Sites reads the sites a request may be for.
+type Sites interface {
+	SiteByID(ctx context.Context, id model.SiteID) (*model.Site, error)
+	SiteList(ctx context.Context) ([]*model.Site, error)
+}
+
+// Deps are what the program gives every source's constructor
+// (func New(source.Deps) source.Source).
+type Deps struct {
+	// Deps carries the HTTP client, the overridden API addresses (by the
+	// source's name), the logger and the clock.
+	platform.Deps
+	// App is the use cases.
+	App   *app.Service
+	Sites Sites
+	// Settings are the program-wide settings of the sources, from the
+	// config file, by "<source>.<key>" ("whatsapp.app_secret"); a site's
+	// own are in its settings document and sealed secrets.
+	Settings map[string]string
+}
+
+// StatusError is a refusal with its HTTP status and words safe to show
+// the caller.
+type StatusError struct {
+	Status int
+	Words  string
+	// RetryAfter, when set, is answered as the Retry-After header
+	// (seconds).
+	RetryAfter int
+}
+
+func (e *StatusError) Error() string { return e.Words }
+
+// Error returns a refusal the server answers with status and words.
+func Error(status int, words string) error { return &StatusError{Status: status, Words: words} }
+
+type admitKey struct{}
+
+// WithAdmit returns ctx carrying the server's request budget: admit counts
+// one request against a site's budget and returns a 429 StatusError when
+// it is spent.
+func WithAdmit(ctx context.Context, admit func(*model.Site) error) context.Context {
+	return context.WithValue(ctx, admitKey{}, admit)
+}
+
+// Admit counts the request against its site's budget (the API's rate per
+// key, as the server is configured), once the route knows the site: a
+// refusal is a 429 with Retry-After. Without a budget in the request's
+// context everything is admitted.
+func Admit(r *http.Request, site *model.Site) error {
+	if admit, ok := r.Context().Value(admitKey{}).(func(*model.Site) error); ok {
+		return admit(site)
+	}
+	return nil
+}
+
+// SiteFromPath returns the site the request's {site} path value names; a
+// site that does not exist, or for which on says the source is not set
+// up, is answered 404 with notSet's words (no hint which sites exist).
+func SiteFromPath(r *http.Request, sites Sites, on func(*model.Site) bool, notSet string) (*model.Site, error) {
+	site, err := sites.SiteByID(r.Context(), model.SiteID(r.PathValue("site")))
+	if errors.Is(err, model.ErrNotFound) || err == nil && !on(site) {
+		return nil, Error(http.StatusNotFound, notSet)
+	}
+	return site, err
+}
+
+// Age checks a signed request's timestamp against now: a time further than
+// tolerance either way is refused, so a captured request cannot be
+// replayed later.
+func Age(at, now time.Time, tolerance time.Duration) error {
+	if d := now.Sub(at); d > tolerance || d < -tolerance {
+		return Error(http.StatusUnauthorized, "the request's timestamp is too far from now: it may be a replay")
+	}
+	return nil
+}

@@ -1,0 +1,16 @@
+// Package sources lists the lead sources CleanAds receives from. A source
+// is a package implementing source.Source; adding one is that package and
+// one line in All.
+package sources
+
+import (
+	"github.com/cleanads/cleanads/internal/calls"
+	"github.com/cleanads/cleanads/internal/source"
+)
+
+// All returns every lead source, in the order the owner's pages show them.
+func All(d source.Deps) []source.Source {
+	return []source.Source{
+		calls.New(d),
+	}
+}
