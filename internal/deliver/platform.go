@@ -16,16 +16,28 @@ type PauseStore interface {
 	DestinationPauseReason(ctx context.Context, sh model.Share) (string, error)
 }
 
-// PlatformHandler is a platform as the runner's Handler: it does for every
-// platform what is the same for all of them, and leaves to the platform
-// only what is its own (Send and the class of its failures).
+// Batches is what a PlatformHandler sends through: every platform.Platform,
+// and a lead source's worker, whose Send does the work its rows hold (a
+// CRM's contact to read, a stage to record) and says per row what became
+// of it, with the same failure classes.
+type Batches interface {
+	Label() string
+	On(site *model.Site) bool
+	BatchSize() int
+	Send(ctx context.Context, site *model.Site, rows []*model.Delivery) ([]platform.Outcome, error)
+}
+
+// PlatformHandler is a platform (or a source's worker) as the runner's
+// Handler: it does for every platform what is the same for all of them, and
+// leaves to the platform only what is its own (Send and the class of its
+// failures).
 type PlatformHandler struct {
-	p     platform.Platform
+	p     Batches
 	store PauseStore
 }
 
 // NewPlatformHandler returns the handler of p's rows.
-func NewPlatformHandler(p platform.Platform, store PauseStore) *PlatformHandler {
+func NewPlatformHandler(p Batches, store PauseStore) *PlatformHandler {
 	return &PlatformHandler{p: p, store: store}
 }
 

@@ -73,8 +73,13 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Worker is a source with work after its webhook is answered: its pieces
 // are outbox rows of destination Destination, queued with
-// app.Service.QueueJobs (or a use case of the source's own),
-// that the delivery runner hands to Handler.
+// app.Service.QueueJobs (or a use case of the source's own), that the
+// delivery runner hands to Handler. Most workers implement deliver.Batches
+// (Label, On, BatchSize, and a Send that does each row's work and returns
+// a platform.Outcome per row, or a *platform.Failure whose class retries,
+// throttles, refuses or pauses) and return
+// deliver.NewPlatformHandler(worker, store), which keeps pauses, deadlines,
+// backoff and leases as it does for the platforms.
 type Worker interface {
 	Source
 	Destination() string
