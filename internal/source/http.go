@@ -70,12 +70,12 @@ func DecodeJSON(b []byte, v any, strict bool) error {
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			return model.Invalid(strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "unknown field")
 		case errors.Is(err, io.EOF):
-			return model.Invalid("", "the body is empty: want a JSON value")
+			return model.Invalid("", "the body is empty: want a JSON object")
 		}
 		return model.Invalid("", "malformed JSON: "+err.Error())
 	}
 	if dec.More() {
-		return model.Invalid("", "malformed JSON: data after the value")
+		return model.Invalid("", "malformed JSON: data after the object")
 	}
 	return nil
 }
