@@ -34,6 +34,14 @@ func TestCrossValidation(t *testing.T) {
 		}
 	}
 	const k = 5
+	// CLEANADS_CROSSVAL_OPTIONS, a JSON object of intent.TrainOptions
+	// fields, tries other training settings than the defaults.
+	opts := intent.DefaultTrainOptions()
+	if o := os.Getenv("CLEANADS_CROSSVAL_OPTIONS"); o != "" {
+		if err := json.Unmarshal([]byte(o), &opts); err != nil {
+			t.Fatalf("CLEANADS_CROSSVAL_OPTIONS: %v", err)
+		}
+	}
 	var all judged
 	var dump *os.File
 	if p := os.Getenv("CLEANADS_CROSSVAL_DUMP"); p != "" {
@@ -51,7 +59,7 @@ func TestCrossValidation(t *testing.T) {
 				fit = append(fit, e)
 			}
 		}
-		m, _, err := intent.Train(fit, "crossval", intent.DefaultTrainOptions())
+		m, _, err := intent.Train(fit, "crossval", opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,7 +80,9 @@ type Header struct {
 	// mean what they say.
 	Temperature float64 `json:"temperature"`
 	// Confident is, per class, the probability from which the class is
-	// taken as said; chosen on the same calibration part.
+	// taken as said; chosen on the same calibration part. For offer and
+	// job the probability compared is the junk's (JunkP): a pitch that
+	// reads half like a job seeker's letter is no less junk.
 	Confident [NumClasses]float64 `json:"confident"`
 	// Trained counts the training lines per class; Calibration describes
 	// how Temperature and Confident were found.
@@ -176,13 +178,30 @@ type Judgement struct {
 	// Class is the likeliest class and P its probability.
 	Class Class
 	P     float64
-	// Confident says P reaches the class's confidence threshold.
+	// Confident says P (JunkP for offer and job) reaches the class's
+	// confidence threshold.
 	Confident bool
 	// Words is how many words the message has.
 	Words int
 	// Evidence are the stretches of the message, as typed, that pushed
 	// most toward Class (at most two, strongest first).
 	Evidence []string
+}
+
+// JunkP is the probability that the message is junk: an offer, a job
+// seeker or nonsense.
+func (j Judgement) JunkP() float64 { return junkP(j.Probs) }
+
+func junkP(p [NumClasses]float64) float64 { return p[Offer] + p[Job] + p[Nonsense] }
+
+// confidentP is the probability compared with class c's threshold: the
+// junk's for offer and job, whose lines are often read as a bit of both,
+// c's own for the others.
+func confidentP(p [NumClasses]float64, c Class) float64 {
+	if c == Offer || c == Job {
+		return junkP(p)
+	}
+	return p[c]
 }
 
 // Prob returns the probability of class c.
@@ -223,7 +242,7 @@ func (m *Model) Judge(message string) Judgement {
 			j.Class, j.P = Class(c), j.Probs[c]
 		}
 	}
-	j.Confident = j.P >= m.Confident[j.Class]
+	j.Confident = confidentP(j.Probs, j.Class) >= m.Confident[j.Class]
 	j.Evidence = m.evidence(message, sc, j.Class, j.Probs)
 	return j
 }
