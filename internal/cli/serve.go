@@ -183,7 +183,7 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 	// The lead sources: their routes are mounted by the web server, their
 	// workers are destinations of the runner.
 	k.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: log, Now: time.Now, Endpoints: c.PlatformAPIURLs},
-		App: k.svc, Sites: db})
+		App: k.svc, Sites: db, Pauses: db, PublicURL: c.PublicURL})
 	for _, src := range k.sources {
 		if w, ok := src.(source.Worker); ok {
 			dests[w.Destination()] = w.Handler()

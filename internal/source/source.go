@@ -101,6 +101,13 @@ type Deps struct {
 	// App is the use cases.
 	App   *app.Service
 	Sites Sites
+	// Pauses is the store a worker's handler keeps its pauses in
+	// (deliver.NewPlatformHandler(worker, d.Pauses)).
+	Pauses deliver.PauseStore
+	// PublicURL is the server's address as the outside world posts to it
+	// (config public_url; "" when unset): a source whose sender signs the
+	// URL it posted to (HubSpot) rebuilds it from this behind a proxy.
+	PublicURL string
 	// Settings are the program-wide settings of the sources, from the
 	// config file, by "<source>.<key>" ("whatsapp.app_secret"); a site's
 	// own are in its settings document and sealed secrets.

@@ -810,4 +810,21 @@ var turkish = map[string]string{
 	"OAuth refresh token": "OAuth yenileme anahtarı",
 	"From authorising the OAuth client for the datamanager scope; or give a service account key instead.": "OAuth istemcisini datamanager kapsamı için yetkilendirerek alınır; ya da bunun yerine bir hizmet hesabı anahtarı verin.",
 	"Service account key (JSON)": "Hizmet hesabı anahtarı (JSON)",
+
+	// HubSpot's settings (internal/hubspot: its Fields and Validate).
+	"Private app access token": "Özel uygulama erişim anahtarı",
+	"HubSpot > Settings > Integrations > Private apps > your app > Auth: the access token. The app needs the scopes crm.objects.deals.read and crm.objects.contacts.read.": "HubSpot > Ayarlar > Entegrasyonlar > Özel uygulamalar > uygulamanız > Kimlik doğrulama: erişim anahtarı. Uygulamanın crm.objects.deals.read ve crm.objects.contacts.read kapsamlarına ihtiyacı var.",
+	"Client secret": "İstemci gizli anahtarı",
+	"On the same Auth tab: the client secret. HubSpot signs its webhooks with it; a post it does not sign is refused.": "Aynı Kimlik doğrulama sekmesinde: istemci gizli anahtarı. HubSpot web kancalarını onunla imzalar; imzalamadığı bir gönderim reddedilir.",
+	"Deal stages": "Anlaşma aşamaları",
+	"One per line: HubSpot deal stage id = CleanAds stage, e.g. appointmentscheduled = meeting and closedwon = won. A won deal's amount is sent as the value. Stages not listed are ignored.": "Her satıra bir tane: HubSpot anlaşma aşaması kimliği = CleanAds aşaması, ör. appointmentscheduled = meeting ve closedwon = won. Kazanılan anlaşmanın tutarı değer olarak gönderilir. Listede olmayan aşamalar yok sayılır.",
+	"Lifecycle stages": "Yaşam döngüsü aşamaları",
+	"One per line: HubSpot lifecycle stage = CleanAds stage, e.g. salesqualifiedlead = qualified. Stages not listed are ignored.": "Her satıra bir tane: HubSpot yaşam döngüsü aşaması = CleanAds aşaması, ör. salesqualifiedlead = qualified. Listede olmayan aşamalar yok sayılır.",
+	"Lead id property": "Talep kimliği özelliği",
+	"The internal name of a contact property that holds the CleanAds lead id or the Meta lead id, e.g. cleanads_lead_id. Empty: leads are found by the contact's e-mail and phone.": "CleanAds talep kimliğini veya Meta talep kimliğini tutan kişi özelliğinin iç adı, ör. cleanads_lead_id. Boşsa talepler kişinin e-postası ve telefonuyla bulunur.",
+	"paste the access token of the HubSpot private app":                                                "HubSpot özel uygulamasının erişim anahtarını yapıştırın",
+	"paste the client secret of the HubSpot private app: webhooks are checked with it":                 "HubSpot özel uygulamasının istemci gizli anahtarını yapıştırın: web kancaları onunla denetlenir",
+	"map at least one HubSpot deal stage or lifecycle stage to a CleanAds stage, e.g. closedwon = won": "en az bir HubSpot anlaşma aşamasını veya yaşam döngüsü aşamasını bir CleanAds aşamasına eşleyin, ör. closedwon = won",
+	"each line is a HubSpot stage = a CleanAds stage, neither empty":                                   "her satır bir HubSpot aşaması = bir CleanAds aşamasıdır, ikisi de boş olamaz",
+	"paste the access token of the HubSpot private app first":                                          "önce HubSpot özel uygulamasının erişim anahtarını yapıştırın",
 }
