@@ -5,6 +5,7 @@ package sources
 
 import (
 	"github.com/cleanads/cleanads/internal/calls"
+	"github.com/cleanads/cleanads/internal/pipedrive"
 	"github.com/cleanads/cleanads/internal/source"
 )
 
@@ -12,5 +13,6 @@ import (
 func All(d source.Deps) []source.Source {
 	return []source.Source{
 		calls.New(d),
+		pipedrive.New(d),
 	}
 }
