@@ -151,7 +151,7 @@ func (s *Source) Validate(site *model.Site) []platform.FieldError {
 	for id, stage := range st.Stages {
 		if !stageID.MatchString(id) {
 			out = append(out, platform.FieldError{Key: KeyStages,
-				Message: fmt.Sprintf("%q is not a Pipedrive stage id: write the stage's number, e.g. 3 = meeting.", id)})
+				Message: "Write each Pipedrive stage as its id number, e.g. 3 = meeting."})
 		}
 		if strings.TrimSpace(stage) == "" {
 			out = append(out, platform.FieldError{Key: KeyStages, Message: "Every stage id needs a CleanAds stage."})
