@@ -6,6 +6,7 @@ package sources
 import (
 	"github.com/cleanads/cleanads/internal/calls"
 	"github.com/cleanads/cleanads/internal/hubspot"
+	"github.com/cleanads/cleanads/internal/pipedrive"
 	"github.com/cleanads/cleanads/internal/source"
 )
 
@@ -14,5 +15,6 @@ func All(d source.Deps) []source.Source {
 	return []source.Source{
 		calls.New(d),
 		hubspot.New(d),
+		pipedrive.New(d),
 	}
 }
