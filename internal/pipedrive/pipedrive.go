@@ -61,19 +61,16 @@ type Settings struct {
 
 // Source is the Pipedrive source and its worker.
 type Source struct {
-	d     source.Deps
-	http  *http.Client
-	store deliver.PauseStore
+	d    source.Deps
+	http *http.Client
 }
 
-// New returns the Pipedrive source. Its worker keeps pauses in d.Sites,
-// which the program gives as the store (deliver.PauseStore).
+// New returns the Pipedrive source. Its worker keeps pauses in d.Pauses.
 func New(d source.Deps) source.Source {
 	s := &Source{d: d, http: d.HTTP}
 	if s.http == nil {
 		s.http = &http.Client{Timeout: 20 * time.Second}
 	}
-	s.store, _ = d.Sites.(deliver.PauseStore)
 	return s
 }
 
@@ -87,12 +84,7 @@ func (*Source) Label() string { return "Pipedrive" }
 func (*Source) Destination() string { return Name }
 
 // Handler does the worker's rows through the platforms' handler.
-func (s *Source) Handler() deliver.Handler {
-	if s.store == nil {
-		panic("pipedrive: source.Deps.Sites must be the store (a deliver.PauseStore) for the worker")
-	}
-	return deliver.NewPlatformHandler(s, s.store)
-}
+func (s *Source) Handler() deliver.Handler { return deliver.NewPlatformHandler(s, s.d.Pauses) }
 
 // BatchSize is how many jobs one Send does.
 func (*Source) BatchSize() int { return 20 }

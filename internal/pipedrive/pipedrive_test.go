@@ -65,7 +65,7 @@ func newFixture(t *testing.T) *fixture {
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
 	f.svc = app.New(app.Options{Store: f.db, Now: f.clk.Now, Graph: client})
 	f.src = pipedrive.New(source.Deps{Deps: platform.Deps{Now: f.clk.Now, Endpoints: map[string]string{pipedrive.Name: f.pd.URL}},
-		App: f.svc, Sites: f.db}).(*pipedrive.Source)
+		App: f.svc, Sites: f.db, Pauses: f.db}).(*pipedrive.Source)
 	f.runner = deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a",
 		Jitter: func() float64 { return 0.5 }, Handlers: map[string]deliver.Handler{pipedrive.Name: f.src.Handler()}})
 	srv := httptest.NewServer(web.New(web.Options{App: f.svc, Store: f.db, Now: f.clk.Now, Sources: []source.Source{f.src}}).Handler())
