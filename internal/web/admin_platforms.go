@@ -11,6 +11,7 @@ import (
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/platform"
+	"github.com/cleanads/cleanads/internal/source"
 )
 
 // handMade are the platforms whose settings have a section of their own on
@@ -21,8 +22,15 @@ var handMade = map[string]bool{model.DestinationMeta: true, model.DestinationMet
 // platformSection is one platform's settings on a site's page.
 type platformSection struct {
 	Name, Label string
-	// On: the site sends to the platform (its settings are complete).
+	// On: the site sends to the platform, or receives from the lead
+	// source (its settings are complete).
 	On bool
+	// Source: a lead source (a CRM) rather than an ad platform; its words
+	// say "receives from" and its test checks the connection.
+	Source bool
+	// Inbound are the addresses the source posts to for this site, to be
+	// pasted into the CRM's webhook settings.
+	Inbound []string
 	// Paused is why the platform's deliveries of the site wait, if they do.
 	Paused string
 	Fields []platformField
@@ -106,6 +114,9 @@ func (s *Server) platformSections(r *http.Request, lang string, site *model.Site
 	}
 	for _, p := range list {
 		sec := platformSection{Name: p.Name(), Label: p.Label(), On: p.On(site)}
+		if src, ok := p.(source.Source); ok {
+			sec.Source, sec.Inbound = true, inboundURLs(s.baseURL(r), src, site.ID)
+		}
 		for _, h := range pauses {
 			if h.Share.Destination == p.Name() {
 				sec.Paused = h.Reason
@@ -301,6 +312,9 @@ func platformForm(r *http.Request, lang string, site *model.Site, pl platform.Co
 			}
 			if !set {
 				problems[f.Key] = tr(lang, "Needed to send to %s.", pl.Label())
+				if isSource(pl) {
+					problems[f.Key] = tr(lang, "Needed to receive from %s.", pl.Label())
+				}
 			}
 		}
 	}
@@ -326,21 +340,28 @@ func (s *Server) adminPlatformTest(w http.ResponseWriter, r *http.Request) {
 	}
 	status := http.StatusOK
 	out := &platformTest{}
+	// A lead source's test checks the connection: its words say so.
+	words := [4]string{"No test event was sent: set the %s settings first.", "%s received the test event.",
+		"%s refused the test event.", "The test event could not reach %s; try again."}
+	if isSource(pl) {
+		words = [4]string{"Nothing was checked: set the %s settings first.", "%s answered: the connection works.",
+			"%s refused the connection.", "%s could not be reached; try again."}
+	}
 	if !pl.On(site) {
-		p.Problem = tr(p.Lang, "No test event was sent: set the %s settings first.", pl.Label())
+		p.Problem = tr(p.Lang, words[0], pl.Label())
 		s.renderSitePlatform(w, r, p, http.StatusBadRequest, site, &platformEdit{Name: pl.Name()})
 		return
 	}
 	res, err := pl.SendTest(ctx, site)
 	if err == nil {
 		out.OK = true
-		p.Notice = tr(p.Lang, "%s received the test event.", pl.Label())
+		p.Notice = tr(p.Lang, words[1], pl.Label())
 	} else {
 		f := platform.Classify(err)
 		out.Error = err.Error()
-		p.Problem = tr(p.Lang, "%s refused the test event.", pl.Label())
+		p.Problem = tr(p.Lang, words[2], pl.Label())
 		if f.Class == platform.Transient || f.Class == platform.Throttled {
-			p.Problem = tr(p.Lang, "The test event could not reach %s; try again.", pl.Label())
+			p.Problem = tr(p.Lang, words[3], pl.Label())
 		}
 		status = http.StatusBadGateway
 	}
@@ -372,4 +393,26 @@ func (s *Server) pathPlatform(w http.ResponseWriter, r *http.Request) (*model.Si
 		return nil, nil, false
 	}
 	return site, pl, true
+}
+
+// inboundURLs are the addresses at base where src receives the site's
+// posts: its routes whose path names the site.
+func inboundURLs(base string, src source.Source, site model.SiteID) []string {
+	var out []string
+	for _, rt := range src.Routes() {
+		path := rt.Pattern
+		if _, p, ok := strings.Cut(path, " "); ok {
+			path = p
+		}
+		if strings.Contains(path, "{site}") {
+			out = append(out, base+strings.ReplaceAll(path, "{site}", string(site)))
+		}
+	}
+	return out
+}
+
+// isSource tells whether c is a lead source rather than an ad platform.
+func isSource(c platform.Configurable) bool {
+	_, ok := c.(source.Source)
+	return ok
 }

@@ -175,14 +175,7 @@ func (s *Server) renderSiteFull(w http.ResponseWriter, r *http.Request, p *page,
 		s.adminFail(w, r, err)
 		return
 	}
-	base := s.publicURL
-	if base == "" {
-		scheme := "http"
-		if s.isHTTPS(r) {
-			scheme = "https"
-		}
-		base = scheme + "://" + r.Host
-	}
+	base := s.baseURL(r)
 	p.Title = site.Name
 	p.D = siteData{Site: site, Form: form, APIKey: key, Test: test, Platforms: sections,
 		Snippet: fmt.Sprintf(`<script src="%s/t.js" data-site="%s" async></script>`, base, site.ID),
