@@ -307,9 +307,22 @@ func TestBrowserCapture(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// eval runs js in the page. Chromium can name a page's script context
+	// to chromedp a moment after the page has loaded; a script sent in that
+	// moment is refused unrun ("Cannot find context with specified id"),
+	// as a loaded CI machine showed, and is sent again.
 	eval := func(t *testing.T, js string) {
 		t.Helper()
-		run(t, chromedp.Evaluate[chromedp.Void](js))
+		for try := 0; ; try++ {
+			err := chromedp.Do(guard, chromedp.Evaluate[chromedp.Void](js))
+			if err == nil {
+				return
+			}
+			if try == 5 || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 	// open loads a page of the site and waits for the visit's answer; the
 	// pixel's log starts empty.
