@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/capi"
+	"github.com/cleanads/cleanads/internal/metahook"
 	"github.com/cleanads/cleanads/internal/model"
 )
 
@@ -41,7 +41,9 @@ func (s *Server) leadgenVerify(w http.ResponseWriter, r *http.Request) {
 	if site == nil {
 		return
 	}
-	s.answerHandshake(w, r, site.LeadAds.VerifyToken)
+	if err := metahook.Handshake(w, r, site.LeadAds.VerifyToken); err != nil {
+		s.fail(w, r, err)
+	}
 }
 
 // leadgenPayload is a Page webhook as Meta posts it. Ids come as strings
@@ -75,8 +77,9 @@ func (s *Server) leadgenReceive(w http.ResponseWriter, r *http.Request) {
 	if site == nil {
 		return
 	}
-	body, ok := s.signedBody(w, r, site.LeadAds.AppSecret)
-	if !ok {
+	body, err := metahook.SignedBody(r, site.LeadAds.AppSecret)
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	var p leadgenPayload
@@ -109,7 +112,6 @@ func (s *Server) leadgenReceive(w http.ResponseWriter, r *http.Request) {
 	}
 	out := app.LeadgenOutcome{}
 	if len(changes) > 0 {
-		var err error
 		if out, err = s.app.LeadgenQueue(r.Context(), site, changes); err != nil {
 			// Nothing of this post was kept: Meta retries it whole.
 			s.fail(w, r, err)
@@ -119,25 +121,4 @@ func (s *Server) leadgenReceive(w http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), slog.LevelInfo, "leadgen webhook", slog.String("site", string(site.ID)),
 		slog.Int("queued", out.Queued), slog.Int("duplicate", out.Duplicate), slog.Int("ignored", ignored))
 	writeJSON(w, http.StatusOK, map[string]int{"queued": out.Queued, "duplicate": out.Duplicate, "ignored": ignored})
-}
-
-// signedBody reads a Meta webhook's body and checks its
-// X-Hub-Signature-256 with secret over the bytes as received; false when
-// it failed and the answer (401 unsigned, 403 wrong) is written.
-func (s *Server) signedBody(w http.ResponseWriter, r *http.Request, secret string) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
-	if err != nil {
-		s.fail(w, r, err)
-		return nil, false
-	}
-	sig := r.Header.Get("X-Hub-Signature-256")
-	if sig == "" {
-		s.fail(w, r, errStatus(http.StatusUnauthorized, "unsigned: X-Hub-Signature-256 is missing"))
-		return nil, false
-	}
-	if !validSignature(body, sig, secret) {
-		s.fail(w, r, errStatus(http.StatusForbidden, "X-Hub-Signature-256 does not match the body"))
-		return nil, false
-	}
-	return body, true
 }
