@@ -179,12 +179,13 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 	}
 	k.svc = app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
 		Graph: graph, Notifier: wake, Platforms: list})
+	// The Lead Ads backfill and check; its fetch is the Lead Ads source's
+	// worker.
 	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: k.svc, Logger: log, Now: time.Now})
-	dests[model.DestinationMetaLeadgen] = leadAds
 	// The lead sources: their routes are mounted by the web server, their
 	// workers are destinations of the runner.
 	k.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: log, Now: time.Now, Endpoints: c.PlatformAPIURLs},
-		App: k.svc, Sites: db, Pauses: db, PublicURL: c.PublicURL, Settings: sourceSettings(c)})
+		App: k.svc, Sites: db, Pauses: db, PublicURL: c.PublicURL, Settings: sourceSettings(c), Graph: graph})
 	for _, src := range k.sources {
 		if w, ok := src.(source.Worker); ok {
 			dests[w.Destination()] = w.Handler()

@@ -6,6 +6,7 @@ package sources
 import (
 	"github.com/cleanads/cleanads/internal/calls"
 	"github.com/cleanads/cleanads/internal/hubspot"
+	"github.com/cleanads/cleanads/internal/leadads"
 	"github.com/cleanads/cleanads/internal/pipedrive"
 	"github.com/cleanads/cleanads/internal/source"
 	"github.com/cleanads/cleanads/internal/whatsapp"
@@ -18,5 +19,6 @@ func All(d source.Deps) []source.Source {
 		hubspot.New(d),
 		pipedrive.New(d),
 		whatsapp.New(d),
+		leadads.NewSource(d),
 	}
 }
