@@ -727,3 +727,16 @@ func TestInstantFormOnConsentRequiredSite(t *testing.T) {
 		t.Fatalf("Meta took %d Lead, %d QualifiedLead", len(evs["Lead"]), len(evs["QualifiedLead"]))
 	}
 }
+
+// TestSourceWithoutGraph: without a Graph API reader (a server that runs
+// no workers) the Lead Ads source is its webhook only, never a worker
+// whose handler could not fetch.
+func TestSourceWithoutGraph(t *testing.T) {
+	src := leadads.NewSource(source.Deps{})
+	if _, ok := src.(source.Worker); ok {
+		t.Errorf("a worker without a Graph API reader: %T", src)
+	}
+	if len(src.Routes()) != 2 || src.Name() != "leadads" {
+		t.Errorf("routes %v", src.Routes())
+	}
+}
