@@ -24,6 +24,7 @@ import (
 	"github.com/cleanads/cleanads/internal/sources"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/web"
+	"github.com/cleanads/cleanads/internal/whatsapp"
 )
 
 // shutdownGrace is how long in-flight requests get to finish on shutdown.
@@ -178,12 +179,13 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 	}
 	k.svc = app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
 		Graph: graph, Notifier: wake, Platforms: list})
+	// The Lead Ads backfill and check; its fetch is the Lead Ads source's
+	// worker.
 	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: k.svc, Logger: log, Now: time.Now})
-	dests[model.DestinationMetaLeadgen] = leadAds
 	// The lead sources: their routes are mounted by the web server, their
 	// workers are destinations of the runner.
 	k.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: log, Now: time.Now, Endpoints: c.PlatformAPIURLs},
-		App: k.svc, Sites: db, Pauses: db, PublicURL: c.PublicURL})
+		App: k.svc, Sites: db, Pauses: db, PublicURL: c.PublicURL, Settings: sourceSettings(c), Graph: graph})
 	for _, src := range k.sources {
 		if w, ok := src.(source.Worker); ok {
 			dests[w.Destination()] = w.Handler()
@@ -215,6 +217,16 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 		return nil, err
 	}
 	return k, nil
+}
+
+// sourceSettings are the lead sources' program-wide settings from the
+// config file, by "<source>.<key>" (source.Deps.Settings): the WhatsApp
+// app's webhook secrets.
+func sourceSettings(c *config.Config) map[string]string {
+	return map[string]string{
+		whatsapp.SettingVerifyToken: c.WhatsApp.VerifyToken,
+		whatsapp.SettingAppSecret:   c.WhatsApp.AppSecret,
+	}
 }
 
 // notifyJobs sends the daily digests of notifications, on one node, and
@@ -267,8 +279,7 @@ func startHTTP(ctx context.Context, e *env, c *config.Config, db *store.DB, user
 	log *slog.Logger) (*front, func(ctx context.Context), error) {
 	m := k.metrics
 	wo := web.Options{App: k.svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
-		WhatsApp: web.WhatsAppOptions{VerifyToken: c.WhatsApp.VerifyToken, AppSecret: c.WhatsApp.AppSecret},
-		Auth:     users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c), Notifier: k.notifier,
+		Auth: users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c), Notifier: k.notifier,
 		Platforms: k.svc.Platforms(), Sources: k.sources}
 	if m != nil {
 		wo.Metrics = m

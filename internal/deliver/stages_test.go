@@ -45,7 +45,7 @@ func newE2E(t *testing.T) *e2e {
 		t.Fatal(err)
 	}
 	h := web.New(web.Options{App: f.svc, Store: f.db, Now: f.clk.Now,
-		WhatsApp: web.WhatsAppOptions{VerifyToken: "verify-0123456789abcdef", AppSecret: e2eSecret}}).Handler()
+		SourceSettings: map[string]string{"whatsapp.verify_token": "verify-0123456789abcdef", "whatsapp.app_secret": e2eSecret}}).Handler()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &e2e{fixture: f, srv: srv}

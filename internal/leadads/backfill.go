@@ -72,16 +72,14 @@ func (s *Service) backfillSite(ctx context.Context, site *model.Site, st *Backfi
 		forms, err := s.o.Graph.PageForms(ctx, auth(site), page)
 		if err != nil {
 			if why, ok := refusal(err); ok {
-				s.pause(ctx, site, why)
+				s.f.pause(ctx, site, why)
 				return err
 			}
 			errs = append(errs, fmt.Errorf("forms of page %s: %w", page, err))
 			continue
 		}
 		for _, f := range forms {
-			s.mu.Lock()
-			s.forms[string(f.ID)] = f.Name
-			s.mu.Unlock()
+			s.f.knowForm(string(f.ID), f.Name)
 			if err := s.backfillForm(ctx, site, page, f, st); err != nil {
 				errs = append(errs, fmt.Errorf("form %s: %w", f.ID, err))
 			}

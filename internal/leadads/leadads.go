@@ -1,10 +1,10 @@
-// Package leadads owns Meta's Lead Ads (Instant Forms) as a lead source
-// after the webhook: the fetch of each lead Meta told of (the outbox's
-// meta_leadgen destination, a deliver.Handler), the backfill that reads
-// every form's leads since a stored watermark so that none missed is lost,
-// and the check of a site's token, Page subscription and permissions. It
-// reaches the database, the Graph API and the use cases through the
-// interfaces it declares here.
+// Package leadads owns Meta's Lead Ads (Instant Forms) as a lead source:
+// the Page leadgen webhook (source.go), the fetch of each lead Meta told
+// of (the outbox's meta_leadgen destination, the source's worker), the
+// backfill that reads every form's leads since a stored watermark so that
+// none missed is lost, and the check of a site's token, Page subscription
+// and permissions. It reaches the database, the Graph API and the use
+// cases through source.Deps and the interfaces it declares here.
 package leadads
 
 import (
@@ -20,6 +20,7 @@ import (
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/source"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
@@ -29,6 +30,7 @@ type Store interface {
 	SiteList(ctx context.Context) ([]*model.Site, error)
 	DestinationPauseSet(ctx context.Context, sh model.Share, reason string, now time.Time) error
 	DestinationPauseOf(ctx context.Context, sh model.Share) (*store.DestinationPause, error)
+	DestinationPauseReason(ctx context.Context, sh model.Share) (string, error)
 	DestinationResume(ctx context.Context, sh model.Share) error
 	LeadAdsWatermark(ctx context.Context, site model.SiteID, formID string) (time.Time, error)
 	LeadAdsWatermarkSet(ctx context.Context, site model.SiteID, pageID, formID string, until, now time.Time) error
@@ -58,13 +60,12 @@ type Options struct {
 	Now    func() time.Time
 }
 
-// Service fetches, backfills and checks Lead Ads leads.
+// Service backfills and checks Lead Ads leads; the fetch is the source's
+// Worker.
 type Service struct {
 	o   Options
 	log *slog.Logger
-
-	mu    sync.Mutex
-	forms map[string]string // form id -> name, as read once
+	f   *fetcher
 }
 
 // New returns a Service.
@@ -75,7 +76,7 @@ func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{o: o, log: o.Logger.With("component", "leadads"), forms: map[string]string{}}
+	return &Service{o: o, log: o.Logger.With("component", "leadads"), f: newFetcher(o.Store, o.Graph, o.Leads, o.Logger, o.Now)}
 }
 
 // share is the site's Lead Ads fetch share.
@@ -101,6 +102,33 @@ func refusal(err error) (string, bool) {
 	return "", false
 }
 
+// fetcher reads the leads Meta told of: the handler of the outbox's
+// meta_leadgen rows, the Lead Ads source's worker. It needs only what a
+// source is given (source.Deps: the site and its share's pause, the Graph
+// API, the use cases); the backfill and the check, which need the store's
+// watermarks and Meta's forms and permissions, are the Service's.
+type fetcher struct {
+	store deliver.PauseStore
+	graph source.Graph
+	leads Leads
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu    sync.Mutex
+	forms map[string]string // form id -> name, as read once
+}
+
+func newFetcher(store deliver.PauseStore, graph source.Graph, leads Leads, log *slog.Logger, now func() time.Time) *fetcher {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &fetcher{store: store, graph: graph, leads: leads, log: log.With("component", "leadads"), now: now,
+		forms: map[string]string{}}
+}
+
 // Deliver fetches a share of leads Meta told of (the runner's
 // meta_leadgen rows of one site): each is read from the Graph API with the
 // site's token and appsecret_proof and handed to LeadAdsIngest, and its row
@@ -108,26 +136,26 @@ func refusal(err error) (string, bool) {
 // the database failed for now: the share waits out the backoff) or paused
 // (the token was refused or lacks a permission: the share is paused until
 // the token changes or the check passes, and the sites page says why).
-func (s *Service) Deliver(ctx context.Context, sh *deliver.Claim) (deliver.Stats, time.Time) {
+func (f *fetcher) Deliver(ctx context.Context, sh *deliver.Claim) (deliver.Stats, time.Time) {
 	var st deliver.Stats
-	site, err := s.o.Store.SiteByID(ctx, sh.Site)
+	site, err := f.store.SiteByID(ctx, sh.Site)
 	if err != nil {
-		s.log.Error("lead ads fetch: load site", "site", string(sh.Site), "err", err)
+		f.log.Error("lead ads fetch: load site", "site", string(sh.Site), "err", err)
 		sh.Record(ctx, sh.Rows)
 		return st, time.Time{}
 	}
-	if p, err := s.o.Store.DestinationPauseOf(ctx, share(site.ID)); err == nil {
-		st.Paused += park(sh.Rows, p.Reason, nil)
+	if why, err := f.store.DestinationPauseReason(ctx, share(site.ID)); err != nil {
 		sh.Record(ctx, sh.Rows)
 		return st, time.Time{}
-	} else if !errors.Is(err, model.ErrNotFound) {
+	} else if why != "" {
+		st.Paused += park(sh.Rows, why, nil)
 		sh.Record(ctx, sh.Rows)
 		return st, time.Time{}
 	}
 	if site.LeadAds.AccessToken == "" {
 		const why = "no Lead Ads access token is set for the site"
 		st.Paused += park(sh.Rows, why, nil)
-		s.pause(ctx, site, why)
+		f.pause(ctx, site, why)
 		sh.Record(ctx, sh.Rows)
 		return st, time.Time{}
 	}
@@ -140,7 +168,7 @@ func (s *Service) Deliver(ctx context.Context, sh *deliver.Claim) (deliver.Stats
 			sh.Record(ctx, sh.Rows[done:])
 			return st, time.Time{}
 		}
-		err := s.fetch(ctx, site, d)
+		err := f.fetch(ctx, site, d)
 		switch {
 		case err == nil:
 			st.Sent++
@@ -149,13 +177,13 @@ func (s *Service) Deliver(ctx context.Context, sh *deliver.Claim) (deliver.Stats
 		default:
 			if why, ok := refusal(err); ok {
 				st.Paused += park(rest, why, err)
-				s.pause(ctx, site, why)
+				f.pause(ctx, site, why)
 				sh.Record(ctx, sh.Rows[done:])
 				return st, time.Time{}
 			}
 			// Meta or the database failed for now: this lead and the
 			// rest wait together.
-			until := s.retry(sh, rest, err, &st)
+			until := f.retry(sh, rest, err, &st)
 			sh.Record(ctx, sh.Rows[done:])
 			return st, until
 		}
@@ -178,13 +206,13 @@ var errDead = errors.New("lead ads: not fetchable")
 
 // fetch reads one lead and ingests it, setting the row's outcome when it is
 // settled (sent or dead); any other error is left for the caller.
-func (s *Service) fetch(ctx context.Context, site *model.Site, d *model.Delivery) error {
+func (f *fetcher) fetch(ctx context.Context, site *model.Site, d *model.Delivery) error {
 	var job app.LeadgenChange
 	if err := json.Unmarshal(d.Payload, &job); err != nil || job.LeadgenID == "" {
 		dead(d, fmt.Sprintf("the fetch job is unreadable: %v", err), nil)
 		return errDead
 	}
-	l, err := s.o.Graph.Leadgen(ctx, auth(site), job.LeadgenID)
+	l, err := f.graph.Leadgen(ctx, auth(site), job.LeadgenID)
 	if err != nil {
 		if _, ok := refusal(err); !ok && capi.Classify(err) == capi.ClassRejected {
 			// Meta has no such lead (deleted, or not the Page's).
@@ -193,8 +221,8 @@ func (s *Service) fetch(ctx context.Context, site *model.Site, d *model.Delivery
 		}
 		return err
 	}
-	src := app.LeadAdsSource{PageID: job.PageID, FormName: s.formName(ctx, site, string(l.FormID)), Via: job.Via}
-	lead, created, err := s.o.Leads.LeadAdsIngest(ctx, site, l, src)
+	src := app.LeadAdsSource{PageID: job.PageID, FormName: f.formName(ctx, site, string(l.FormID)), Via: job.Via}
+	lead, created, err := f.leads.LeadAdsIngest(ctx, site, l, src)
 	if errors.Is(err, app.ErrLeadErased) {
 		dead(d, "erased from the site (forgotten, or past retention): the lead is not read again", nil)
 		return errDead
@@ -207,7 +235,7 @@ func (s *Service) fetch(ctx context.Context, site *model.Site, d *model.Delivery
 		}
 		return fmt.Errorf("storing lead %s: %w", job.LeadgenID, err)
 	}
-	now := s.o.Now()
+	now := f.now()
 	resp, _ := json.Marshal(map[string]any{"lead": lead.ID, "created": created, "verdict": lead.Verdict})
 	d.State, d.LastError, d.Response, d.SentAt = model.DeliverySent, "", resp, &now
 	d.Attempts++
@@ -216,34 +244,41 @@ func (s *Service) fetch(ctx context.Context, site *model.Site, d *model.Delivery
 
 // formName is a form's name, read once per process; "" when Meta does not
 // say (the lead is stored without it).
-func (s *Service) formName(ctx context.Context, site *model.Site, formID string) string {
+func (f *fetcher) formName(ctx context.Context, site *model.Site, formID string) string {
 	if formID == "" {
 		return ""
 	}
-	s.mu.Lock()
-	name, ok := s.forms[formID]
-	s.mu.Unlock()
+	f.mu.Lock()
+	name, ok := f.forms[formID]
+	f.mu.Unlock()
 	if ok {
 		return name
 	}
-	name, err := s.o.Graph.FormName(ctx, auth(site), formID)
+	name, err := f.graph.FormName(ctx, auth(site), formID)
 	if err != nil {
-		s.log.Warn("lead ads: form name", "site", string(site.ID), "form", formID, "err", err)
+		f.log.Warn("lead ads: form name", "site", string(site.ID), "form", formID, "err", err)
 		return ""
 	}
-	s.mu.Lock()
-	s.forms[formID] = name
-	s.mu.Unlock()
+	f.mu.Lock()
+	f.forms[formID] = name
+	f.mu.Unlock()
 	return name
 }
 
+// knowForm keeps a form's name read elsewhere (the backfill's list).
+func (f *fetcher) knowForm(id, name string) {
+	f.mu.Lock()
+	f.forms[id] = name
+	f.mu.Unlock()
+}
+
 // pause pauses the site's fetches with why and says so once.
-func (s *Service) pause(ctx context.Context, site *model.Site, why string) {
-	if err := s.o.Store.DestinationPauseSet(ctx, share(site.ID), why, s.o.Now()); err != nil {
-		s.log.Error("lead ads: pausing fetches", "site", string(site.ID), "err", err)
+func (f *fetcher) pause(ctx context.Context, site *model.Site, why string) {
+	if err := f.store.DestinationPauseSet(ctx, share(site.ID), why, f.now()); err != nil {
+		f.log.Error("lead ads: pausing fetches", "site", string(site.ID), "err", err)
 		return
 	}
-	s.log.Error("lead ads fetches paused for site", "site", string(site.ID), "pages", fmt.Sprint(site.Settings.LeadAds.PageIDs), "reason", why)
+	f.log.Error("lead ads fetches paused for site", "site", string(site.ID), "pages", fmt.Sprint(site.Settings.LeadAds.PageIDs), "reason", why)
 }
 
 // park marks rows paused with reason; the first (tried) one counts an
@@ -262,7 +297,7 @@ func park(rows []*model.Delivery, reason string, cause error) int {
 // retry schedules rows again after the runner's backoff (the first one
 // tried, the rest not), expiring those whose deadline comes first, and
 // returns until when the share waits.
-func (s *Service) retry(sh *deliver.Claim, rows []*model.Delivery, cause error, st *deliver.Stats) time.Time {
+func (f *fetcher) retry(sh *deliver.Claim, rows []*model.Delivery, cause error, st *deliver.Stats) time.Time {
 	now := sh.Now()
 	next := now.Add(sh.Backoff(rows[0].Attempts+1, capi.RetryAfter(cause)))
 	for i, d := range rows {

@@ -21,6 +21,8 @@ import (
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/leadads"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
+	"github.com/cleanads/cleanads/internal/source"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 	"github.com/cleanads/cleanads/internal/testkit"
@@ -69,9 +71,17 @@ func newFixture(t *testing.T) *fixture {
 	client := capi.NewClient(capi.ClientOptions{BaseURL: f.g.URL, HTTP: f.g.Client(), Now: f.clk.Now})
 	f.svc = app.New(app.Options{Store: f.db, Now: f.clk.Now, Graph: client})
 	f.la = leadads.New(leadads.Options{Store: f.db, Graph: client, Leads: f.svc, Now: f.clk.Now})
+	// The source as serve builds it: the webhook, and the fetch as its
+	// worker.
+	src, ok := leadads.NewSource(source.Deps{Deps: platform.Deps{Now: f.clk.Now}, App: f.svc, Sites: f.db, Pauses: f.db,
+		Graph: client}).(source.Worker)
+	if !ok || src.Destination() != model.DestinationMetaLeadgen {
+		t.Fatalf("the Lead Ads source with a Graph client is not the meta_leadgen worker: %T", src)
+	}
 	f.runner = deliver.New(deliver.Options{Store: f.db, Sender: client, Now: f.clk.Now, Node: "node-a",
-		Jitter: func() float64 { return 0.5 }, Handlers: map[string]deliver.Handler{model.DestinationMetaLeadgen: f.la}})
-	f.srv = httptest.NewServer(web.New(web.Options{App: f.svc, Store: f.db, Now: f.clk.Now}).Handler())
+		Jitter: func() float64 { return 0.5 }, Handlers: map[string]deliver.Handler{src.Destination(): src.Handler()}})
+	f.srv = httptest.NewServer(web.New(web.Options{App: f.svc, Store: f.db, Now: f.clk.Now,
+		Sources: []source.Source{src}}).Handler())
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -715,5 +725,18 @@ func TestInstantFormOnConsentRequiredSite(t *testing.T) {
 	}
 	if evs := f.events(t); len(evs["Lead"]) != 1 || len(evs["QualifiedLead"]) != 1 {
 		t.Fatalf("Meta took %d Lead, %d QualifiedLead", len(evs["Lead"]), len(evs["QualifiedLead"]))
+	}
+}
+
+// TestSourceWithoutGraph: without a Graph API reader (a server that runs
+// no workers) the Lead Ads source is its webhook only, never a worker
+// whose handler could not fetch.
+func TestSourceWithoutGraph(t *testing.T) {
+	src := leadads.NewSource(source.Deps{})
+	if _, ok := src.(source.Worker); ok {
+		t.Errorf("a worker without a Graph API reader: %T", src)
+	}
+	if len(src.Routes()) != 2 || src.Name() != "leadads" {
+		t.Errorf("routes %v", src.Routes())
 	}
 }

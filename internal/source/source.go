@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/platform"
@@ -112,6 +113,17 @@ type Deps struct {
 	// config file, by "<source>.<key>" ("whatsapp.app_secret"); a site's
 	// own are in its settings document and sealed secrets.
 	Settings map[string]string
+	// Graph reads Meta's Graph API with a site's own token, for a worker
+	// that fetches what Meta told of (Lead Ads); nil when the program
+	// runs no workers (a source that needs it is then routes only).
+	Graph Graph
+}
+
+// Graph is what a source's worker reads of Meta's Graph API: a Lead Ads
+// lead and its form's name; *capi.Client is one.
+type Graph interface {
+	Leadgen(ctx context.Context, a capi.GraphAuth, id string) (*capi.LeadgenLead, error)
+	FormName(ctx context.Context, a capi.GraphAuth, formID string) (string, error)
 }
 
 // StatusError is a refusal with its HTTP status and words safe to show

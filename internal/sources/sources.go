@@ -6,8 +6,10 @@ package sources
 import (
 	"github.com/cleanads/cleanads/internal/calls"
 	"github.com/cleanads/cleanads/internal/hubspot"
+	"github.com/cleanads/cleanads/internal/leadads"
 	"github.com/cleanads/cleanads/internal/pipedrive"
 	"github.com/cleanads/cleanads/internal/source"
+	"github.com/cleanads/cleanads/internal/whatsapp"
 )
 
 // All returns every lead source, in the order the owner's pages show them.
@@ -16,5 +18,7 @@ func All(d source.Deps) []source.Source {
 		calls.New(d),
 		hubspot.New(d),
 		pipedrive.New(d),
+		whatsapp.New(d),
+		leadads.NewSource(d),
 	}
 }

@@ -45,13 +45,6 @@ func (s *Server) routes() http.Handler {
 			mux.Handle(rt.Pattern, limitBodyTo(cmp.Or(rt.Body, source.DefaultBody), s.sourceRoute(rt.Handler)))
 		}
 	}
-	// Webhooks: WhatsApp Cloud API (Meta's handshake and signature).
-	mux.HandleFunc("GET /v1/webhooks/whatsapp", s.whatsAppVerify)
-	mux.HandleFunc("POST /v1/webhooks/whatsapp", s.whatsAppReceive)
-	// A site's Page leadgen webhook (its Meta app's handshake and
-	// signature).
-	mux.HandleFunc("GET /v1/webhooks/leadgen/{site}", s.leadgenVerify)
-	mux.HandleFunc("POST /v1/webhooks/leadgen/{site}", s.leadgenReceive)
 
 	// Admin web UI (login session; an API key opens nothing here). Every
 	// page gets the strict headers; every POST is refused cross-origin and

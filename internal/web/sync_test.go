@@ -38,7 +38,7 @@ func newSyncEnv(t *testing.T) *syncEnv {
 		s.ID, s.APIKeyHash, s.Settings.Origins = "other", model.HashAPIKey(otherKey), []string{"https://other.example"}
 	}), clk.Now())
 	svc := app.New(app.Options{Store: db, Now: clk.Now})
-	h := web.New(web.Options{App: svc, Store: db, WhatsApp: web.WhatsAppOptions{VerifyToken: waVerify, AppSecret: waSecret}}).Handler()
+	h := web.New(web.Options{App: svc, Store: db, SourceSettings: map[string]string{"whatsapp.verify_token": waVerify, "whatsapp.app_secret": waSecret}}).Handler()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &syncEnv{env: &env{t: t, db: db, srv: srv}, clk: clk}

@@ -32,9 +32,6 @@ type Options struct {
 	// TrustedProxies are the peers whose X-Forwarded-For / X-Real-IP are
 	// believed.
 	TrustedProxies []netip.Prefix
-	// WhatsApp holds the Meta app's webhook secrets; empty turns the
-	// WhatsApp webhook off.
-	WhatsApp WhatsAppOptions
 	// Auth runs admin logins; without it the admin UI answers 404.
 	Auth *auth.Service
 	// PublicURL is the server's address as browsers see it, for install
@@ -64,6 +61,10 @@ type Options struct {
 	// Sources are the lead sources whose routes the server mounts; nil
 	// means every one of internal/sources, built on App and Store.
 	Sources []source.Source
+	// SourceSettings are the program-wide settings of the sources when
+	// Sources is nil (source.Deps.Settings, by "<source>.<key>": the
+	// WhatsApp webhook's whatsapp.verify_token and whatsapp.app_secret).
+	SourceSettings map[string]string
 }
 
 // RequestObserver hears each request once it is answered: the route's
@@ -74,12 +75,11 @@ type RequestObserver interface {
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	app      *app.Service
-	db       *store.DB
-	log      *slog.Logger
-	now      func() time.Time
-	proxies  []netip.Prefix
-	whatsApp WhatsAppOptions
+	app     *app.Service
+	db      *store.DB
+	log     *slog.Logger
+	now     func() time.Time
+	proxies []netip.Prefix
 
 	auth      *auth.Service
 	publicURL string
@@ -109,12 +109,13 @@ func New(o Options) *Server {
 		o.Location = time.Local
 	}
 	s := &Server{app: o.App, db: o.Store, log: o.Logger, now: o.Now, proxies: o.TrustedProxies,
-		whatsApp: o.WhatsApp, auth: o.Auth, publicURL: strings.TrimRight(o.PublicURL, "/"), loc: o.Location,
+		auth: o.Auth, publicURL: strings.TrimRight(o.PublicURL, "/"), loc: o.Location,
 		limits: o.Limits, limiter: ratelimit.New(ratelimit.Options{Now: o.Now}), metrics: o.Metrics,
 		metricsHandler: o.MetricsHandler, metricsToken: o.MetricsToken, notifier: o.Notifier,
 		platforms: o.Platforms, sources: o.Sources}
 	if s.sources == nil {
-		s.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: o.Logger, Now: o.Now}, App: o.App, Sites: o.Store, Pauses: o.Store})
+		s.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: o.Logger, Now: o.Now}, App: o.App, Sites: o.Store, Pauses: o.Store,
+			Settings: o.SourceSettings})
 	}
 	// The templates are embedded: a mistake in one is a bug of this build,
 	// found here at start-up (and by the tests) rather than on a page view.

@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +48,7 @@ func newWhatsAppEnv(t *testing.T, edit func(s *model.Site)) *env {
 		s.Settings.Meta.Stages = map[string]model.StageEvent{"qualified": {Event: "QualifiedLead"}, "meeting": {Event: "Schedule"}}
 	}, edit), time.Now())
 	svc := app.New(app.Options{Store: db})
-	h := web.New(web.Options{App: svc, Store: db, WhatsApp: web.WhatsAppOptions{VerifyToken: waVerify, AppSecret: waSecret}}).Handler()
+	h := web.New(web.Options{App: svc, Store: db, SourceSettings: map[string]string{"whatsapp.verify_token": waVerify, "whatsapp.app_secret": waSecret}}).Handler()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &env{t: t, db: db, srv: srv}
@@ -186,115 +184,6 @@ func sign(body, secret string) string {
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(body))
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
-}
-
-// waBody is a WhatsApp Cloud API messages webhook as Meta sends it.
-func waBody(msgID, from string) string {
-	return fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{
-		"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":%q},
-		"contacts":[{"profile":{"name":"Mehmet"},"wa_id":%q,"user_id":"TR.1502576394655843"}],
-		"messages":[{"from":%q,"from_user_id":"TR.1502576394655843","id":%q,"timestamp":"%d","type":"text","text":{"body":"Merhaba, evet ilgileniyorum"}}]},
-		"field":"messages"}]}]}`, waNumberID, from, from, msgID, time.Now().Unix())
-}
-
-func TestWhatsAppHandshake(t *testing.T) {
-	e := newStageEnv(t)
-	q := url.Values{"hub.mode": {"subscribe"}, "hub.verify_token": {waVerify}, "hub.challenge": {"1158201444"}}
-	code, hdr, body := e.do("GET", "/v1/webhooks/whatsapp?"+q.Encode(), "", "", nil)
-	if code != 200 || body != "1158201444" || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
-		t.Errorf("handshake: %d %q %v", code, body, hdr)
-	}
-	for _, bad := range []url.Values{
-		{"hub.mode": {"subscribe"}, "hub.verify_token": {"wrong"}, "hub.challenge": {"1"}},
-		{"hub.mode": {"unsubscribe"}, "hub.verify_token": {waVerify}, "hub.challenge": {"1"}},
-		{"hub.challenge": {"1"}},
-	} {
-		if code, _, body := e.do("GET", "/v1/webhooks/whatsapp?"+bad.Encode(), "", "", nil); code != 403 || strings.Contains(body, `"1"`) {
-			t.Errorf("%v: %d %s", bad, code, body)
-		}
-	}
-}
-
-func TestWhatsAppWebhook(t *testing.T) {
-	e := newStageEnv(t)
-	id := e.greyLead()
-	body := waBody("wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=", leadPhoneWA)
-
-	// Unsigned, signed with another secret, or over other bytes: refused,
-	// nothing recorded.
-	for _, c := range []struct {
-		sig    string
-		status int
-	}{
-		{"", 401}, {sign(body, "another-secret"), 403}, {sign(body+" ", waSecret), 403}, {"sha256=zz", 403},
-		{strings.TrimPrefix(sign(body, waSecret), "sha256="), 403},
-	} {
-		h := map[string]string{}
-		if c.sig != "" {
-			h["X-Hub-Signature-256"] = c.sig
-		}
-		if code, _, resp := e.do("POST", "/v1/webhooks/whatsapp", "application/json", body, h); code != c.status {
-			t.Errorf("signature %q: %d %s", c.sig, code, resp)
-		}
-	}
-	if v := e.lead(id)["verdict"]; v != "review" {
-		t.Fatalf("a refused webhook changed the lead: %v", v)
-	}
-
-	signed := map[string]string{"X-Hub-Signature-256": sign(body, waSecret)}
-	code, _, resp := e.do("POST", "/v1/webhooks/whatsapp", "application/json", body, signed)
-	if code != 200 || !strings.Contains(resp, `"evidence":1`) {
-		t.Fatalf("signed webhook: %d %s", code, resp)
-	}
-	l := e.lead(id)
-	if l["verdict"] != "clean" || l["decided_by"] != "evidence" {
-		t.Errorf("after the reply: %v %v", l["verdict"], l["decided_by"])
-	}
-	q := e.deliveriesOf(id)["qualified"]
-	if q == nil || q["event_name"] != "QualifiedLead" || q["action_source"] != "system_generated" {
-		t.Errorf("qualified event: %v", q)
-	}
-
-	// Meta retries: the same message is handled once.
-	code, _, resp = e.do("POST", "/v1/webhooks/whatsapp", "application/json", body, signed)
-	if code != 200 || !strings.Contains(resp, `"duplicate":1`) {
-		t.Errorf("retry: %d %s", code, resp)
-	}
-	evidence := 0
-	for _, h := range e.lead(id)["history"].([]any) {
-		if h.(map[string]any)["kind"] == "evidence" {
-			evidence++
-		}
-	}
-	if evidence != 1 {
-		t.Errorf("%d evidence entries for one message", evidence)
-	}
-
-	// A stranger's message and a status update are answered 200.
-	other := waBody("wamid.other", "905421112233")
-	code, _, resp = e.do("POST", "/v1/webhooks/whatsapp", "application/json", other, map[string]string{"X-Hub-Signature-256": sign(other, waSecret)})
-	if code != 200 || !strings.Contains(resp, `"no_lead":1`) {
-		t.Errorf("stranger: %d %s", code, resp)
-	}
-	status := `{"object":"whatsapp_business_account","entry":[{"changes":[{"field":"messages","value":{"metadata":{"phone_number_id":"` +
-		waNumberID + `"},"statuses":[{"id":"wamid.x","status":"read"}]}}]}]}`
-	if code, _, resp := e.do("POST", "/v1/webhooks/whatsapp", "application/json", status, map[string]string{"X-Hub-Signature-256": sign(status, waSecret)}); code != 200 {
-		t.Errorf("status update: %d %s", code, resp)
-	}
-}
-
-func TestWhatsAppWebhookOff(t *testing.T) {
-	db := storetest.New(t)
-	srv := httptest.NewServer(web.New(web.Options{App: app.New(app.Options{Store: db}), Store: db}).Handler())
-	defer srv.Close()
-	e := &env{t: t, db: db, srv: srv}
-	body := waBody("wamid.1", leadPhoneWA)
-	if code, _, _ := e.do("POST", "/v1/webhooks/whatsapp", "application/json", body, map[string]string{"X-Hub-Signature-256": sign(body, "")}); code != 404 {
-		t.Errorf("webhook without a secret: %d", code)
-	}
-	if code, _, _ := e.do("GET", "/v1/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=&hub.challenge=1", "", "", nil); code != 403 {
-		t.Errorf("handshake without a token: %d", code)
-	}
 }
 
 func TestCallWebhook(t *testing.T) {

@@ -1,4 +1,4 @@
-package web_test
+package whatsapp_test
 
 import (
 	"context"

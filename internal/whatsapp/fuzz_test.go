@@ -1,7 +1,10 @@
-package web_test
+package whatsapp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"net/http/httptest"
 	"net/netip"
 	"testing"
 	"time"
@@ -9,9 +12,11 @@ import (
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/source"
 	"github.com/cleanads/cleanads/internal/store"
 	"github.com/cleanads/cleanads/internal/store/storetest"
 	"github.com/cleanads/cleanads/internal/web"
+	"github.com/cleanads/cleanads/internal/whatsapp"
 )
 
 // FuzzWhatsAppWebhook posts any bytes, correctly signed, as a WhatsApp
@@ -40,12 +45,26 @@ func FuzzWhatsAppWebhook(f *testing.F) {
 		f.Fatal(err)
 	}
 	svc := app.New(app.Options{Store: db})
-	e := &fuzzEnv{db: db, h: web.New(web.Options{App: svc, Store: db, WhatsApp: web.WhatsAppOptions{VerifyToken: waVerify, AppSecret: waSecret},
-		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}).Handler()}
+	src := whatsapp.New(source.Deps{App: svc, Sites: db, Pauses: db, Settings: settings})
+	h := web.New(web.Options{App: svc, Store: db, Sources: []source.Source{src},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}).Handler()
 	f.Fuzz(func(t *testing.T, body []byte) {
-		rec := e.serve("POST", "/v1/webhooks/whatsapp", "application/json", body,
-			map[string]string{"X-Hub-Signature-256": sign(string(body), waSecret)})
-		checkAnswer(t, rec, body)
+		req := httptest.NewRequest("POST", "/v1/webhooks/whatsapp", bytes.NewReader(body))
+		req.RemoteAddr = "127.0.0.1:4711"
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Hub-Signature-256", sign(string(body), waSecret))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		// Never a 5xx; every refusal a JSON error.
+		if rec.Code >= 500 {
+			t.Fatalf("%d %s for body %q", rec.Code, rec.Body, body)
+		}
+		if rec.Code >= 400 {
+			var e struct{ Error string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
+				t.Fatalf("%d without a clear error: %q for body %q", rec.Code, rec.Body, body)
+			}
+		}
 		list, err := db.LeadList(context.Background(), store.LeadFilter{Site: "dent", Limit: 50})
 		if err != nil {
 			t.Fatal(err)

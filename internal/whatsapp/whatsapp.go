@@ -1,62 +1,77 @@
-package web
+// Package whatsapp is the WhatsApp Cloud API lead source: Meta posts the
+// messages of the site's WhatsApp numbers to /v1/webhooks/whatsapp, signed
+// with the Meta app's secret. A Click-to-WhatsApp first message starts a
+// lead, a later message or a reply is evidence on one, and the statuses of
+// the business's own messages say who it wrote to
+// (app.Service.WhatsAppInbound and WhatsAppStatuses). One Meta app serves
+// every site, so its secrets are the program's settings
+// (whatsapp.verify_token and whatsapp.app_secret in the config file);
+// a message finds its site by its phone number id.
+package whatsapp
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
+	"github.com/cleanads/cleanads/internal/metahook"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/source"
 )
 
-// WhatsAppOptions are the secrets of the Meta app whose WhatsApp Cloud API
-// webhooks CleanAds receives; empty means the webhook is off.
-type WhatsAppOptions struct {
-	VerifyToken string
-	AppSecret   string
+// Name is the source's key, and the prefix of its settings.
+const Name = "whatsapp"
+
+// The settings (source.Deps.Settings) holding the Meta app's webhook
+// secrets; either empty turns the webhook off.
+const (
+	SettingVerifyToken = Name + ".verify_token"
+	SettingAppSecret   = Name + ".app_secret"
+)
+
+// Source receives the WhatsApp Cloud API webhook.
+type Source struct {
+	d   source.Deps
+	log *slog.Logger
 }
 
-// maxWebhookBody is the largest webhook body read: Meta batches several
-// messages in one post.
-const maxWebhookBody = 1 << 20
-
-// whatsAppVerify answers Meta's subscription handshake for the WhatsApp
-// app (answerHandshake).
-func (s *Server) whatsAppVerify(w http.ResponseWriter, r *http.Request) {
-	s.answerHandshake(w, r, s.whatsApp.VerifyToken)
-}
-
-// answerHandshake answers the subscription handshake of a Meta webhook:
-// the challenge, as plain text, when the mode is subscribe and the verify
-// token is token (compared in constant time; an empty token verifies
-// nothing).
-func (s *Server) answerHandshake(w http.ResponseWriter, r *http.Request, token string) {
-	q := r.URL.Query()
-	if token == "" || q.Get("hub.mode") != "subscribe" ||
-		subtle.ConstantTimeCompare([]byte(q.Get("hub.verify_token")), []byte(token)) != 1 {
-		s.fail(w, r, errStatus(http.StatusForbidden, "verification failed: wrong hub.mode or hub.verify_token"))
-		return
+// New returns the WhatsApp source.
+func New(d source.Deps) source.Source {
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	io.WriteString(w, q.Get("hub.challenge"))
+	return &Source{d: d, log: log}
 }
 
-// whatsAppPayload is the part of a WhatsApp Cloud API webhook CleanAds
+// Name is the source's key.
+func (*Source) Name() string { return Name }
+
+// Label is its name for people.
+func (*Source) Label() string { return "WhatsApp" }
+
+// Routes are Meta's handshake and the webhook's posts.
+func (s *Source) Routes() []source.Route {
+	return []source.Route{
+		{Pattern: "GET /v1/webhooks/whatsapp", Handler: s.verify},
+		{Pattern: "POST /v1/webhooks/whatsapp", Handler: s.receive, Body: source.DefaultBody},
+	}
+}
+
+// verify answers Meta's subscription handshake for the WhatsApp app.
+func (s *Source) verify(w http.ResponseWriter, r *http.Request) error {
+	return metahook.Handshake(w, r, s.d.Settings[SettingVerifyToken])
+}
+
+// payload is the part of a WhatsApp Cloud API webhook CleanAds
 // reads: the senders of messages, what a Click-to-WhatsApp first message
 // says (its referral and text), and the statuses of the business's own
 // messages (who it wrote to, and when).
-type whatsAppPayload struct {
+type payload struct {
 	Object string `json:"object"`
 	Entry  []struct {
 		// ID is the WhatsApp Business Account.
@@ -75,7 +90,7 @@ type whatsAppPayload struct {
 						Name string `json:"name"`
 					} `json:"profile"`
 				} `json:"contacts"`
-				Messages []whatsAppMessage `json:"messages"`
+				Messages []message `json:"messages"`
 				Statuses []struct {
 					Status          string `json:"status"`
 					Timestamp       string `json:"timestamp"`
@@ -87,8 +102,8 @@ type whatsAppPayload struct {
 	} `json:"entry"`
 }
 
-// whatsAppMessage is one inbound message of a webhook.
-type whatsAppMessage struct {
+// message is one inbound message of a webhook.
+type message struct {
 	ID         string `json:"id"`
 	From       string `json:"from"`
 	FromUserID string `json:"from_user_id"`
@@ -97,8 +112,8 @@ type whatsAppMessage struct {
 	Text       struct {
 		Body string `json:"body"`
 	} `json:"text"`
-	Image   whatsAppCaption `json:"image"`
-	Video   whatsAppCaption `json:"video"`
+	Image   caption `json:"image"`
+	Video   caption `json:"video"`
 	Context struct {
 		From string `json:"from"`
 		ID   string `json:"id"`
@@ -112,12 +127,12 @@ type whatsAppMessage struct {
 	} `json:"referral"`
 }
 
-type whatsAppCaption struct {
+type caption struct {
 	Caption string `json:"caption"`
 }
 
 // text is the message's words: its body, or a photo's or video's caption.
-func (m *whatsAppMessage) text() string {
+func (m *message) text() string {
 	switch {
 	case m.Text.Body != "":
 		return m.Text.Body
@@ -136,23 +151,22 @@ func unixTime(s string) time.Time {
 	return time.Time{}
 }
 
-// whatsAppReceive takes a signed WhatsApp Cloud API webhook: the signature
-// is checked over the bytes as received before anything is read from them,
+// receive takes a signed WhatsApp Cloud API webhook: the signature is
+// checked over the bytes as received before anything is read from them,
 // then each inbound message is handled once. Messages that match no lead
 // are answered 200 too: Meta retries anything else.
-func (s *Server) whatsAppReceive(w http.ResponseWriter, r *http.Request) {
-	if s.whatsApp.AppSecret == "" {
-		s.fail(w, r, errStatus(http.StatusNotFound, "the WhatsApp webhook is off: set whatsapp.app_secret and whatsapp.verify_token"))
-		return
+func (s *Source) receive(w http.ResponseWriter, r *http.Request) error {
+	secret := s.d.Settings[SettingAppSecret]
+	if secret == "" {
+		return source.Error(http.StatusNotFound, "the WhatsApp webhook is off: set whatsapp.app_secret and whatsapp.verify_token")
 	}
-	body, ok := s.signedBody(w, r, s.whatsApp.AppSecret)
-	if !ok {
-		return
+	body, err := metahook.SignedBody(r, secret)
+	if err != nil {
+		return err
 	}
-	var p whatsAppPayload
+	var p payload
 	if err := json.Unmarshal(body, &p); err != nil {
-		s.fail(w, r, model.Invalid("", "malformed JSON: "+err.Error()))
-		return
+		return model.Invalid("", "malformed JSON: "+err.Error())
 	}
 	counts := map[string]int{}
 	// The leads the post made or matched, so a CRM fed by the same
@@ -167,9 +181,8 @@ func (s *Server) whatsAppReceive(w http.ResponseWriter, r *http.Request) {
 					list = append(list, app.WhatsAppStatus{PhoneNumberID: v.Metadata.PhoneNumberID, RecipientID: st.RecipientID,
 						RecipientUserID: st.RecipientUserID, Status: st.Status, At: unixTime(st.Timestamp)})
 				}
-				if err := s.app.WhatsAppStatuses(r.Context(), list); err != nil {
-					s.fail(w, r, err)
-					return
+				if err := s.d.App.WhatsAppStatuses(r.Context(), list); err != nil {
+					return err
 				}
 				counts["status"] += len(list)
 			}
@@ -198,12 +211,11 @@ func (s *Server) whatsAppReceive(w http.ResponseWriter, r *http.Request) {
 				// answers the business.
 				msg.RepliesToBusiness = m.Context.ID != "" && m.Context.From != "" &&
 					m.Context.From == v.Metadata.DisplayPhoneNumber
-				res, err := s.app.WhatsAppInbound(r.Context(), msg)
+				res, err := s.d.App.WhatsAppInbound(r.Context(), msg)
 				if err != nil {
 					// Meta retries the whole post; the messages handled
 					// so far are claimed and are not handled again.
-					s.fail(w, r, err)
-					return
+					return err
 				}
 				counts[res.Outcome]++
 				if res.LeadID != "" && !slices.Contains(leads, res.LeadID) {
@@ -221,21 +233,6 @@ func (s *Server) whatsAppReceive(w http.ResponseWriter, r *http.Request) {
 	if len(leads) > 0 {
 		answer["leads"] = leads
 	}
-	writeJSON(w, http.StatusOK, answer)
-}
-
-// validSignature checks Meta's "sha256=<hex>" HMAC-SHA256 of body with
-// secret, in constant time.
-func validSignature(body []byte, header, secret string) bool {
-	hexSig, ok := strings.CutPrefix(strings.TrimSpace(header), "sha256=")
-	if !ok {
-		return false
-	}
-	got, err := hex.DecodeString(hexSig)
-	if err != nil {
-		return false
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	return hmac.Equal(got, mac.Sum(nil))
+	source.JSON(w, http.StatusOK, answer)
+	return nil
 }
