@@ -99,6 +99,9 @@ func browserLogIn(t *testing.T, ctx context.Context, base, sel string) {
 		chromedp.SendKeys(chromedp.CSS("#email"), adminEmail),
 		chromedp.SendKeys(chromedp.CSS("#password"), adminPass),
 		chromedp.Click(chromedp.CSS("button.primary")),
+		// Every page has a <main>: the login form's going is what says
+		// the next page is here, not sel alone.
+		chromedp.WaitNotPresent(chromedp.CSS("#password")),
 		chromedp.WaitVisible(chromedp.CSS(sel)),
 	)
 }
