@@ -6,6 +6,7 @@ package sources
 import (
 	"github.com/cleanads/cleanads/internal/calls"
 	"github.com/cleanads/cleanads/internal/hubspot"
+	"github.com/cleanads/cleanads/internal/outhook"
 	"github.com/cleanads/cleanads/internal/pipedrive"
 	"github.com/cleanads/cleanads/internal/source"
 )
@@ -16,5 +17,6 @@ func All(d source.Deps) []source.Source {
 		calls.New(d),
 		hubspot.New(d),
 		pipedrive.New(d),
+		outhook.New(d),
 	}
 }
