@@ -47,19 +47,19 @@ type HookPayload struct {
 // HookLead is the lead as a post carries it: its contact as typed, its
 // verdict and the reasons for it.
 type HookLead struct {
-	ID         string         `json:"id"`
-	ReceivedAt time.Time      `json:"received_at"`
-	Source     string         `json:"source"`
-	Verdict    string         `json:"verdict"`
-	Score      int            `json:"score"`
-	Reasons    []HookReason   `json:"reasons"`
-	Email      string         `json:"email,omitempty"`
-	Phone      string         `json:"phone,omitempty"`
-	Name       string         `json:"name,omitempty"`
-	FirstName  string         `json:"first_name,omitempty"`
-	LastName   string         `json:"last_name,omitempty"`
-	Message    string         `json:"message,omitempty"`
-	PageURL    string         `json:"page_url,omitempty"`
+	ID         string       `json:"id"`
+	ReceivedAt time.Time    `json:"received_at"`
+	Source     string       `json:"source"`
+	Verdict    string       `json:"verdict"`
+	Score      int          `json:"score"`
+	Reasons    []HookReason `json:"reasons"`
+	Email      string       `json:"email,omitempty"`
+	Phone      string       `json:"phone,omitempty"`
+	Name       string       `json:"name,omitempty"`
+	FirstName  string       `json:"first_name,omitempty"`
+	LastName   string       `json:"last_name,omitempty"`
+	Message    string       `json:"message,omitempty"`
+	PageURL    string       `json:"page_url,omitempty"`
 }
 
 // HookReason is one reason of a verdict.
