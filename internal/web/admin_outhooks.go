@@ -103,7 +103,7 @@ func (s *Server) hooksOf(r *http.Request, lang string, site *model.Site) (hooksS
 	}
 	for _, d := range posts {
 		row := hookPostRow{ID: d.ID, Event: d.Kind, Lead: string(d.LeadID), URL: urls[d.PixelID], State: string(d.State),
-			StateWord: tr(lang, hookStateWords[d.State]), Error: d.LastError, Attempts: d.Attempts, Created: d.CreatedAt}
+			StateWord: tr(lang, hookStateWords[d.State]), Error: hookErrorWords(lang, d.LastError), Attempts: d.Attempts, Created: d.CreatedAt}
 		if row.URL == "" {
 			row.URL = "—"
 		}
@@ -216,6 +216,21 @@ func (s *Server) adminHookReplay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/admin/sites/"+string(site.ID)+"?hook=replayed#webhooks", http.StatusSeeOther)
+}
+
+// hookErrorWords are a post's error in lang: the runner's own words are
+// translated, a receiver's answer stays as it came.
+func hookErrorWords(lang, e string) string {
+	switch {
+	case e == "waits for the endpoint, which failed just before", e == "the webhook was removed",
+		e == "waits for an earlier event of this lead":
+		return tr(lang, e)
+	case strings.HasPrefix(e, "waits for the earlier event "):
+		return tr(lang, "waits for an earlier event of this lead")
+	case strings.HasPrefix(e, "answered "):
+		return tr(lang, "The receiver answered %s.", strings.TrimPrefix(e, "answered "))
+	}
+	return e
 }
 
 // hookNotice is the page's notice after a webhook action's redirect.

@@ -889,4 +889,8 @@ var turkish = map[string]string{
 	"must start with https://":                                                       "https:// ile başlamalı",
 	"must not have a #fragment":                                                      "#parça içermemeli",
 	"choose at least one event":                                                      "en az bir olay seçin",
+	"waits for the endpoint, which failed just before":                               "uç nokta az önce başarısız oldu: onu bekliyor",
+	"waits for an earlier event of this lead":                                        "bu başvurunun daha önceki bir olayını bekliyor",
+	"the webhook was removed":                                                        "webhook kaldırıldı",
+	"The receiver answered %s.":                                                      "Alıcı %s yanıtını verdi.",
 }
