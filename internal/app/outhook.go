@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -29,6 +30,55 @@ const hookKeep = 3 * 24 * time.Hour
 
 // maxHooks is how many endpoints a site may have.
 const maxHooks = 10
+
+// hookTTL is how long a site's endpoints, once read, serve intake before
+// they are read again: reading them in every lead's transaction cost
+// about a fifth of a lead's CPU (BenchmarkIntakeSubmit). An endpoint added
+// or removed on this node counts at once; on the others within hookTTL, as
+// a site's settings do (web.DefaultSiteTTL).
+const hookTTL = 2 * time.Second
+
+// hookCacheMax bounds the cache; past it, it starts again empty.
+const hookCacheMax = 10000
+
+// hookCache keeps each site's endpoints (without their secrets).
+type hookCache struct {
+	mu sync.Mutex
+	m  map[model.SiteID]hookEntry
+}
+
+type hookEntry struct {
+	eps   []*model.WebhookEndpoint
+	until time.Time
+}
+
+// get returns the site's endpoints, read in tx when not cached.
+func (c *hookCache) get(ctx context.Context, tx *store.Tx, site model.SiteID, now time.Time) ([]*model.WebhookEndpoint, error) {
+	c.mu.Lock()
+	e, ok := c.m[site]
+	c.mu.Unlock()
+	if ok && now.Before(e.until) && !now.Before(e.until.Add(-hookTTL)) {
+		return e.eps, nil
+	}
+	eps, err := tx.WebhookEndpoints(ctx, site, false)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= hookCacheMax {
+		c.m = map[model.SiteID]hookEntry{}
+	}
+	c.m[site] = hookEntry{eps: eps, until: now.Add(hookTTL)}
+	c.mu.Unlock()
+	return eps, nil
+}
+
+// forget drops a site's endpoints, after a change on this node.
+func (c *hookCache) forget(site model.SiteID) {
+	c.mu.Lock()
+	delete(c.m, site)
+	c.mu.Unlock()
+}
 
 // HookPayload is the JSON body of every post (docs/webhooks.md).
 type HookPayload struct {
@@ -113,7 +163,7 @@ func (s *Service) hookID(lead model.LeadID, ev hookEvent, now time.Time) string 
 // change that rolls back; a lead's events reach each endpoint in the
 // order they were queued (internal/outhook).
 func (s *Service) queueHooks(ctx context.Context, tx *store.Tx, lead *model.Lead, events []hookEvent, now time.Time) error {
-	eps, err := tx.WebhookEndpoints(ctx, lead.SiteID, false)
+	eps, err := s.hooks.get(ctx, tx, lead.SiteID, now)
 	if err != nil || len(eps) == 0 {
 		return err
 	}
@@ -206,6 +256,7 @@ func (s *Service) WebhookAdd(ctx context.Context, site model.SiteID, rawURL stri
 		}
 		return tx.WebhookEndpointInsert(ctx, ep)
 	})
+	s.hooks.forget(site)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +301,9 @@ func CheckHookURL(raw string) (string, error) {
 // WebhookRemove removes a site's webhook; its posts not sent yet end as
 // dead when the runner finds it gone.
 func (s *Service) WebhookRemove(ctx context.Context, site model.SiteID, id string) error {
-	return s.db.InTx(ctx, func(tx *store.Tx) error { return tx.WebhookEndpointDelete(ctx, site, id) })
+	err := s.db.InTx(ctx, func(tx *store.Tx) error { return tx.WebhookEndpointDelete(ctx, site, id) })
+	s.hooks.forget(site)
+	return err
 }
 
 // Webhooks returns a site's webhooks, without their secrets.
