@@ -59,6 +59,7 @@ type Service struct {
 	notify     Notifier
 	quality    qualityCache // Meta's dataset quality per site (quality.go)
 	platforms  []platform.Platform
+	hooks      hookCache // each site's outgoing webhooks (outhook.go)
 
 	secret string
 	keyMu  sync.Mutex

@@ -102,6 +102,9 @@ func (s *Service) reattempt(ctx context.Context, tx *store.Tx, old, next *model.
 		if err := s.queueNotify(ctx, tx, next, now); err != nil {
 			return false, err
 		}
+		if err := s.queueHooks(ctx, tx, next, hooksOfVerdict(next, old.Verdict), now); err != nil {
+			return false, err
+		}
 	}
 	if err := tx.HistoryInsert(ctx, &model.HistoryEntry{
 		ID: s.ids.New("h_", now), LeadID: next.ID, At: now, Kind: model.HistoryVerdict, Data: data,

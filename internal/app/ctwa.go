@@ -167,6 +167,9 @@ func (s *Service) ctwaStart(ctx context.Context, tx *store.Tx, site *model.Site,
 	if err := s.queueNotify(ctx, tx, lead, now); err != nil {
 		return nil, err
 	}
+	if err := s.queueHooks(ctx, tx, lead, hooksOfNewLead(lead), now); err != nil {
+		return nil, err
+	}
 	if m.FromUserID != "" && lead.PhoneKey != "" {
 		// So a later message without the phone still finds the person's
 		// leads, as a website lead's WhatsApp reply does.

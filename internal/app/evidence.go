@@ -84,6 +84,9 @@ func (s *Service) setDecision(ctx context.Context, tx *store.Tx, site *model.Sit
 		if err := s.queueNotify(ctx, tx, lead, now); err != nil {
 			return false, err
 		}
+		if err := s.queueHooks(ctx, tx, lead, hooksOfVerdict(lead, was), now); err != nil {
+			return false, err
+		}
 	}
 	queued := false
 	switch {

@@ -182,6 +182,9 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		if err := s.queueNotify(ctx, tx, lead, now); err != nil {
 			return err
 		}
+		if err := s.queueHooks(ctx, tx, lead, hooksOfNewLead(lead), now); err != nil {
+			return err
+		}
 		created = true
 		if !mayQueueLead(site, lead) {
 			return nil

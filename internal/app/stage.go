@@ -295,6 +295,9 @@ func (s *Service) applyStage(ctx context.Context, tx *store.Tx, site *model.Site
 	if err != nil || !inserted {
 		return err
 	}
+	if err := s.queueHooks(ctx, tx, lead, []hookEvent{{Type: model.HookStage, Key: "stage:" + st.Stage, Stage: st}}, now); err != nil {
+		return err
+	}
 	switch {
 	case held:
 		hist["held"] = HeldOwnerJunk

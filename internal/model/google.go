@@ -21,6 +21,8 @@ func DeadlineWords(destination string) string {
 		return "Google's 90-day window for click conversions"
 	case DestinationMetaLeadgen:
 		return "the 90 days Meta keeps a Lead Ads lead"
+	case DestinationWebhook:
+		return "the 3 days a webhook is retried"
 	}
 	return "Meta's 7-day window"
 }

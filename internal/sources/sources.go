@@ -7,6 +7,7 @@ import (
 	"github.com/cleanads/cleanads/internal/calls"
 	"github.com/cleanads/cleanads/internal/hubspot"
 	"github.com/cleanads/cleanads/internal/leadads"
+	"github.com/cleanads/cleanads/internal/outhook"
 	"github.com/cleanads/cleanads/internal/pipedrive"
 	"github.com/cleanads/cleanads/internal/source"
 	"github.com/cleanads/cleanads/internal/whatsapp"
@@ -20,5 +21,6 @@ func All(d source.Deps) []source.Source {
 		pipedrive.New(d),
 		whatsapp.New(d),
 		leadads.NewSource(d),
+		outhook.New(d),
 	}
 }

@@ -121,10 +121,12 @@ func scanDelivery(r scanner) (*model.Delivery, error) {
 
 // DeliveryCancelByLead ends a lead's events that have not been sent
 // (pending, retry, paused) as dead with the reason, and returns how many.
+// The outgoing webhooks' posts are not ended: they tell the owner's own
+// systems what happened, the junk verdict included.
 func (q Q) DeliveryCancelByLead(ctx context.Context, id model.LeadID, reason string, now time.Time) (int, error) {
 	res, err := q.exec(ctx, `/* Store.DeliveryCancelByLead */ UPDATE deliveries SET state = ?, last_error = ?, updated_at = ?
-		WHERE lead_id = ? AND lead_id <> '' AND state IN (?, ?, ?)`,
-		string(model.DeliveryDead), reason, now.UnixMilli(), string(id),
+		WHERE lead_id = ? AND lead_id <> '' AND destination <> ? AND state IN (?, ?, ?)`,
+		string(model.DeliveryDead), reason, now.UnixMilli(), string(id), model.DestinationWebhook,
 		string(model.DeliveryPending), string(model.DeliveryRetry), string(model.DeliveryPaused))
 	if err != nil {
 		return 0, fmt.Errorf("store: cancel deliveries of %s: %w", id, err)

@@ -56,6 +56,8 @@ type siteData struct {
 	// Platforms are the sections of the ad platforms without a hand-made
 	// one (admin_platforms.go).
 	Platforms []platformSection
+	// Hooks is the outgoing webhooks' section (admin_outhooks.go).
+	Hooks hooksSection
 }
 
 // siteForm is a site's settings as typed, so a form with a mistake comes
@@ -154,6 +156,9 @@ func (s *Server) adminSite(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("saved") != "" {
 		p.Notice = tr(p.Lang, "Saved.")
 	}
+	if n := hookNotice(p.Lang, r.URL.Query().Get("hook")); n != "" {
+		p.Notice = n
+	}
 	s.renderSite(w, r, p, http.StatusOK, site, formOf(site), "")
 }
 
@@ -175,9 +180,14 @@ func (s *Server) renderSiteFull(w http.ResponseWriter, r *http.Request, p *page,
 		s.adminFail(w, r, err)
 		return
 	}
+	hooks, err := s.hooksOf(r, p.Lang, site)
+	if err != nil {
+		s.adminFail(w, r, err)
+		return
+	}
 	base := s.baseURL(r)
 	p.Title = site.Name
-	p.D = siteData{Site: site, Form: form, APIKey: key, Test: test, Platforms: sections,
+	p.D = siteData{Site: site, Form: form, APIKey: key, Test: test, Platforms: sections, Hooks: hooks,
 		Snippet: fmt.Sprintf(`<script src="%s/t.js" data-site="%s" async></script>`, base, site.ID),
 		Pinned: fmt.Sprintf("<script src=\"%s/t.v2.js\" data-site=\"%s\" async\n        integrity=\"%s\" crossorigin=\"anonymous\"></script>",
 			base, site.ID, TrackerSRI())}

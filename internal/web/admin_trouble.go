@@ -222,6 +222,9 @@ func (s *Server) troubles(ctx context.Context, lang string, site model.SiteID, s
 			continue // a site the user may not see
 		}
 		dest := f.Destination
+		if dest == model.DestinationWebhook {
+			continue // the site's page lists its posts with their answers
+		}
 		if dest == model.DestinationMetaLeadgen || dest == "" {
 			dest = model.DestinationMeta
 		}
