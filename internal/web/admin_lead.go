@@ -12,6 +12,7 @@ import (
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/qualify"
+	"github.com/cleanads/cleanads/internal/source"
 )
 
 // leadData is the lead page's data.
@@ -85,6 +86,10 @@ type deliveryRow struct {
 	Replayable                                              bool
 	// Google marks a row for Google Ads: its messages are Google's.
 	Google bool
+	// Dest is the label of where the row goes, when it is not Meta
+	// ("Google Ads", "TikTok", "HubSpot", "Webhooks"): its messages and
+	// answers are that one's.
+	Dest string
 	// Cause says in plain words why the row failed, Said what the
 	// platform answered (empty when it said nothing: it could not be
 	// reached, or our own check refused the event before sending).
@@ -299,6 +304,8 @@ func (s *Server) timeline(lang string, l *model.Lead, hist []model.HistoryEntry,
 		title := tr(lang, "Event %s for Meta", d.EventName)
 		if row.Google {
 			title = tr(lang, "Event %s for Google Ads", d.EventName)
+		} else if row.Dest != "" {
+			title = tr(lang, "Event %s for %s", d.EventName, row.Dest)
 		}
 		items = append(items, timelineItem{at: d.CreatedAt, order: 3, Kind: "event", Title: title, Delivery: &row})
 	}
@@ -332,6 +339,9 @@ func (s *Server) deliveryRow(lang string, d *model.Delivery, now time.Time) deli
 		EventID: d.EventID, State: string(d.State), Mode: d.Mode, LastError: d.LastError, Attempts: d.Attempts,
 		Payload: prettyJSON(d.Payload), Response: prettyJSON(d.Response), When: s.when(d.CreatedAt),
 		Replayable: d.State == model.DeliveryDead && d.DeadlineAt.After(now), Google: d.Destination == model.DestinationGoogle}
+	if d.Destination != model.DestinationMeta && d.Destination != "" {
+		row.Dest = s.destLabel(d.Destination)
+	}
 	if d.State == model.DeliveryRetry || d.State == model.DeliveryPending {
 		row.NextAt = s.when(d.NextAt)
 	}
@@ -368,4 +378,23 @@ func (s *Server) pathLead(r *http.Request) (*model.Lead, *model.Site, error) {
 		return nil, nil, err
 	}
 	return l, site, nil
+}
+
+// destLabel is the label of a delivery's destination as the owner knows
+// it: its platform's, or the lead source's whose worker sends its rows.
+func (s *Server) destLabel(dest string) string {
+	if dest == model.DestinationGoogle {
+		return "Google Ads"
+	}
+	for _, p := range s.platforms {
+		if p.Name() == dest {
+			return p.Label()
+		}
+	}
+	for _, src := range s.sources {
+		if w, ok := src.(source.Worker); ok && w.Destination() == dest {
+			return w.Label()
+		}
+	}
+	return dest
 }

@@ -404,6 +404,8 @@ var turkish = map[string]string{
 	"Clicked a Google ad":                                  "Bir Google reklamına tıkladı",
 	"Clicked a Meta ad":                                    "Bir Meta reklamına tıkladı",
 	"Clicked a TikTok ad":                                  "Bir TikTok reklamına tıkladı",
+	"Event %s for %s":                                      "%[2]s için %[1]s olayı",
+	"Too old to replay: past the time %s takes it.":        "Yeniden göndermek için çok eski: %s bu kadar eskisini almaz.",
 	"Event %s for Google Ads":                              "Google Ads için %s olayı",
 	"Google click id (gclid)":                              "Google tıklama kimliği (gclid)",
 	"If the person sends the form again before %s, this lead takes the new values.": "Kişi formu %s tarihinden önce yeniden gönderirse bu başvuru yeni değerleri alır.",
