@@ -429,10 +429,10 @@ func (*Meta) Validate(site *model.Site) []platform.FieldError {
 }
 
 var (
-	_ platform.Platform  = (*Meta)(nil)
-	_ platform.Checker   = (*Meta)(nil)
-	_ platform.Moded     = (*Meta)(nil)
-	_ platform.Rekeyer   = (*Meta)(nil)
+	_ platform.Platform = (*Meta)(nil)
+	_ platform.Checker  = (*Meta)(nil)
+	_ platform.Moded    = (*Meta)(nil)
+	_ platform.Rekeyer  = (*Meta)(nil)
 )
 
 // SendTest sends one made-up lead event for the site to Meta at once,
