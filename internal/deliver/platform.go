@@ -99,12 +99,12 @@ func (h *PlatformHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.T
 			done = append(done, d)
 			continue
 		}
-		// A row queued moments ago was checked then, and nothing has
-		// changed it since (erasure deletes it): reading every payload
-		// back is most of the work for a page view.
 		if mode != "" {
 			d.Mode = mode
 		}
+		// A row queued moments ago was checked then, and nothing has
+		// changed it since (erasure deletes it): reading every payload
+		// back is most of the work for a page view.
 		if checker != nil && !d.Queued {
 			if err := checker.Check(site, d, now); err != nil {
 				if errors.Is(err, platform.ErrTooOld) {
@@ -126,7 +126,8 @@ func (h *PlatformHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.T
 			st.DryRun++
 			done = append(done, d)
 		case paused != "":
-			park([]*model.Delivery{d}, paused, &st)
+			d.State, d.LastError = model.DeliveryPaused, paused
+			st.Paused++
 			done = append(done, d)
 		default:
 			if _, ok := byAccount[d.PixelID]; !ok {
