@@ -27,10 +27,10 @@ import (
 // clients, and the runner's handler of each platform: Google's with its
 // follow-up of requests, every other platform's (Meta's too) through
 // deliver.PlatformHandler. Meta's and Google's requests are counted when
-// metrics are on. A site's Google
-// pause stands across a restart: it is lifted when the site's google
-// block or credentials change (provision, before this) or from the sites
-// page, once the owner has fixed the account.
+// metrics are on. A site's Google pause stands across a restart: it is
+// lifted when the site's google block or credentials change (provision,
+// before this) or from the sites page, once the owner has fixed the
+// account.
 func platformSetup(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, m *metrics.Metrics,
 	graph capi.Sender) ([]platform.Platform, map[string]deliver.Handler, *deliver.Google, error) {
 	creds := map[model.SiteID]google.Credentials{}
