@@ -22,9 +22,11 @@ const sendMargin = time.Hour
 
 // Meta is Meta's Conversions API as a platform: a site's pixel (and, for
 // Click-to-WhatsApp leads, its WhatsApp Business Account's dataset). Its
-// rows go through the runner's own Meta handler (deliver), which adds the
-// PageView queue and the pre-checks; Send here is the same request for
-// callers that hold a batch of rows.
+// rows go through deliver.PlatformHandler as every platform's do; what is
+// Meta's own is said through platform's optional interfaces: each row is
+// pre-checked before it is sent (Check), a site in mode dry_run keeps its
+// events unsent (Mode), and a token the owner replaced while Meta
+// refused the old one does not pause the site (NewCredentials).
 type Meta struct {
 	sender Sender
 	now    func() time.Time
@@ -221,28 +223,81 @@ func (m *Meta) buildMessaging(in platform.Input, at time.Time, cd map[string]any
 		Deadline: at.Add(model.MaxEventAge)}, nil
 }
 
+// metaMode is the site's Meta mode; dry_run when none is set.
+func metaMode(site *model.Site) string {
+	if m := site.Settings.Meta.Mode; m != "" {
+		return m
+	}
+	return model.ModeDryRun
+}
+
+// Mode is the site's Meta mode, dry_run when none is set (see
+// platform.Moded): in dry_run its events are built, checked and kept,
+// never sent.
+func (*Meta) Mode(site *model.Site) string { return metaMode(site) }
+
+// Check reads a stored row's event and checks it against Meta's rules
+// (Precheck) before it is sent: an event too old for Meta wraps
+// platform.ErrTooOld; any other failure carries the rule as the row's
+// response, {"precheck":{"rule":...,"detail":...}} (see platform.Checker).
+func (*Meta) Check(_ *model.Site, d *model.Delivery, now time.Time) error {
+	var ev Event
+	var err error
+	if jerr := json.Unmarshal(d.Payload, &ev); jerr != nil {
+		err = &PrecheckError{Rule: "payload", Detail: "stored payload is not an event: " + jerr.Error()}
+	} else if err = Precheck(&ev, now); err == nil {
+		return nil
+	}
+	if pe := (*PrecheckError)(nil); errors.As(err, &pe) && pe.Rule == RuleEventTimeOld {
+		return tooOld{pe}
+	}
+	return &platform.Failure{Class: platform.Refused, Err: err, Response: precheckJSON(err)}
+}
+
+// tooOld is a pre-check's refusal of an event older than Meta takes: the
+// row expires, with the pre-check's words.
+type tooOld struct{ *PrecheckError }
+
+func (e tooOld) Is(target error) bool { return target == platform.ErrTooOld }
+func (e tooOld) Unwrap() error        { return e.PrecheckError }
+
+// NewCredentials tells whether the site's access token changed (see
+// platform.Rekeyer): Meta's refusal of the old one then pauses nothing.
+func (*Meta) NewCredentials(was, now *model.Site) bool { return was.AccessToken != now.AccessToken }
+
 // Send posts rows of one pixel (or dataset) to Meta in the site's mode,
 // splitting a refused request in halves until each refused event is alone
 // (it fails with Meta's words) while the rest go through. A refused token
-// pauses; a rate limit is throttled; anything else transient.
+// pauses; a rate limit is throttled; anything else transient. A site in
+// dry run sends nothing: its rows are accepted in mode dry_run.
 func (m *Meta) Send(ctx context.Context, site *model.Site, rows []*model.Delivery) ([]platform.Outcome, error) {
 	out := make([]platform.Outcome, len(rows))
 	if len(rows) == 0 {
 		return out, nil
 	}
-	mode := site.Settings.Meta.Mode
-	if mode == "" {
-		mode = model.ModeDryRun
-	}
+	mode := metaMode(site)
 	switch {
+	case mode == model.ModeDryRun:
+		for i := range out {
+			out[i] = platform.Outcome{Accepted: true, Mode: mode}
+		}
+		return out, nil
 	case m.sender == nil:
 		return nil, &platform.Failure{Class: platform.Transient, Words: "no Meta client is configured"}
 	case site.AccessToken == "":
 		return nil, &platform.Failure{Class: platform.Paused, Words: "no Meta access token is set for the site"}
 	case mode == model.ModeTest && site.Settings.Meta.TestEventCode == "":
 		return nil, &platform.Failure{Class: platform.Paused, Words: "mode test needs the site's test_event_code"}
+	case mode != model.ModeLive && mode != model.ModeTest:
+		return nil, &platform.Failure{Class: platform.Paused, Words: fmt.Sprintf("unknown delivery mode %q", mode)}
 	}
-	req := SendRequest{PixelID: rows[0].PixelID, AccessToken: site.AccessToken}
+	// A pixel change leaves queued events with the pixel they were made
+	// for; a row without one goes to the site's.
+	pixel := rows[0].PixelID
+	if pixel == "" {
+		pixel = site.Settings.Meta.PixelID
+	}
+	req := SendRequest{PixelID: pixel, AccessToken: site.AccessToken}
 	if mode == model.ModeTest {
 		req.TestEventCode = site.Settings.Meta.TestEventCode
 	}
@@ -263,12 +318,13 @@ func (m *Meta) send(ctx context.Context, req SendRequest, rows []*model.Delivery
 	}
 	switch Classify(err) {
 	case ClassAuth:
-		return &platform.Failure{Class: platform.Paused, Words: "Meta refused the access token", Err: err}
+		return &platform.Failure{Class: platform.Paused, Words: "Meta refused the access token: " + err.Error(), Err: err,
+			Response: ErrorJSON(err)}
 	case ClassThrottled:
-		return &platform.Failure{Class: platform.Throttled, RetryAfter: RetryAfter(err), Err: err}
+		return &platform.Failure{Class: platform.Throttled, RetryAfter: RetryAfter(err), Err: err, Response: ErrorJSON(err)}
 	case ClassRejected:
 		if len(rows) == 1 {
-			out[0] = platform.Outcome{Err: err}
+			out[0] = platform.Outcome{Err: err, Response: ErrorJSON(err)}
 			return nil
 		}
 		h := len(rows) / 2
@@ -277,7 +333,40 @@ func (m *Meta) send(ctx context.Context, req SendRequest, rows []*model.Delivery
 		}
 		return m.send(ctx, req, rows[h:], out[h:], mode)
 	}
-	return &platform.Failure{Class: platform.Transient, Err: err}
+	return &platform.Failure{Class: platform.Transient, RetryAfter: RetryAfter(err), Err: err, Response: ErrorJSON(err)}
+}
+
+// ErrorJSON is Meta's error, or ours, as kept in a row's response:
+// {"error":{"message":...,"class":...}} with Meta's status, codes and
+// fbtrace_id when Meta answered.
+func ErrorJSON(err error) json.RawMessage {
+	if err == nil {
+		return nil
+	}
+	e := map[string]any{"message": err.Error(), "class": Classify(err).String()}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		e["status"], e["code"], e["error_subcode"] = ae.Status, ae.Code, ae.Subcode
+		e["message"], e["type"], e["fbtrace_id"] = ae.Message, ae.Type, ae.FBTraceID
+		if ae.UserMsg != "" {
+			e["error_user_msg"] = ae.UserMsg
+		}
+		if ae.IsTransient {
+			e["is_transient"] = true
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"error": e})
+	return b
+}
+
+// precheckJSON is a pre-check's failure as kept in a row's response.
+func precheckJSON(err error) json.RawMessage {
+	var pe *PrecheckError
+	if !errors.As(err, &pe) {
+		return ErrorJSON(err)
+	}
+	b, _ := json.Marshal(map[string]any{"precheck": map[string]string{"rule": pe.Rule, "detail": pe.Detail}})
+	return b
 }
 
 // Redact removes the clear values from a Meta event (user_data's clear
@@ -339,7 +428,12 @@ func (*Meta) Validate(site *model.Site) []platform.FieldError {
 	return errs
 }
 
-var _ platform.Platform = (*Meta)(nil)
+var (
+	_ platform.Platform = (*Meta)(nil)
+	_ platform.Checker  = (*Meta)(nil)
+	_ platform.Moded    = (*Meta)(nil)
+	_ platform.Rekeyer  = (*Meta)(nil)
+)
 
 // SendTest sends one made-up lead event for the site to Meta at once,
 // with the site's test_event_code, so the advertiser sees it in Events

@@ -24,13 +24,13 @@ import (
 )
 
 // platformSetup makes the ad platforms (platforms.All) with their
-// clients, and the runner's handler of each platform other than Meta
-// (whose handler is the runner's own): Google's with its follow-up of
-// requests, every other platform's through deliver.PlatformHandler.
-// Google's requests are counted when metrics are on. A site's Google
-// pause stands across a restart: it is lifted when the site's google
-// block or credentials change (provision, before this) or from the sites
-// page, once the owner has fixed the account.
+// clients, and the runner's handler of each platform: Google's with its
+// follow-up of requests, every other platform's (Meta's too) through
+// deliver.PlatformHandler. Meta's and Google's requests are counted when
+// metrics are on. A site's Google pause stands across a restart: it is
+// lifted when the site's google block or credentials change (provision,
+// before this) or from the sites page, once the owner has fixed the
+// account.
 func platformSetup(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, m *metrics.Metrics,
 	graph capi.Sender) ([]platform.Platform, map[string]deliver.Handler, *deliver.Google, error) {
 	creds := map[model.SiteID]google.Credentials{}
@@ -74,11 +74,15 @@ func platformSetup(ctx context.Context, c *config.Config, db *store.DB, log *slo
 	}
 	g := deliver.NewGoogle(deliver.GoogleOptions{Store: db, Sender: sender, Tokens: byID, Logger: log, Now: time.Now})
 	deps := platform.Deps{Logger: log, Now: time.Now, Endpoints: c.PlatformAPIURLs}
-	list := platforms.All(deps, platforms.Clients{Meta: graph, Google: sender,
+	meta := graph
+	if m != nil {
+		meta = m.Sender(graph)
+	}
+	list := platforms.All(deps, platforms.Clients{Meta: meta, Google: sender,
 		GoogleTokens: siteTokens})
 	handlers := map[string]deliver.Handler{model.DestinationGoogle: g}
 	for _, p := range list {
-		if _, ok := handlers[p.Name()]; !ok && p.Name() != model.DestinationMeta {
+		if _, ok := handlers[p.Name()]; !ok {
 			handlers[p.Name()] = deliver.NewPlatformHandler(p, db)
 		}
 	}

@@ -29,10 +29,10 @@ import (
 // of a platform, and nothing else.
 type standIn struct {
 	p platform.Platform
-	// handler is the runner's handler of the platform's rows (nil: the
-	// runner's own, Meta's) and sender the runner's Meta client.
+	// handler is the runner's handler of the platform's rows: the
+	// platform through deliver.PlatformHandler (Google's with its
+	// follow-up of requests).
 	handler deliver.Handler
-	sender  deliver.Sender
 	// perLead is how many events a clean lead sends to the platform.
 	perLead int
 	// accepted are the event ids the stand-in took, in order.
@@ -64,7 +64,8 @@ var kits = []platformKit{
 		testkit.WithMeta("111222333", model.ModeLive)(site)
 		site.AccessToken = graphtest.Token
 		client := capi.NewClient(capi.ClientOptions{BaseURL: g.URL, HTTP: g.Client(), Now: clk.Now})
-		return &standIn{p: capi.NewMeta(client, platform.Deps{Now: clk.Now}), sender: client, perLead: 2,
+		p := capi.NewMeta(client, platform.Deps{Now: clk.Now})
+		return &standIn{p: p, handler: deliver.NewPlatformHandler(p, f.db), perLead: 2,
 			accepted: func() []string {
 				var ids []string
 				for _, e := range g.Events() {
@@ -176,11 +177,8 @@ func newConfFix(t *testing.T, kit platformKit) *confFix {
 	f.si = kit.start(t, f, site)
 	f.site = testkit.AddSite(t, f.db, site, f.clk.Now())
 	f.svc = app.New(app.Options{Store: f.db, Now: f.clk.Now, Platforms: []platform.Platform{f.si.p}})
-	f.opts = deliver.Options{Store: f.db, Sender: f.si.sender, Now: f.clk.Now, Node: "node-a",
-		Jitter: func() float64 { return 0.5 }}
-	if f.si.handler != nil {
-		f.opts.Handlers = map[string]deliver.Handler{kit.name: f.si.handler}
-	}
+	f.opts = deliver.Options{Store: f.db, Now: f.clk.Now, Node: "node-a", Jitter: func() float64 { return 0.5 },
+		Handlers: map[string]deliver.Handler{kit.name: f.si.handler}}
 	return f
 }
 
@@ -385,11 +383,7 @@ func TestEveryPlatformAtOnce(t *testing.T) {
 	for _, kit := range kits {
 		si := kit.start(t, f, site)
 		ins[kit.name], list = si, append(list, si.p)
-		if si.handler != nil {
-			f.opts.Handlers[kit.name] = si.handler
-		} else {
-			f.opts.Sender = si.sender
-		}
+		f.opts.Handlers[kit.name] = si.handler
 	}
 	f.site = testkit.AddSite(t, f.db, site, f.clk.Now())
 	f.svc = app.New(app.Options{Store: f.db, Now: f.clk.Now, Platforms: list})

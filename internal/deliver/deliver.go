@@ -1,12 +1,13 @@
 // Package deliver owns the outbox runner: it claims due rows under a lease
 // and hands each share (one site's rows of one destination) to that
-// destination's Handler. The meta handler expires and
-// pre-checks events, sends them to Meta per site and pixel in requests of
-// at most 1000 events, and records Meta's answer per event, retrying,
-// splitting, dead-lettering or pausing the site as the error class says;
-// other destinations (the Lead Ads fetch, Google) bring their own handler.
-// It reaches the database and Meta only through the Store, Sender and
-// Handler interfaces it declares here.
+// destination's Handler. Every ad platform's rows (Meta, Google, TikTok)
+// and a lead source's worker's go through PlatformHandler, which expires,
+// checks, batches and sends them through the platform's Send and records
+// its answer per row, retrying, dead-lettering or pausing the share as the
+// failure's class says; a destination with work of its own (the Lead Ads
+// fetch) brings its own Handler. It reaches the database and the platforms
+// only through the Store, PauseStore, Batches and Handler interfaces it
+// declares here.
 package deliver
 
 import (
@@ -23,6 +24,7 @@ import (
 
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
 )
 
 // Store is the outbox and the sites, as the runner needs them.
@@ -32,10 +34,12 @@ type Store interface {
 	DeliverySweep(ctx context.Context, now time.Time) (expired, resumed int, err error)
 	DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error)
 	SiteByID(ctx context.Context, id model.SiteID) (*model.Site, error)
-	SitePause(ctx context.Context, id model.SiteID, reason string, now time.Time) error
+	DestinationPauseSet(ctx context.Context, sh model.Share, reason string, now time.Time) error
+	DestinationPauseReason(ctx context.Context, sh model.Share) (string, error)
 }
 
-// Sender posts one request of events to a pixel; *capi.Client is one.
+// Sender posts one request of events to a pixel; *capi.Client is one
+// (see Options.Sender).
 type Sender interface {
 	Send(ctx context.Context, req capi.SendRequest) (*capi.Response, error)
 }
@@ -51,9 +55,9 @@ type Sender interface {
 // failure that would meet every row alike), until when: the runner claims
 // none of the share's rows before then, so one destination's outage never
 // holds another's. Batching, error classes, backoff and pause (on a
-// refused token) are the handler's own; a pause of a destination other
-// than Meta's is kept in the store as the share's, and its rows are parked
-// with state paused until it is lifted.
+// refused token) are the handler's own; a pause is kept in the store as
+// the share's, and its rows are parked with state paused until it is
+// lifted.
 type Handler interface {
 	Deliver(ctx context.Context, sh *Claim) (Stats, time.Time)
 }
@@ -86,6 +90,14 @@ func (sh *Claim) Backoff(attempt int, retryAfter time.Duration) time.Duration {
 // Logger is the runner's logger.
 func (sh *Claim) Logger() *slog.Logger { return sh.r.log }
 
+// batchSize is a platform's batch size, within the runner's cap.
+func (sh *Claim) batchSize(platform int) int {
+	if c := sh.r.o.Batch; c > 0 && c < platform {
+		return c
+	}
+	return max(platform, 1)
+}
+
 // Defaults of Options.
 const (
 	DefaultWorkers    = 4
@@ -97,8 +109,8 @@ const (
 	DefaultMaxBackoff = time.Hour
 )
 
-// deadlineMargin keeps the last retry clear of the 7-day limit, so an event
-// never ages out while it is in flight.
+// deadlineMargin keeps the last retry clear of a row's deadline, so an
+// event never ages out while it is in flight.
 const deadlineMargin = time.Minute
 
 // recordTimeout bounds writing outcomes after the send context is gone.
@@ -106,7 +118,10 @@ const recordTimeout = 30 * time.Second
 
 // Options configure a Runner; zero values mean the defaults.
 type Options struct {
-	Store  Store
+	Store Store
+	// Sender is Meta's client, for a runner set up in one line: when it is
+	// set and Handlers has none for model.DestinationMeta, Meta's rows go
+	// through NewPlatformHandler(capi.NewMeta(Sender, ...), Store).
 	Sender Sender
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -128,14 +143,15 @@ type Options struct {
 	// recorded a gap's worth at a time, not each in two transactions of
 	// their own that queue for the one SQLite writer with the requests.
 	Gap time.Duration
-	// Batch is the most events per request; default and cap capi.MaxBatch.
+	// Batch, when set, caps every platform's BatchSize: the most events
+	// per request.
 	Batch int
 	// MinBackoff and MaxBackoff bound the retry delay, which doubles with
 	// each attempt.
 	MinBackoff, MaxBackoff time.Duration
-	// Handlers are the handlers of destinations other than Meta's
-	// (model.DestinationMeta is always the runner's own, with Sender),
-	// by destination name.
+	// Handlers are the destinations' handlers, by destination name: each
+	// platform's (NewPlatformHandler), a source worker's, the Lead Ads
+	// fetch. The runner claims rows of these destinations only.
 	Handlers map[string]Handler
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64
@@ -158,8 +174,8 @@ func (s *Stats) add(o Stats) {
 	s.Resumed += o.Resumed
 }
 
-// Runner sends the outbox to Meta. Start runs it in the background; RunOnce
-// runs one round in the caller.
+// Runner sends the outbox to the destinations' handlers. Start runs it in
+// the background; RunOnce runs one round in the caller.
 type Runner struct {
 	o    Options
 	log  *slog.Logger
@@ -207,9 +223,7 @@ func New(o Options) *Runner {
 	if o.Gap == 0 {
 		o.Gap = DefaultGap
 	}
-	if o.Batch <= 0 || o.Batch > capi.MaxBatch {
-		o.Batch = capi.MaxBatch
-	}
+	o.Batch = max(o.Batch, 0)
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = DefaultMinBackoff
 	}
@@ -230,11 +244,14 @@ func New(o Options) *Runner {
 		sem:   make(chan struct{}, o.Workers),
 		dests: map[string]Handler{},
 	}
-	r.dests[model.DestinationMeta] = metaHandler{r}
 	for name, d := range o.Handlers {
-		if name != model.DestinationMeta && d != nil {
+		if d != nil {
 			r.dests[name] = d
 		}
+	}
+	if o.Sender != nil && r.dests[model.DestinationMeta] == nil {
+		meta := capi.NewMeta(o.Sender, platform.Deps{Logger: o.Logger, Now: o.Now})
+		r.dests[model.DestinationMeta] = NewPlatformHandler(meta, o.Store)
 	}
 	// Claimed in model's order, so a round's shares are handed out alike
 	// on every node.
@@ -529,6 +546,19 @@ func (r *Runner) sweep(ctx context.Context, now time.Time, always bool) (expired
 		r.log.Info("paused events resumed after a token change", "count", resumed)
 	}
 	return expired, resumed, nil
+}
+
+// backoff is MinBackoff doubled per attempt up to MaxBackoff, with jitter
+// (a random half to full delay, so sites that failed together do not retry
+// together), and never sooner than the platform's Retry-After.
+func (r *Runner) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	d := r.o.MinBackoff
+	for i := 1; i < attempt && d < r.o.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, r.o.MaxBackoff)
+	d = d/2 + time.Duration(r.o.Jitter()*float64(d/2))
+	return max(d, retryAfter)
 }
 
 // release gives claimed events back unchanged, so they need not wait for

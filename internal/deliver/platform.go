@@ -2,6 +2,8 @@ package deliver
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -41,45 +43,91 @@ func NewPlatformHandler(p Batches, store PauseStore) *PlatformHandler {
 	return &PlatformHandler{p: p, store: store}
 }
 
-// Deliver sends one claim; see Handler. A paused share's rows are parked
-// with the pause's words; a row past its deadline expires; a site that no
-// longer sends to the platform dead-letters its rows with words that say
-// so. The rest go to Send in batches of one account, at most BatchSize
-// each, recorded after each batch. A request-level failure settles the
-// rows it left as its class says (platform.Class) and the batches not yet
-// sent with them: a pause parks them and keeps the share's pause, a
-// refusal dead-letters them, anything else retries them after a backoff
-// and holds the share until then.
+// Deliver sends one claim; see Handler. A row past its deadline expires;
+// a site that no longer sends to the platform dead-letters its rows with
+// words that say so. What a platform says of itself through platform's
+// optional interfaces comes next: rows are marked with a Moded's mode (in
+// dry run they are kept, never sent) and a Checker checks each (a row too
+// old for it expires, one it would refuse is dead). A paused share's other
+// rows are parked with the pause's words. The rest go to Send in batches
+// of one account, at most BatchSize each, recorded after each batch; the
+// platform splits a refused batch itself and says per row what became of
+// it. A request-level failure settles the rows it left as its class says
+// (platform.Class), and the batches not yet sent with them: a pause parks
+// them and keeps the share's pause (unless a Rekeyer's credentials were
+// replaced meanwhile: then they go again at once), a refusal dead-letters
+// them, anything else retries them after a backoff and holds the share
+// until then. Only the rows a request carried count an attempt.
 func (h *PlatformHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.Time) {
 	now := sh.Now()
-	st := Stats{Claimed: len(sh.Rows)}
+	var st Stats
 	share := model.Share{Site: sh.Site, Destination: sh.Destination}
-	if reason, err := h.store.DestinationPauseReason(ctx, share); err != nil {
+	paused, err := h.store.DestinationPauseReason(ctx, share)
+	if err != nil {
+		sh.Logger().Error("platform: read pause", "platform", share.Destination, "site", string(sh.Site), "err", err)
 		sh.Record(ctx, sh.Rows)
 		return st, now.Add(sh.Backoff(1, 0))
-	} else if reason != "" {
-		sh.Record(ctx, park(sh.Rows, reason, &st))
-		return st, time.Time{}
 	}
 	site, err := h.store.SiteByID(ctx, sh.Site)
 	if err != nil {
+		sh.Logger().Error("platform: load site", "platform", share.Destination, "site", string(sh.Site), "err", err)
 		sh.Record(ctx, sh.Rows)
 		return st, now.Add(sh.Backoff(1, 0))
 	}
 	on := h.p.On(site)
+	checker, _ := h.p.(platform.Checker)
+	mode := ""
+	if m, ok := h.p.(platform.Moded); ok && on {
+		mode = m.Mode(site)
+	}
+	label := h.p.Label()
 	var done []*model.Delivery
 	byAccount := map[string][]*model.Delivery{}
 	var accounts []string
+	refused := 0
 	for _, d := range sh.Rows {
 		d.UpdatedAt = now
 		switch {
 		case !d.DeadlineAt.IsZero() && !now.Before(d.DeadlineAt):
-			d.State, d.LastError = model.DeliveryExpired, "its window at "+h.p.Label()+" passed unsent"
+			d.State, d.LastError = model.DeliveryExpired, "deadline passed before it could be sent to "+label
 			st.Expired++
 			done = append(done, d)
+			continue
 		case !on:
-			d.State, d.LastError = model.DeliveryDead, "the site no longer sends to "+h.p.Label()
+			d.State, d.LastError = model.DeliveryDead, "the site no longer sends to "+label
 			st.Dead++
+			done = append(done, d)
+			continue
+		}
+		if mode != "" {
+			d.Mode = mode
+		}
+		// A row queued moments ago was checked then, and nothing has
+		// changed it since (erasure deletes it): reading every payload
+		// back is most of the work for a page view.
+		if checker != nil && !d.Queued {
+			if err := checker.Check(site, d, now); err != nil {
+				if errors.Is(err, platform.ErrTooOld) {
+					d.State, d.LastError = model.DeliveryExpired, err.Error()
+					st.Expired++
+				} else {
+					d.State, d.LastError, d.Response = model.DeliveryDead, err.Error(), platform.Classify(err).Response
+					st.Dead++
+					refused++
+				}
+				done = append(done, d)
+				continue
+			}
+		}
+		switch {
+		case mode == model.ModeDryRun:
+			// Built, checked and kept; never sent.
+			d.State, d.Mode, d.LastError, d.Response = model.DeliveryDryRun, model.ModeDryRun, "", nil
+			st.DryRun++
+			done = append(done, d)
+		case paused != "":
+			d.State, d.LastError = model.DeliveryPaused, paused
+			st.Paused++
 			done = append(done, d)
 		default:
 			if _, ok := byAccount[d.PixelID]; !ok {
@@ -88,11 +136,15 @@ func (h *PlatformHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.T
 			byAccount[d.PixelID] = append(byAccount[d.PixelID], d)
 		}
 	}
+	if refused > 0 {
+		sh.Logger().Warn("events failed the platform's check and will not be sent", "platform", share.Destination,
+			"site", string(sh.Site), "count", refused)
+	}
 	if len(done) > 0 {
 		sh.Record(ctx, done)
 	}
 	var batches [][]*model.Delivery
-	size := max(h.p.BatchSize(), 1)
+	size := sh.batchSize(h.p.BatchSize())
 	for _, a := range accounts {
 		rows := byAccount[a]
 		for len(rows) > 0 {
@@ -103,17 +155,14 @@ func (h *PlatformHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.T
 	for i, batch := range batches {
 		// Stop before the lease runs out: another node may claim these.
 		if sh.Now().After(sh.LeaseEnd.Add(-sh.Lease / 2)) {
-			var rest []*model.Delivery
-			for _, b := range batches[i:] {
-				rest = append(rest, b...)
-			}
-			sh.Record(ctx, rest)
+			sh.Record(ctx, slices.Concat(batches[i:]...))
 			return st, time.Time{}
 		}
 		out, sendErr := h.p.Send(ctx, site, batch)
 		st.Requests++
 		now = sh.Now()
 		var settled, rest []*model.Delivery
+		dead := 0
 		for k, d := range batch {
 			var o platform.Outcome
 			if k < len(out) {
@@ -137,9 +186,13 @@ func (h *PlatformHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.T
 				d.State, d.LastError, d.Response = model.DeliveryDead, o.Err.Error(), o.Response
 				settled = append(settled, d)
 				st.Dead++
+				dead++
 			default:
 				rest = append(rest, d)
 			}
+		}
+		if dead > 0 {
+			sh.Logger().Warn("events refused by the platform", "platform", share.Destination, "site", string(sh.Site), "count", dead)
 		}
 		if len(settled) > 0 {
 			sh.Record(ctx, settled)
@@ -147,24 +200,46 @@ func (h *PlatformHandler) Deliver(ctx context.Context, sh *Claim) (Stats, time.T
 		if sendErr == nil && len(rest) > 0 {
 			// A platform that gave no outcome and no error: the rows
 			// go again, never lost.
-			sendErr = &platform.Failure{Class: platform.Transient, Words: h.p.Label() + " gave no answer for these events"}
+			sendErr = &platform.Failure{Class: platform.Transient, Words: label + " gave no answer for these events"}
 		}
 		if sendErr != nil {
-			for _, b := range batches[i+1:] {
-				rest = append(rest, b...)
-			}
-			return h.fail(ctx, sh, share, rest, sendErr, &st)
+			return h.fail(ctx, sh, share, site, rest, slices.Concat(batches[i+1:]...), sendErr, &st)
 		}
 	}
 	return st, time.Time{}
 }
 
-// fail settles the rows a request-level failure left, as its class says.
-func (h *PlatformHandler) fail(ctx context.Context, sh *Claim, share model.Share, rows []*model.Delivery, err error, st *Stats) (Stats, time.Time) {
+// fail settles the rows a request-level failure left, as its class says:
+// tried are the rows the failed request carried (each counts an attempt
+// and keeps the platform's answer), untried those of the batches not yet
+// sent.
+func (h *PlatformHandler) fail(ctx context.Context, sh *Claim, share model.Share, site *model.Site,
+	tried, untried []*model.Delivery, err error, st *Stats) (Stats, time.Time) {
 	now := sh.Now()
 	f := platform.Classify(err)
+	for _, d := range tried {
+		d.Attempts++
+		d.UpdatedAt = now
+		if f.Response != nil {
+			d.Response = f.Response
+		}
+	}
+	rows := slices.Concat(tried, untried)
 	switch f.Class {
 	case platform.Paused:
+		if rk, ok := h.p.(platform.Rekeyer); ok {
+			if cur, cerr := h.store.SiteByID(ctx, sh.Site); cerr == nil && rk.NewCredentials(site, cur) {
+				// The owner replaced the credentials while the old
+				// ones were refused: no pause, the rows go again at
+				// once with the new ones.
+				for _, d := range tried {
+					d.LastError = err.Error()
+				}
+				sh.Record(ctx, rows)
+				sh.r.Wake()
+				return *st, time.Time{}
+			}
+		}
 		reason := f.Words
 		if reason == "" {
 			reason = err.Error()
@@ -177,7 +252,6 @@ func (h *PlatformHandler) fail(ctx context.Context, sh *Claim, share model.Share
 		return *st, time.Time{}
 	case platform.Refused:
 		for _, d := range rows {
-			d.Attempts++
 			d.State, d.LastError, d.UpdatedAt = model.DeliveryDead, err.Error(), now
 			st.Dead++
 		}
@@ -185,22 +259,38 @@ func (h *PlatformHandler) fail(ctx context.Context, sh *Claim, share model.Share
 		return *st, time.Time{}
 	}
 	attempt := 1
-	for _, d := range rows {
-		attempt = max(attempt, d.Attempts+1)
+	for _, d := range tried {
+		attempt = max(attempt, d.Attempts)
 	}
-	next := now.Add(sh.Backoff(attempt, f.RetryAfter))
-	for _, d := range rows {
-		d.Attempts++
-		d.State, d.LastError, d.NextAt, d.UpdatedAt = model.DeliveryRetry, err.Error(), next, now
-		if !d.DeadlineAt.IsZero() && next.After(d.DeadlineAt) {
-			d.State, d.LastError = model.DeliveryExpired, "its window at "+h.p.Label()+" ran out while retrying: "+err.Error()
+	delay := sh.Backoff(attempt, f.RetryAfter)
+	for _, d := range untried {
+		// Never sent: due again with the others, no attempt counted.
+		d.NextAt, d.UpdatedAt = now.Add(delay), now
+		st.Retry++
+	}
+	var earliest time.Time
+	for _, d := range tried {
+		d.LastError = err.Error()
+		// The last try is a minute before the deadline, never after it.
+		next := now.Add(delay)
+		if last := d.DeadlineAt.Add(-deadlineMargin); !d.DeadlineAt.IsZero() && next.After(last) {
+			next = last
+		}
+		if !next.After(now) {
+			d.State, d.LastError = model.DeliveryExpired, "deadline passed while retrying: "+err.Error()
 			st.Expired++
 			continue
 		}
+		d.State, d.NextAt = model.DeliveryRetry, next
+		if earliest.IsZero() || next.Before(earliest) {
+			earliest = next
+		}
 		st.Retry++
 	}
+	sh.Logger().Warn("delivery will be retried", "platform", share.Destination, "site", string(sh.Site),
+		"events", len(rows), "class", f.Class.String(), "in", delay.Round(time.Second).String(), "err", err)
 	sh.Record(ctx, rows)
-	return *st, next
+	return *st, earliest
 }
 
 // park keeps rows with state paused and the reason, until the pause is

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -51,6 +52,9 @@ type Failure struct {
 	RetryAfter time.Duration
 	// Err is the platform's own error.
 	Err error
+	// Response is the platform's answer as kept on the rows the request
+	// carried (nil: they keep what they had).
+	Response json.RawMessage
 }
 
 func (f *Failure) Error() string {

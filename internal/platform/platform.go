@@ -151,6 +151,35 @@ type VisitReader interface {
 	ReadsVisits() bool
 }
 
+// Checker is a platform that checks each stored row again before it is
+// sent (its payload may have been redacted since, or queued by an older
+// version): Check returns nil for a row that may go, an error wrapping
+// ErrTooOld for one too old for the platform (the row expires), any other
+// error for one the platform would refuse (the row is dead with the
+// error's words, and the Response of a *Failure in it). Rows queued
+// moments ago and checked then (model.Delivery.Queued) are not checked
+// again.
+type Checker interface {
+	Check(site *model.Site, d *model.Delivery, now time.Time) error
+}
+
+// Moded is a platform a site sends to in a mode (Meta's live, test or
+// dry_run): every row handed to Send, or checked and refused, is marked
+// with the site's Mode; in model.ModeDryRun the rows are built, checked
+// and kept (state dry_run), and Send is never called.
+type Moded interface {
+	Mode(site *model.Site) string
+}
+
+// Rekeyer is a platform whose credentials are the site's own, which the
+// owner may replace while a request is in flight: when a request is
+// refused as Paused, the site is read again and, if NewCredentials says
+// they changed, the rows go again at once with the new ones rather than
+// pause on the old.
+type Rekeyer interface {
+	NewCredentials(was, now *model.Site) bool
+}
+
 // Stage returns the stage's name for a "stage:<name>" kind.
 func (in Input) Stage() (string, bool) { return model.StageOfKind(in.Kind) }
 
