@@ -161,14 +161,12 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 		return nil, err
 	}
 	graph := graphClient(c)
-	var sender deliver.Sender = graph
 	k := &core{}
 	// Metrics exist only when asked for: on their own address, or on the
 	// main one behind a token; never open by default.
 	if c.MetricsListen != "" || c.MetricsToken != "" {
 		k.metrics = metrics.New(metrics.Options{Source: db, Logger: log, Writer: db.WriterStats,
 			Build: map[string]string{"version": build.Short(), "revision": build.Revision, "goversion": build.GoVersion}})
-		sender = k.metrics.Sender(graph)
 	}
 	// The use cases first: the Lead Ads fetch, a destination of the
 	// runner, stores leads through them; they wake the runner once built.
@@ -191,7 +189,7 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 			dests[w.Destination()] = w.Handler()
 		}
 	}
-	k.runner = deliver.New(deliver.Options{Store: db, Sender: sender, Logger: log, Now: time.Now,
+	k.runner = deliver.New(deliver.Options{Store: db, Logger: log, Now: time.Now,
 		Workers: c.Delivery.Workers, Lease: time.Duration(c.Delivery.Lease), Poll: time.Duration(c.Delivery.Poll),
 		Handlers: dests})
 	// The owners' notifications, queued with each lead's verdict: sent
