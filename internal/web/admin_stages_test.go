@@ -34,7 +34,7 @@ func newStagesEnv(t *testing.T) (*adminEnv, *client) {
 	for _, s := range []*model.Site{
 		{ID: "dent", Name: "Istanbul Dental", APIKeyHash: model.HashAPIKey(apiKey),
 			Settings: model.SiteSettings{Origins: []string{origin}, Country: "TR",
-				Meta: model.MetaSettings{Mode: model.ModeDryRun, Stages: model.DefaultStages("TRY")},
+				Meta:       model.MetaSettings{Mode: model.ModeDryRun, Stages: model.DefaultStages("TRY")},
 				StageOrder: model.DefaultStageOrder()}},
 		{ID: "kitchen", Name: "Ankara Kitchens", Pinned: true, APIKeyHash: model.HashAPIKey("kitchen-key-0123456789abcdef"),
 			Settings: model.SiteSettings{Origins: []string{"https://kitchen.example"}, Country: "TR",
