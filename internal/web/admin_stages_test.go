@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
 	"net/http"
@@ -26,7 +27,7 @@ import (
 // test (CLEANADS_TEST_ENGINE), with an admin user, site "dent" made in the
 // admin UI with stages meeting and won, and site "kitchen" from the config
 // file with stage visit.
-func newStagesEnv(t *testing.T) (*adminEnv, *client) {
+func newStagesEnv(t *testing.T, opts ...func(*web.Options)) (*adminEnv, *client) {
 	t.Helper()
 	db := storetest.New(t)
 	ctx := context.Background()
@@ -49,7 +50,11 @@ func newStagesEnv(t *testing.T) (*adminEnv, *client) {
 	if _, err := users.AddUser(ctx, adminEmail, adminPass); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(web.New(web.Options{App: svc, Store: db, Auth: users, Location: time.UTC}).Handler())
+	wo := web.Options{App: svc, Store: db, Auth: users, Location: time.UTC}
+	for _, o := range opts {
+		o(&wo)
+	}
+	srv := httptest.NewServer(web.New(wo).Handler())
 	t.Cleanup(srv.Close)
 	e := &adminEnv{t: t, db: db, srv: srv, svc: svc, leads: map[string]*model.Lead{}}
 	return e, e.login()
@@ -87,8 +92,19 @@ func stageForm(existing []string, added string) url.Values {
 }
 
 func TestAdminStages(t *testing.T) {
-	e, c := newStagesEnv(t)
+	e, c := newStagesEnv(t, withPlatforms(newFakeAds(t, "fakeads", "FakeAds")))
 	ctx := context.Background()
+	// Another platform maps won, and a stage of its own: the editor links
+	// to its section.
+	site, _ := e.db.SiteByID(ctx, "dent")
+	site.Settings.Platforms = map[string]json.RawMessage{"fakeads": json.RawMessage(`{"pixel_code":"1","stages":{"won":"CompletePayment","lost":"Refund"}}`)}
+	if err := e.db.SiteUpsert(ctx, site, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if p := c.get("/admin/sites/dent"); !strings.Contains(p.body, `Also sent as: <a href="#platform-fakeads">FakeAds</a> CompletePayment`) ||
+		!strings.Contains(p.body, "Stages only other platforms send: lost (only FakeAds)") {
+		t.Errorf("the editor does not link the other platform's stages")
+	}
 
 	// The editor lists the stages in their order, with an empty row to add
 	// one whose currency is the site's.
