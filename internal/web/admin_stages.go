@@ -171,7 +171,7 @@ func (s *Server) adminStagesSave(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/admin/sites/"+string(site.ID)+"?stages=file#stages", http.StatusSeeOther)
 		return
 	}
-	rows, added, stages, order, bad := readStageForm(r, p.Lang)
+	rows, added, stages, order, bad := readStageForm(r, p.Lang, site.Settings.Meta.Stages)
 	if !bad {
 		if msg := stagesConfigProblem(site, stages); msg != "" {
 			p.Problem = tr(p.Lang, "Nothing was saved: %s", msg)
@@ -203,9 +203,10 @@ func (s *Server) renderSiteStages(w http.ResponseWriter, r *http.Request, p *pag
 	s.renderSiteFull(w, r, p, status, site, formOf(site), "", nil, nil, &ed)
 }
 
-// readStageForm reads the editor's rows; bad is set when any row has a
+// readStageForm reads the editor's rows (a row posted as existing is one
+// only when current has its name); bad is set when any row has a
 // problem, each named on its row in lang.
-func readStageForm(r *http.Request, lang string) (rows []stageRow, added stageRow, stages map[string]model.StageEvent, order []string, bad bool) {
+func readStageForm(r *http.Request, lang string, current map[string]model.StageEvent) (rows []stageRow, added stageRow, stages map[string]model.StageEvent, order []string, bad bool) {
 	n, _ := strconv.Atoi(r.PostFormValue("count"))
 	n = min(max(n, 1), model.MaxStages+1)
 	stages = map[string]model.StageEvent{}
@@ -213,8 +214,12 @@ func readStageForm(r *http.Request, lang string) (rows []stageRow, added stageRo
 	for i := range n {
 		f := func(k string) string { return strings.TrimSpace(r.PostFormValue(fmt.Sprintf("stage.%d.%s", i, k))) }
 		row := stageRow{Index: i, Name: f("name"), Event: f("event"), Rule: f("rule"), Value: f("value"),
-			Currency: strings.ToUpper(f("currency")), Existing: f("existing") != "", Remove: f("remove") != "",
+			Currency: strings.ToUpper(f("currency")), Remove: f("remove") != "",
 			Problems: map[string]string{}}
+		// Only a stage the site has keeps a name the editor would not
+		// take for a new one.
+		_, row.Existing = current[row.Name]
+		row.Existing = row.Existing && f("existing") != ""
 		if row.Rule != stageRuleFixed {
 			row.Rule = stageRuleGiven
 		}
@@ -252,7 +257,9 @@ func checkStageRow(lang string, row *stageRow, seen map[string]bool) (model.Stag
 	switch key := strings.ToLower(row.Name); {
 	case row.Name == "":
 		row.Problems["name"] = tr(lang, "Give the stage a name, e.g. meeting.")
-	case !stageNamePattern.MatchString(row.Name):
+	case !row.Existing && !stageNamePattern.MatchString(row.Name):
+		// A stage already there keeps its name, whatever a config file
+		// called it.
 		row.Problems["name"] = tr(lang, "Use letters, digits, spaces, _ . or -, up to 40, starting with a letter or digit.")
 	case seen[key]:
 		row.Problems["name"] = tr(lang, "There is a stage %q already.", row.Name)

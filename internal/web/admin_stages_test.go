@@ -238,11 +238,21 @@ func TestAdminStagesPinned(t *testing.T) {
 	if !strings.Contains(p.body, "These come from the config file") || !strings.Contains(p.body, `data-stage="visit"`) {
 		t.Fatalf("the pinned site's editor")
 	}
-	if p := c.post("/admin/sites/kitchen/stages", stageForm([]string{"visit=Schedule"}, "won=Purchase,,TRY")); p.code != http.StatusSeeOther {
+	// A name the file gave that the editor would not take for a new stage
+	// is kept as it is; posted as a new one, it is refused.
+	k, _ := e.db.SiteByID(ctx, "kitchen")
+	k.Settings.Meta.Stages["Deal won!"] = model.StageEvent{Event: "Purchase"}
+	if err := e.db.SiteUpsert(ctx, k, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if p := c.post("/admin/sites/kitchen/stages", stageForm([]string{"visit=Schedule"}, "Deal lost!=Purchase")); p.code != http.StatusBadRequest {
+		t.Errorf("a new stage with a bad name: %d", p.code)
+	}
+	if p := c.post("/admin/sites/kitchen/stages", stageForm([]string{"visit=Schedule", "Deal won!=Purchase"}, "won=Purchase,,TRY")); p.code != http.StatusSeeOther {
 		t.Fatalf("save: %d", p.code)
 	}
 	s, _ := e.db.SiteByID(ctx, "kitchen")
-	if !s.Pinned || !s.Settings.StagesEdited || s.Settings.Meta.Stages["won"].Event != "Purchase" {
+	if !s.Pinned || !s.Settings.StagesEdited || s.Settings.Meta.Stages["won"].Event != "Purchase" || len(s.Settings.Meta.Stages) != 3 {
 		t.Errorf("saved: %+v", s.Settings)
 	}
 	p = c.get("/admin/sites/kitchen")
