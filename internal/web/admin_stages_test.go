@@ -294,3 +294,41 @@ func TestAdminSiteCreateDefaultStages(t *testing.T) {
 		t.Errorf("the new site's lead page has not its stages")
 	}
 }
+
+// TestAdminStagesEveryNode: stages saved on one node are taken at once by
+// another node on the same database: the API reads the site's stages with
+// its key on each call.
+func TestAdminStagesEveryNode(t *testing.T) {
+	e, c := newStagesEnv(t)
+	ctx := context.Background()
+	svc2 := app.New(app.Options{Store: e.db})
+	node2 := httptest.NewServer(web.New(web.Options{App: svc2, Store: e.db,
+		Auth: auth.New(auth.Options{Store: e.db, Cost: bcrypt.MinCost}), Location: time.UTC}).Handler())
+	t.Cleanup(node2.Close)
+	site, _ := e.db.SiteByID(ctx, "dent")
+	l, _, err := svc2.Submit(ctx, site, &app.LeadInput{Email: "ayse.yilmaz@gmail.com", Phone: "0532 412 87 19", Name: "Ayşe Yılmaz",
+		Message: "Merhaba, implant tedavisi için randevu almak istiyorum.", ClientIP: "85.105.1.2", UserAgent: "Mozilla/5.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := func() int {
+		req, _ := http.NewRequest("POST", node2.URL+"/v1/leads/"+string(l.ID)+"/events", strings.NewReader(`{"type":"stage","stage":"Proposal"}`))
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := stage(); code != http.StatusBadRequest {
+		t.Fatalf("an unknown stage on node 2: %d", code)
+	}
+	if p := c.post("/admin/sites/dent/stages", stageForm([]string{"meeting=Schedule", "won=Purchase"}, "proposal=SubmitApplication")); p.code != http.StatusSeeOther {
+		t.Fatalf("save on node 1: %d", p.code)
+	}
+	if code := stage(); code != http.StatusOK {
+		t.Errorf("the new stage on node 2 right after the save: %d", code)
+	}
+}
