@@ -163,7 +163,7 @@ func platformStages(site *model.Site, p platform.Platform) []string {
 func (s *Service) stageNames(site *model.Site) string {
 	stages := s.siteStages(site)
 	if len(stages) == 0 {
-		return fmt.Sprintf("site %q has no stages: map them in its meta.stages, e.g. {won: {event: Purchase}}, or in another platform's settings", site.ID)
+		return fmt.Sprintf("site %q has no stages: add them in the admin's Stages section of the site (or its meta.stages), e.g. won = Purchase, or in another platform's settings", site.ID)
 	}
 	names := make([]string, 0, len(stages))
 	for k := range stages {

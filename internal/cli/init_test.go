@@ -99,7 +99,8 @@ func TestInitWritesAWorkingInstall(t *testing.T) {
 	for _, want := range []string{`public_url: "https://t.istanbuldis.example"`, `id: "istanbuldis"`, `country: "TR"`,
 		`cookie_domain: ".istanbuldis.example"`, `mode: dry_run`, "# tls:", `#     domains: ["t.istanbuldis.example"]`,
 		`#     email: "owner@istanbuldis.example"`, "#   # cert_file:", "#   # listen_https:", "#   # listen_http:",
-		`secret_key_file: "` + filepath.Join(dir, "secret.key") + `"`} {
+		`secret_key_file: "` + filepath.Join(dir, "secret.key") + `"`,
+		"      stages:\n        meeting: {event: Schedule}\n        won: {event: Purchase, currency: TRY}\n"} {
 		if !strings.Contains(yaml, want) {
 			t.Errorf("cleanads.yaml lacks %s:\n%s", want, yaml)
 		}

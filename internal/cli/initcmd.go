@@ -21,6 +21,7 @@ import (
 	"github.com/cleanads/cleanads/internal/auth"
 	"github.com/cleanads/cleanads/internal/buildinfo"
 	"github.com/cleanads/cleanads/internal/config"
+	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/secret"
 	"github.com/cleanads/cleanads/internal/store"
 )
@@ -559,6 +560,16 @@ func (a *initAnswers) configText(apiKey string) string {
 			w("      # dry_run builds them without sending.")
 			w("      mode: live")
 		}
+	}
+	w("      # CRM stages: the steps after the form, each sent to Meta as its event once per lead.")
+	w("      # Edit them in the admin (the site's page, Stages) with no restart: once saved there,")
+	w("      # the admin's list wins over these lines.")
+	w("      stages:")
+	w("        %s: {event: Schedule}", model.StageMeeting)
+	if cur := model.CountryCurrency(a.country); cur != "" {
+		w("        %s: {event: Purchase, currency: %s}", model.StageWon, cur)
+	} else {
+		w("        %s: {event: Purchase}   # add currency: EUR (your currency) to send values", model.StageWon)
 	}
 	return b.String()
 }

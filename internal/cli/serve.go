@@ -364,11 +364,17 @@ func webLimits(c *config.Config) web.Limits {
 }
 
 // provision writes the config file's sites into the database: the file
-// wins for the sites it names.
+// wins for the sites it names, but for the stages saved in the admin's
+// stage editor, which win over the file's meta.stages.
 func provision(ctx context.Context, db *store.DB, c *config.Config, now time.Time) error {
 	return db.InTx(ctx, func(tx *store.Tx) error {
 		for i := range c.Sites {
 			s := c.Sites[i].SiteModel()
+			// A site not there yet, or one whose settings cannot be read,
+			// takes the file's stages.
+			if old, err := tx.SiteSettingsByID(ctx, s.ID); err == nil && old.StagesEdited {
+				s.Settings.Meta.Stages, s.Settings.StageOrder, s.Settings.StagesEdited = old.Meta.Stages, old.StageOrder, true
+			}
 			if c.Sites[i].APIKey != "" {
 				s.APIKeyHash = model.HashAPIKey(c.Sites[i].APIKey)
 			}

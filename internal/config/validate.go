@@ -24,6 +24,11 @@ var (
 	eventNamePattern  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_ ]{0,49}$`)
 )
 
+// IsEventName tells whether name is a valid event name for a site's
+// events (meta.lead_event, qualified_event, a stage's event): a letter,
+// then letters, digits, spaces or _, at most 50 in all.
+func IsEventName(name string) bool { return eventNamePattern.MatchString(name) }
+
 // MinAPIKeyLength is the shortest API key accepted: keys are bearer secrets.
 const MinAPIKeyLength = 16
 

@@ -81,6 +81,14 @@ type SiteSettings struct {
 	// no field of their own here, by platform name (package platform):
 	// each platform reads its own.
 	Platforms map[string]json.RawMessage `json:"platforms,omitempty" yaml:"-"`
+	// StagesEdited is set once Meta.Stages were saved in the admin UI's
+	// stage editor: from then on they win over the config file's
+	// meta.stages, which a start would otherwise write over them.
+	StagesEdited bool `json:"stages_edited,omitempty" yaml:"-"`
+	// StageOrder is the order the stage editor lists the stages in (a
+	// pipeline's, meeting before won); names missing from it come after,
+	// by name.
+	StageOrder []string `json:"stage_order,omitempty" yaml:"-"`
 }
 
 // MetaSettings say where and how a site's events go to Meta.

@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"sort"
+	"strings"
+	"time"
+)
 
 // StageQualified is the usual name of the CRM stage mapped to the site's
 // qualified event. Any stage makes a review or rules-junk lead clean.
@@ -84,4 +88,59 @@ func IsCurrencyCode(s string) bool {
 		}
 	}
 	return true
+}
+
+// StageMeeting is the usual name of the CRM stage of a meeting held with
+// the lead.
+const StageMeeting = "meeting"
+
+// MaxStages is how many stages a site may have in the admin's stage editor.
+const MaxStages = 20
+
+// DefaultStages are the stages a new site starts with: a meeting (Meta's
+// Schedule) and a deal won (Purchase), the won stage in currency (the
+// site's, empty when unknown) with the value given when it is recorded.
+func DefaultStages(currency string) map[string]StageEvent {
+	return map[string]StageEvent{
+		StageMeeting: {Event: "Schedule"},
+		StageWon:     {Event: "Purchase", Currency: currency},
+	}
+}
+
+// DefaultStageOrder is the order of DefaultStages.
+func DefaultStageOrder() []string { return []string{StageMeeting, StageWon} }
+
+// countryCurrencies are the currencies of the countries a new site most
+// often is in; another country's site gets no default currency.
+var countryCurrencies = map[string]string{
+	"TR": "TRY", "US": "USD", "GB": "GBP", "DE": "EUR", "FR": "EUR", "NL": "EUR", "ES": "EUR",
+	"IT": "EUR", "AT": "EUR", "BE": "EUR", "IE": "EUR", "PT": "EUR", "FI": "EUR", "GR": "EUR",
+	"AZ": "AZN", "AE": "AED", "SA": "SAR", "CH": "CHF", "SE": "SEK", "NO": "NOK", "DK": "DKK",
+	"PL": "PLN", "CA": "CAD", "AU": "AUD",
+}
+
+// CountryCurrency is the usual currency of a country (ISO 3166 alpha-2),
+// "" when not known.
+func CountryCurrency(country string) string {
+	return countryCurrencies[strings.ToUpper(strings.TrimSpace(country))]
+}
+
+// StageNames are the site's Meta stages in the order the stage editor
+// saved them, then any others by name.
+func (s SiteSettings) StageNames() []string {
+	out := make([]string, 0, len(s.Meta.Stages))
+	seen := map[string]bool{}
+	for _, n := range s.StageOrder {
+		if _, ok := s.Meta.Stages[n]; ok && !seen[n] {
+			out, seen[n] = append(out, n), true
+		}
+	}
+	var rest []string
+	for n := range s.Meta.Stages {
+		if !seen[n] {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
 }

@@ -75,6 +75,22 @@ func (q Q) SiteUpsert(ctx context.Context, s *model.Site, now time.Time) error {
 	return nil
 }
 
+// SiteSettingsByID returns one site's settings document alone: read
+// without its secrets, it is readable even when they are sealed with
+// another key.
+func (q Q) SiteSettingsByID(ctx context.Context, id model.SiteID) (model.SiteSettings, error) {
+	var raw string
+	var st model.SiteSettings
+	err := q.queryRow(ctx, `/* Store.SiteSettingsByID */ SELECT settings FROM sites WHERE id = ?`, string(id)).Scan(&raw)
+	if err != nil {
+		return st, notFound(err, "site "+string(id))
+	}
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		return st, fmt.Errorf("store: site %s settings: %w", id, err)
+	}
+	return st, nil
+}
+
 // SiteByID returns one site.
 func (q Q) SiteByID(ctx context.Context, id model.SiteID) (*model.Site, error) {
 	row := q.queryRow(ctx, `/* Store.SiteByID */ `+siteSelect+` WHERE id = ?`, string(id))

@@ -3,7 +3,6 @@ package web
 import (
 	"errors"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -113,7 +112,8 @@ type stageOption struct {
 func stageOptions(site *model.Site, l *model.Lead, recorded []model.LeadStage) []stageOption {
 	var out []stageOption
 	ctwa := l.Source == model.SourceWhatsApp && l.SourceDetail[model.DetailCTWAClid] != ""
-	for name, se := range site.Settings.Meta.Stages {
+	for _, name := range site.Settings.StageNames() {
+		se := site.Settings.Meta.Stages[name]
 		o := stageOption{Name: name, Event: se.Event, Currency: se.Currency}
 		if ctwa {
 			o.Event = site.Settings.WhatsApp.StageEventName(name, site.Settings.Meta)
@@ -126,7 +126,6 @@ func stageOptions(site *model.Site, l *model.Lead, recorded []model.LeadStage) [
 		}
 		out = append(out, o)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	for i := range out {
 		if !out[i].Recorded {
 			out[i].Selected = true
@@ -149,7 +148,7 @@ type stageForm struct {
 func (s *Server) newStageForm(site *model.Site, now time.Time) stageForm {
 	limit := s.app.StageTimeLimit(site)
 	return stageForm{At: now.In(s.loc).Format(stageTimeLayout), Min: now.Add(-limit).In(s.loc).Format(stageTimeLayout),
-		Max: now.Add(capi.MaxClockSkew).In(s.loc).Format(stageTimeLayout), Currency: app.SiteCurrency(site),
+		Max: now.Add(capi.MaxClockSkew).In(s.loc).Format(stageTimeLayout), Currency: siteCurrency(site),
 		Days: int((limit + time.Hour) / (24 * time.Hour))}
 }
 

@@ -376,7 +376,7 @@ func (s *Server) adminPlatformTest(w http.ResponseWriter, r *http.Request) {
 // renderSitePlatform shows the site's page with one platform's section as
 // edit says.
 func (s *Server) renderSitePlatform(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, edit *platformEdit) {
-	s.renderSiteFull(w, r, p, status, site, formOf(site), "", nil, edit)
+	s.renderSiteFull(w, r, p, status, site, formOf(site), "", nil, edit, nil)
 }
 
 // pathPlatform is the site and the platform a platform page's path names;

@@ -58,6 +58,8 @@ type siteData struct {
 	Platforms []platformSection
 	// Hooks is the outgoing webhooks' section (admin_outhooks.go).
 	Hooks hooksSection
+	// Stages is the stage editor (admin_stages.go).
+	Stages stageEditor
 }
 
 // siteForm is a site's settings as typed, so a form with a mistake comes
@@ -65,7 +67,7 @@ type siteData struct {
 type siteForm struct {
 	ID, Name, Origins, Country, CookieDomain, ThankYouURL, Consent string
 	PixelID, Token, Mode, TestEventCode, LeadEvent, QualifiedEvent string
-	Stages, ReviewFrom, JunkFrom                                   string
+	ReviewFrom, JunkFrom                                           string
 	Problems                                                       map[string]string
 }
 
@@ -121,6 +123,10 @@ func (s *Server) adminSiteCreate(w http.ResponseWriter, r *http.Request) {
 	cs, problems := form.config(nil)
 	if len(problems) == 0 {
 		site := cs.SiteModel()
+		// A new site starts with a meeting and a deal won, edited in its
+		// stage editor.
+		site.Settings.Meta.Stages = model.DefaultStages(model.CountryCurrency(site.Settings.Country))
+		site.Settings.StageOrder = model.DefaultStageOrder()
 		key, err := s.app.SiteCreate(r.Context(), site)
 		switch {
 		case errors.Is(err, model.ErrConflict):
@@ -159,6 +165,12 @@ func (s *Server) adminSite(w http.ResponseWriter, r *http.Request) {
 	if n := hookNotice(p.Lang, r.URL.Query().Get("hook")); n != "" {
 		p.Notice = n
 	}
+	switch r.URL.Query().Get("stages") {
+	case "saved":
+		p.Notice = tr(p.Lang, "The stages were saved. They apply at once: the lead page, the API and the CRM connections take them now.")
+	case "file":
+		p.Notice = tr(p.Lang, "The config file's stages apply again from the next start.")
+	}
 	s.renderSite(w, r, p, http.StatusOK, site, formOf(site), "")
 }
 
@@ -171,10 +183,14 @@ func (s *Server) renderSiteTest(w http.ResponseWriter, r *http.Request, p *page,
 }
 
 func (s *Server) renderSiteWith(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, form siteForm, key string, test *testSend) {
-	s.renderSiteFull(w, r, p, status, site, form, key, test, nil)
+	s.renderSiteFull(w, r, p, status, site, form, key, test, nil, nil)
 }
 
-func (s *Server) renderSiteFull(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, form siteForm, key string, test *testSend, edit *platformEdit) {
+func (s *Server) renderSiteFull(w http.ResponseWriter, r *http.Request, p *page, status int, site *model.Site, form siteForm, key string, test *testSend, edit *platformEdit, stages *stageEditor) {
+	if stages == nil {
+		ed := s.newStageEditor(p.Lang, site, nil, stageRow{})
+		stages = &ed
+	}
 	sections, err := s.platformSections(r, p.Lang, site, edit)
 	if err != nil {
 		s.adminFail(w, r, err)
@@ -187,7 +203,7 @@ func (s *Server) renderSiteFull(w http.ResponseWriter, r *http.Request, p *page,
 	}
 	base := s.baseURL(r)
 	p.Title = site.Name
-	p.D = siteData{Site: site, Form: form, APIKey: key, Test: test, Platforms: sections, Hooks: hooks,
+	p.D = siteData{Site: site, Form: form, APIKey: key, Test: test, Platforms: sections, Hooks: hooks, Stages: *stages,
 		Snippet: fmt.Sprintf(`<script src="%s/t.js" data-site="%s" async></script>`, base, site.ID),
 		Pinned: fmt.Sprintf("<script src=\"%s/t.v2.js\" data-site=\"%s\" async\n        integrity=\"%s\" crossorigin=\"anonymous\"></script>",
 			base, site.ID, TrackerSRI())}
@@ -211,7 +227,7 @@ func (s *Server) adminSiteSave(w http.ResponseWriter, r *http.Request) {
 	fields := map[string]*string{"name": &form.Name, "origins": &form.Origins, "country": &form.Country,
 		"cookie_domain": &form.CookieDomain, "thank_you_url": &form.ThankYouURL, "consent": &form.Consent,
 		"pixel_id": &form.PixelID, "access_token": &form.Token, "mode": &form.Mode, "test_event_code": &form.TestEventCode,
-		"lead_event": &form.LeadEvent, "qualified_event": &form.QualifiedEvent, "stages": &form.Stages,
+		"lead_event": &form.LeadEvent, "qualified_event": &form.QualifiedEvent,
 		"review_from": &form.ReviewFrom, "junk_from": &form.JunkFrom}
 	for k, dst := range fields {
 		*dst = r.PostFormValue(k)
@@ -268,24 +284,6 @@ func formOf(site *model.Site) siteForm {
 	if q.JunkFrom != 0 {
 		f.JunkFrom = strconv.Itoa(q.JunkFrom)
 	}
-	names := make([]string, 0, len(m.Stages))
-	for n := range m.Stages {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var lines []string
-	for _, n := range names {
-		se := m.Stages[n]
-		line := n + " = " + se.Event
-		if se.Value != 0 || se.Currency != "" {
-			line += ", " + strconv.FormatFloat(se.Value, 'f', -1, 64)
-			if se.Currency != "" {
-				line += ", " + se.Currency
-			}
-		}
-		lines = append(lines, line)
-	}
-	f.Stages = strings.Join(lines, "\n")
 	return f
 }
 
@@ -323,11 +321,6 @@ func (f *siteForm) config(old *model.Site) (*config.Site, map[string]string) {
 		if t := strings.TrimSpace(f.Token); t != "" {
 			m.AccessToken = t
 		}
-		stages, err := parseStages(f.Stages)
-		if err != nil {
-			problems["stages"] = err.Error()
-		}
-		m.Stages = stages
 		for _, th := range []struct {
 			field, v string
 			dst      *int
@@ -359,39 +352,6 @@ func (f *siteForm) config(old *model.Site) (*config.Site, map[string]string) {
 		}
 	}
 	return cs, problems
-}
-
-// parseStages reads "stage = Event, value, currency" lines.
-func parseStages(text string) (map[string]model.StageEvent, error) {
-	out := map[string]model.StageEvent{}
-	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		name, rest, ok := strings.Cut(line, "=")
-		name = strings.ToLower(strings.TrimSpace(name))
-		if !ok || name == "" {
-			return out, fmt.Errorf("line %d: want stage = Event, value, currency (e.g. won = Purchase, 5000, TRY)", i+1)
-		}
-		parts := strings.Split(rest, ",")
-		se := model.StageEvent{Event: strings.TrimSpace(parts[0])}
-		if len(parts) > 1 && strings.TrimSpace(parts[1]) != "" {
-			v, err := strconv.ParseFloat(strings.TrimSpace(parts[1]), 64)
-			if err != nil {
-				return out, fmt.Errorf("line %d: the value %q is not a number", i+1, strings.TrimSpace(parts[1]))
-			}
-			se.Value = v
-		}
-		if len(parts) > 2 {
-			se.Currency = strings.ToUpper(strings.TrimSpace(parts[2]))
-		}
-		if len(parts) > 3 {
-			return out, fmt.Errorf("line %d: too many commas", i+1)
-		}
-		out[name] = se
-	}
-	return out, nil
 }
 
 // testSend is the outcome of "send test event" on a site's page.

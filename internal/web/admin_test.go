@@ -562,11 +562,10 @@ func TestAdminSites(t *testing.T) {
 		t.Errorf("token not masked")
 	}
 	form := url.Values{"name": {"Istanbul Dental"}, "origins": {origin}, "country": {"TR"}, "consent": {"implied"},
-		"pixel_id": {"123456789012345"}, "mode": {"test"}, "test_event_code": {""}, "stages": {"won = Purchase, 5000, TRY"},
+		"pixel_id": {"123456789012345"}, "mode": {"test"}, "test_event_code": {""},
 		"review_from": {"40"}, "junk_from": {"30"}}
 	p = c.post("/admin/sites/dent", form)
-	if p.code != http.StatusBadRequest || !strings.Contains(p.body, "test event code") || !strings.Contains(p.body, "junk_from") ||
-		!strings.Contains(p.body, "won = Purchase, 5000, TRY") {
+	if p.code != http.StatusBadRequest || !strings.Contains(p.body, "test event code") || !strings.Contains(p.body, "junk_from") {
 		t.Errorf("bad settings: %d", p.code)
 	}
 	if s, _ := e.db.SiteByID(ctx, "dent"); s.Settings.Meta.Mode != model.ModeDryRun {
@@ -749,6 +748,7 @@ func TestAdminSiteSaveKeepsHiddenSettings(t *testing.T) {
 		Stages: map[string]string{"won": "6812345002"}, Currency: "EUR", Mode: "validate",
 		Consent: model.GoogleConsent{AdUserData: "granted", AdPersonalization: "denied"}}
 	st.Platforms = map[string]json.RawMessage{"tiktok": json.RawMessage(`{"pixel_code":"CABC123"}`)}
+	st.StagesEdited, st.StageOrder = true, []string{"won", "meeting"}
 	site.LeadAds = model.LeadAdsSecrets{AccessToken: "EAAleadads", AppSecret: "app-secret-0123456789abcdef", VerifyToken: "verify-token-0123456789"}
 	site.Secrets = map[string]string{"tiktok.access_token": "tt-token-0123456789"}
 	v := reflect.ValueOf(*st)
@@ -766,7 +766,7 @@ func TestAdminSiteSaveKeepsHiddenSettings(t *testing.T) {
 	p := c.post("/admin/sites/dent", url.Values{"name": {site.Name}, "origins": {origin}, "country": {"TR"},
 		"cookie_domain": {st.CookieDomain}, "thank_you_url": {st.ThankYouURL}, "consent": {st.Consent},
 		"pixel_id": {st.Meta.PixelID}, "mode": {st.Meta.Mode}, "lead_event": {"Lead"}, "qualified_event": {"QualifiedLead"},
-		"stages": {"meeting = Schedule\nwon = Purchase, 5000, TRY"}, "review_from": {"40"}, "junk_from": {"70"}})
+		"stages": {"meeting = Schedule"}, "review_from": {"40"}, "junk_from": {"70"}})
 	if p.code != http.StatusSeeOther {
 		t.Fatalf("save: %d %s", p.code, p.body)
 	}
@@ -778,11 +778,17 @@ func TestAdminSiteSaveKeepsHiddenSettings(t *testing.T) {
 		!reflect.DeepEqual(after.Secrets, before.Secrets) || after.Secrets["tiktok.access_token"] == "" {
 		t.Errorf("a save lost secrets: %+v / %+v", before.LeadAds, after.LeadAds)
 	}
-	// A stage the WhatsApp dataset cannot take: refused, and the page
-	// says which hidden setting is in the way.
-	p = c.post("/admin/sites/dent", url.Values{"name": {site.Name}, "origins": {origin}, "country": {"TR"},
-		"pixel_id": {st.Meta.PixelID}, "mode": {st.Meta.Mode}, "stages": {"visit = Schedule"}})
-	if p.code != http.StatusBadRequest || !strings.Contains(html.UnescapeString(p.body), "this form does not show: whatsapp: ") {
-		t.Errorf("a change the WhatsApp settings refuse: %d", p.code)
+	// A stage the WhatsApp dataset cannot take: the stage editor refuses
+	// it, and says which setting is in the way.
+	p = c.post("/admin/sites/dent/stages", url.Values{"count": {"3"},
+		"stage.0.name": {"won"}, "stage.0.existing": {"1"}, "stage.0.event": {"Purchase"}, "stage.0.rule": {"fixed"}, "stage.0.value": {"5000"}, "stage.0.currency": {"TRY"},
+		"stage.1.name": {"meeting"}, "stage.1.existing": {"1"}, "stage.1.event": {"Schedule"},
+		"stage.2.name": {"visit"}, "stage.2.event": {"Schedule"}})
+	if body := html.UnescapeString(p.body); p.code != http.StatusBadRequest || !strings.Contains(body, "Nothing was saved: ") ||
+		!strings.Contains(body, "visit") {
+		t.Errorf("a stage the WhatsApp settings refuse: %d %s", p.code, regexp.MustCompile(`(?s)<div class="alert[^>]*>.*?</div>`).FindString(p.body))
+	}
+	if now, _ := e.db.SiteByID(ctx, "dent"); !reflect.DeepEqual(now.Settings, before.Settings) {
+		t.Errorf("a refused stage changed the site: %+v", now.Settings.Meta.Stages)
 	}
 }

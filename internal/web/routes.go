@@ -87,6 +87,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("GET /admin/sites/{id}", admin(s.adminSite))
 		mux.Handle("POST /admin/sites/{id}", admin(s.adminSiteSave))
 		mux.Handle("POST /admin/sites/{id}/test", admin(s.adminSiteTest))
+		mux.Handle("POST /admin/sites/{id}/stages", admin(s.adminStagesSave))
 		mux.Handle("POST /admin/sites/{id}/platforms/{name}", admin(s.adminPlatformSave))
 		mux.Handle("POST /admin/sites/{id}/platforms/{name}/test", admin(s.adminPlatformTest))
 		mux.Handle("GET /admin/sites/{id}/readiness", admin(s.adminReadiness))
