@@ -159,6 +159,14 @@ func platformStages(site *model.Site, p platform.Platform) []string {
 	return names
 }
 
+// HasStage tells whether name is one of the site's stages (mapped to an
+// event of any platform): what a lead source's stage mapping must name,
+// or the stage it records is refused.
+func (s *Service) HasStage(site *model.Site, name string) bool {
+	_, ok := s.siteStages(site)[name]
+	return ok
+}
+
 // stageNames says which stages a site has, for error messages.
 func (s *Service) stageNames(site *model.Site) string {
 	stages := s.siteStages(site)

@@ -199,10 +199,16 @@ func (s *Source) Validate(site *model.Site) []platform.FieldError {
 		add("deal_stages", "map at least one HubSpot deal stage or lifecycle stage to a CleanAds stage, e.g. closedwon = won")
 	}
 	for key, m := range map[string]map[string]string{"deal_stages": st.DealStages, "lifecycle_stages": st.LifecycleStages} {
+		unknown := false
 		for from, to := range m {
 			if strings.TrimSpace(from) == "" || strings.TrimSpace(to) == "" {
 				add(key, "each line is a HubSpot stage = a CleanAds stage, neither empty")
+			} else if s.d.App != nil && !s.d.App.HasStage(site, strings.TrimSpace(to)) {
+				unknown = true
 			}
+		}
+		if unknown {
+			add(key, source.UnknownStage)
 		}
 	}
 	if p := st.LeadIDProperty; p != "" && !isPropertyName(p) {

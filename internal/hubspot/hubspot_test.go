@@ -426,3 +426,19 @@ func TestValidate(t *testing.T) {
 		t.Errorf("a site without HubSpot has problems: %v", errs)
 	}
 }
+
+// TestValidateStages: a mapping to a stage the site lacks is refused on
+// its field when saved, not dead-lettered when a deal reaches it.
+func TestValidateStages(t *testing.T) {
+	f := newFixture(t, "")
+	site := *f.site
+	if errs := f.src.(platform.Configurable).Validate(&site); len(errs) != 0 {
+		t.Fatalf("the fixture's mapping has problems: %v", errs)
+	}
+	doc, _ := json.Marshal(hubspot.Settings{DealStages: map[string]string{"closedwon": "wonn"}})
+	site.Settings.Platforms = map[string]json.RawMessage{hubspot.Name: doc}
+	errs := f.src.(platform.Configurable).Validate(&site)
+	if len(errs) != 1 || errs[0].Key != "deal_stages" || errs[0].Message != source.UnknownStage {
+		t.Errorf("a stage the site lacks: %v", errs)
+	}
+}

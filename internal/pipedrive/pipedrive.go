@@ -149,6 +149,24 @@ func (s *Source) Validate(site *model.Site) []platform.FieldError {
 			out = append(out, platform.FieldError{Key: KeyStages, Message: "Every stage id needs a CleanAds stage."})
 		}
 	}
+	if s.d.App != nil {
+		unknown := map[string]bool{}
+		for _, stage := range st.Stages {
+			if stage = strings.TrimSpace(stage); stage != "" && !s.d.App.HasStage(site, stage) {
+				unknown[KeyStages] = true
+			}
+		}
+		for key, stage := range map[string]string{KeyWon: st.Won, KeyLost: st.Lost} {
+			if stage = strings.TrimSpace(stage); stage != "" && !s.d.App.HasStage(site, stage) {
+				unknown[key] = true
+			}
+		}
+		for _, key := range []string{KeyStages, KeyWon, KeyLost} {
+			if unknown[key] {
+				out = append(out, platform.FieldError{Key: key, Message: source.UnknownStage})
+			}
+		}
+	}
 	if len(st.Stages) == 0 && st.Won == "" && st.Lost == "" {
 		out = append(out, platform.FieldError{Key: KeyStages, Message: "Map at least one stage, or say which stage won deals are."})
 	}

@@ -126,6 +126,11 @@ type Graph interface {
 	FormName(ctx context.Context, a capi.GraphAuth, formID string) (string, error)
 }
 
+// UnknownStage is a CRM source's words for a stage mapping that names a
+// stage the site does not have: a change recorded as it would be refused.
+// They are fixed, so the admin UI translates them.
+const UnknownStage = "A CleanAds stage here is not one of the site's stages: add it in the site's Stages section first, or correct its spelling."
+
 // StatusError is a refusal with its HTTP status and words safe to show
 // the caller.
 type StatusError struct {

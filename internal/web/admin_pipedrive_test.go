@@ -34,7 +34,14 @@ func TestAdminPipedriveSection(t *testing.T) {
 	if strings.Contains(p.body, "pd-token-0123456789") || strings.Contains(p.body, "a-long-password-42") {
 		t.Error("the page echoes a secret")
 	}
+	// A stage the site does not have would be refused when a deal
+	// reaches it: refused here, at once.
 	form.Set("pipedrive.stages", "7 = meeting\n9 = proposal")
+	p = c.post("/admin/sites/dent/platforms/pipedrive", form)
+	if got := fieldError(p.body, "pf-pipedrive-stages"); p.code != http.StatusBadRequest || !strings.Contains(got, "not one of the site") {
+		t.Errorf("a stage the site lacks: %d, next to the mapping %q", p.code, got)
+	}
+	form.Set("pipedrive.stages", "7 = meeting\n9 = won")
 	if p = c.post("/admin/sites/dent/platforms/pipedrive", form); p.code != http.StatusSeeOther {
 		t.Fatalf("save: %d %s", p.code, fieldError(p.body, "pf-pipedrive-stages"))
 	}
@@ -44,7 +51,7 @@ func TestAdminPipedriveSection(t *testing.T) {
 	}
 	var st pipedrive.Settings
 	if ok, err := platform.Decode(s, pipedrive.Name, &st); !ok || err != nil || st.Stages["7"] != "meeting" ||
-		st.Stages["9"] != "proposal" || st.Won != "won" || st.User != "hook" {
+		st.Stages["9"] != "won" || st.Won != "won" || st.User != "hook" {
 		t.Errorf("stored settings %+v %v", st, err)
 	}
 	if s.Secrets["pipedrive.api_token"] != "pd-token-0123456789" || s.Secrets["pipedrive.webhook_password"] != "a-long-password-42" {
