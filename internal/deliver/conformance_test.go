@@ -44,6 +44,18 @@ type standIn struct {
 	// again as the owner would (a new token, a restored grant).
 	breakAuth func()
 	fixAuth   func(t *testing.T, f *confFix)
+	// refuse makes the stand-in refuse the event with this id as its
+	// platform refuses one bad event of a batch (Meta and TikTok fail
+	// the whole request, Google names the event in a field violation),
+	// in words that carry why; allow takes it again.
+	refuse func(eventID, why string)
+	allow  func(eventID string)
+	// refuseAll makes the stand-in refuse every request as invalid, a
+	// permanent refusal of the data that names no event and is not about
+	// the credentials, until refuseAll(false); invalid are words that
+	// refusal carries.
+	refuseAll func(on bool)
+	invalid   string
 	// clear are values of a lead's events that name the person in clear
 	// and must be gone after it is forgotten.
 	clear []string
@@ -88,7 +100,16 @@ var kits = []platformKit{
 					t.Fatal(err)
 				}
 			},
-			clear: []string{"203.0.113.9", "Mozilla/5.0 (test)", "fb.1."},
+			refuse: g.Refuse, allow: g.Allow,
+			refuseAll: func(on bool) {
+				if on {
+					g.FailFor(365*24*time.Hour, graphtest.FaultInvalidParameter)
+				} else {
+					g.FailFor(0, graphtest.FaultNone)
+				}
+			},
+			invalid: "Invalid parameter",
+			clear:   []string{"203.0.113.9", "Mozilla/5.0 (test)", "fb.1."},
 		}
 	}},
 	{model.DestinationGoogle, func(t *testing.T, f *confFix, site *model.Site) *standIn {
@@ -127,7 +148,16 @@ var kits = []platformKit{
 					t.Fatal(err)
 				}
 			},
-			clear: []string{"Cj0-conformance-gclid"},
+			refuse: gg.Refuse, allow: gg.Allow,
+			refuseAll: func(on bool) {
+				if on {
+					gg.SetDown(googletest.FaultInvalidArgument)
+				} else {
+					gg.SetDown(googletest.FaultNone)
+				}
+			},
+			invalid: "INVALID_ARGUMENT",
+			clear:   []string{"Cj0-conformance-gclid"},
 		}
 	}},
 	{tiktok.Name, func(t *testing.T, f *confFix, site *model.Site) *standIn {
@@ -153,7 +183,16 @@ var kits = []platformKit{
 					t.Fatal(err)
 				}
 			},
-			clear: []string{"203.0.113.9", "Mozilla/5.0 (test)", "ttclid-conformance", "ttp-conformance"},
+			refuse: srv.Refuse, allow: srv.Allow,
+			refuseAll: func(on bool) {
+				if on {
+					srv.FailAll(tiktoktest.CodeInvalidParam)
+				} else {
+					srv.FailAll(tiktoktest.CodeOK)
+				}
+			},
+			invalid: "code 40002",
+			clear:   []string{"203.0.113.9", "Mozilla/5.0 (test)", "ttclid-conformance", "ttp-conformance"},
 		}
 	}},
 }
@@ -227,6 +266,24 @@ func (f *confFix) states(t *testing.T, id model.LeadID) map[model.DeliveryState]
 	return out
 }
 
+func (f *confFix) rows(t *testing.T, id model.LeadID) []*model.Delivery {
+	t.Helper()
+	ds, err := f.db.DeliveriesByLead(f.ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// unpaused fails if the share is paused.
+func (f *confFix) unpaused(t *testing.T, name string) {
+	t.Helper()
+	reason, err := f.db.DestinationPauseReason(f.ctx, model.Share{Site: f.site.ID, Destination: name})
+	if err != nil || reason != "" {
+		t.Errorf("the share is paused: %q %v", reason, err)
+	}
+}
+
 // onceEach fails unless the stand-in took each event once, and n of them.
 func (f *confFix) onceEach(t *testing.T, n int) {
 	t.Helper()
@@ -246,8 +303,9 @@ func (f *confFix) onceEach(t *testing.T, n int) {
 
 // TestPlatformConformance runs one suite over every platform, each against
 // its local stand-in, on a site that sends to it alone: what the runner
-// does for a platform (retry, throttle, pause and resume, expiry, restart
-// with rows in flight, redaction) must hold for all of them alike.
+// does for a platform (retry, throttle, a refused event split from its
+// batch, pause and resume, dead letter and replay, expiry, restart with
+// rows in flight, redaction) must hold for all of them alike.
 func TestPlatformConformance(t *testing.T) {
 	for _, kit := range kits {
 		t.Run(kit.name, func(t *testing.T) {
@@ -312,6 +370,108 @@ func TestPlatformConformance(t *testing.T) {
 				f.onceEach(t, 2*f.si.perLead)
 				if got := f.states(t, l.ID)[model.DeliverySent]; got != f.si.perLead {
 					t.Errorf("%d rows sent", got)
+				}
+			})
+			t.Run("a refused event is dead and the rest of its batch goes once", func(t *testing.T) {
+				f := newConfFix(t, kit)
+				var leads []*model.Lead
+				for i := range 3 {
+					leads = append(leads, f.submit(t, i))
+				}
+				bad := f.rows(t, leads[1].ID)[0]
+				const why = "conformance: this event is refused"
+				f.si.refuse(bad.EventID, why)
+				// The three leads' events go in one batch per account.
+				accounts := map[string]bool{}
+				for _, l := range leads {
+					for _, d := range f.rows(t, l.ID) {
+						accounts[d.PixelID] = true
+					}
+				}
+				good := 3*f.si.perLead - 1
+				if st := f.run(t); st.Sent != good || st.Dead != 1 || st.Retry != 0 || st.Paused != 0 || st.Requests != len(accounts) {
+					t.Fatalf("round %+v, %d accounts", st, len(accounts))
+				}
+				// Nothing goes again, however long one waits.
+				for range 3 {
+					f.clk.Add(6 * time.Hour)
+					if st := f.run(t); st.Claimed != 0 || st.Requests != 0 {
+						t.Fatalf("a later round %+v", st)
+					}
+				}
+				f.onceEach(t, good)
+				for _, id := range f.si.accepted() {
+					if id == bad.EventID {
+						t.Errorf("the refused event %s was taken", id)
+					}
+				}
+				d, err := f.db.DeliveryByID(f.ctx, bad.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.State != model.DeliveryDead || !strings.Contains(d.LastError, why) {
+					t.Errorf("refused row %s %q", d.State, d.LastError)
+				}
+				for _, l := range leads {
+					if got := f.states(t, l.ID); got[model.DeliveryRetry]+got[model.DeliveryPending] != 0 {
+						t.Errorf("lead %s: %v", l.ID, got)
+					}
+				}
+				f.unpaused(t, kit.name)
+			})
+			t.Run("a permanent refusal dead-letters the rows, no pause", func(t *testing.T) {
+				f := newConfFix(t, kit)
+				f.si.refuseAll(true)
+				l := f.submit(t, 0)
+				if st := f.run(t); st.Dead != f.si.perLead || st.Sent+st.Retry+st.Paused != 0 {
+					t.Fatalf("round %+v", st)
+				}
+				f.clk.Add(6 * time.Hour)
+				if st := f.run(t); st.Claimed != 0 {
+					t.Fatalf("a later round %+v", st)
+				}
+				for _, d := range f.rows(t, l.ID) {
+					if d.State != model.DeliveryDead || !strings.Contains(d.LastError, f.si.invalid) {
+						t.Errorf("row %s: %s %q, want dead with %q", d.ID, d.State, d.LastError, f.si.invalid)
+					}
+				}
+				if n := len(f.si.accepted()); n != 0 {
+					t.Errorf("%d events taken", n)
+				}
+				f.unpaused(t, kit.name)
+			})
+			t.Run("a dead row replayed goes once, with its event id", func(t *testing.T) {
+				f := newConfFix(t, kit)
+				f.si.refuseAll(true)
+				l := f.submit(t, 0)
+				if st := f.run(t); st.Dead != f.si.perLead {
+					t.Fatalf("round %+v", st)
+				}
+				f.si.refuseAll(false)
+				f.clk.Add(time.Hour)
+				dead := f.rows(t, l.ID)
+				want := map[string]bool{}
+				for _, d := range dead {
+					// What the admin's Replay button does.
+					if err := f.db.DeliveryReplay(f.ctx, d.ID, "replayed by conformance", f.clk.Now()); err != nil {
+						t.Fatal(err)
+					}
+					want[d.EventID] = true
+				}
+				if st := f.run(t); st.Sent != f.si.perLead {
+					t.Fatalf("after the replay %+v", st)
+				}
+				f.run(t)
+				f.onceEach(t, f.si.perLead)
+				for _, id := range f.si.accepted() {
+					if !want[id] {
+						t.Errorf("event %s taken, not one of the replayed rows' %v", id, want)
+					}
+				}
+				for _, d := range f.rows(t, l.ID) {
+					if d.State != model.DeliverySent || !want[d.EventID] {
+						t.Errorf("row %s: %s, event %s", d.ID, d.State, d.EventID)
+					}
 				}
 			})
 			t.Run("expires past the platform's window", func(t *testing.T) {

@@ -230,3 +230,35 @@ func TestInvalidGrantPauses(t *testing.T) {
 		t.Errorf("incomplete client: %v", err)
 	}
 }
+
+// The stand-in's Refuse fails a request for one event as Google does, naming
+// it (events[N]) with why; the event is taken out and the rest go. Its
+// FaultInvalidArgument refuses every request naming no event: each event
+// ends refused alone, none is accepted, and Allow takes the event again.
+func TestStandInRefusals(t *testing.T) {
+	g := googletest.New(t)
+	ts, _ := google.NewTokens(nil).Source(oauthCreds(g))
+	c := google.NewClient(google.ClientOptions{BaseURL: g.URL})
+	evs := []google.Event{event(0, "111"), event(1, "111"), event(2, "111")}
+	g.Refuse(evs[1].TransactionID, "the event is not allowed here")
+	out, n, err := c.IngestAll(context.Background(), ts, target, evs)
+	if err != nil || n != 2 {
+		t.Fatalf("%d requests, %v; want 2, nil", n, err)
+	}
+	if !out[0].Accepted || !out[2].Accepted || out[1].Err == nil || !strings.Contains(out[1].Err.Error(), "events[1]: the event is not allowed here") {
+		t.Fatalf("outcomes %+v", out)
+	}
+	g.SetDown(googletest.FaultInvalidArgument)
+	out, _, err = c.IngestAll(context.Background(), ts, target, evs[:2])
+	if err != nil || out[0].Err == nil || out[1].Err == nil || google.Classify(out[0].Err) != google.ClassInvalid {
+		t.Fatalf("while refused: %+v %v", out, err)
+	}
+	g.SetDown(googletest.FaultNone)
+	g.Allow(evs[1].TransactionID)
+	if out, _, err = c.IngestAll(context.Background(), ts, target, evs[1:2]); err != nil || !out[0].Accepted {
+		t.Fatalf("after Allow: %+v %v", out, err)
+	}
+	if len(g.Events()) != 3 {
+		t.Errorf("%d accepted, want 3", len(g.Events()))
+	}
+}

@@ -6,8 +6,9 @@
 // client_user_agent or event_source_url, more than 1000 events, no customer
 // information) fails the whole request with code 100 and a 2804xxx subcode,
 // in Meta's error format. Accepted events are recorded for assertions, and
-// faults (5xx, throttling, hangs, dropped connections, expired tokens) can
-// be injected. Business messaging events (a WhatsApp Business Account's
+// faults (5xx, throttling, hangs, dropped connections, expired tokens, a
+// permanent "Invalid parameter") can be injected; Refuse makes one event id
+// invalid, failing every request that carries it. Business messaging events (a WhatsApp Business Account's
 // dataset, SetDataset) are checked as Meta's Conversions API for Business
 // Messaging checks them: messaging_channel, the WABA id and ctwa_clid on
 // WhatsApp, only the event names Meta takes from a conversation, and WhatsApp
@@ -87,6 +88,10 @@ const (
 	FaultHang                // no answer until the client gives up or the server closes
 	FaultDrop                // the connection is closed without an answer
 	FaultAuth                // code 190, the token has expired
+	// FaultInvalidParameter is code 100, "Invalid parameter", naming no
+	// event: a permanent refusal of the request's data, not of the
+	// credentials.
+	FaultInvalidParameter
 )
 
 // Received is one accepted event.
@@ -117,7 +122,9 @@ type Server struct {
 	retryAfter  time.Duration
 	requests    int
 	events      []Received
-	leadgen     *leadgenState // the Lead Ads side (leadgen.go), made on first use
+	// refused are the event ids a request may not carry, with why (Refuse).
+	refused map[string]string
+	leadgen *leadgenState // the Lead Ads side (leadgen.go), made on first use
 	// datasets maps a WhatsApp Business Account's dataset id to the WABA.
 	datasets map[string]string
 	// quality is each dataset's figures for the Dataset Quality API
@@ -182,6 +189,26 @@ func (s *Server) FailNext(n int, f Fault) {
 	for range n {
 		s.queue = append(s.queue, f)
 	}
+}
+
+// Refuse makes the server refuse every request that carries the event id
+// as Meta refuses a batch with one invalid event: the whole request fails
+// with code 100 and subcode SubcodeMalformed, the message naming the
+// event's index and why.
+func (s *Server) Refuse(eventID, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refused == nil {
+		s.refused = map[string]string{}
+	}
+	s.refused[eventID] = why
+}
+
+// Allow takes the event id again after Refuse.
+func (s *Server) Allow(eventID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.refused, eventID)
 }
 
 // FailFor makes every request answer with f for d from now (by the server's
@@ -320,6 +347,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	waba, isDataset := s.datasets[pixel]
+	refused := make(map[string]string, len(s.refused))
+	for id, why := range s.refused {
+		refused[id] = why
+	}
 	s.mu.Unlock()
 	got := make([]Received, 0, len(body.Data))
 	for i, raw := range body.Data {
@@ -330,6 +361,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			if ev.MessagingChannel == "whatsapp" && got != waba {
 				sub, why = SubcodeMessagingUserData, fmt.Sprintf("whatsapp_business_account_id %q is not the WhatsApp Business Account of dataset %s", got, pixel)
 			}
+		}
+		if r, ok := refused[ev.EventID]; why == "" && ok && ev.EventID != "" {
+			sub, why = SubcodeMalformed, r
 		}
 		if why != "" {
 			title := "Invalid event"
@@ -440,6 +474,8 @@ func (s *Server) injure(w http.ResponseWriter, r *http.Request, fault Fault, tra
 	case FaultAuth:
 		s.fail(w, http.StatusBadRequest, metaError{Code: 190, Subcode: 463, FBTraceID: trace,
 			Message: "Error validating access token: Session has expired."})
+	case FaultInvalidParameter:
+		s.fail(w, http.StatusBadRequest, metaError{Code: 100, FBTraceID: trace, Message: "Invalid parameter"})
 	}
 	return true
 }

@@ -178,6 +178,7 @@ func TestFaults(t *testing.T) {
 		{FaultThrottle613, 400, 613, "3"},
 		{FaultThrottle80004, 400, 80004, "3"},
 		{FaultAuth, 400, 190, ""},
+		{FaultInvalidParameter, 400, 100, ""},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.fault), func(t *testing.T) {
@@ -292,5 +293,37 @@ func TestFormBody(t *testing.T) {
 	resp.Body.Close()
 	if ev := s.Events(); resp.StatusCode != 200 || len(ev) != 1 || ev[0].TestEventCode != "T2" {
 		t.Errorf("status %d, events %+v", resp.StatusCode, ev)
+	}
+}
+
+// TestRefuse: a refused event id fails the whole request it is in, with
+// code 100 naming its index and why, as Meta refuses a batch with one
+// invalid event; the rest of the batch goes alone; Allow takes it again.
+func TestRefuse(t *testing.T) {
+	now := time.Now()
+	s := New(t)
+	s.Refuse("ev-1", "the event is not allowed here")
+	a, err := post(t, s, path, Token, []any{goodEvent(0, now), goodEvent(1, now), goodEvent(2, now)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, sub, _ := errCode(a)
+	e, _ := a.body["error"].(map[string]any)
+	if msg, _ := e["error_user_msg"].(string); a.status != 400 || code != 100 || sub != SubcodeMalformed ||
+		!strings.Contains(msg, "data[1]") || !strings.Contains(msg, "the event is not allowed here") {
+		t.Fatalf("answer %d %v", a.status, a.body)
+	}
+	if len(s.Events()) != 0 {
+		t.Fatalf("a refused request kept %d events", len(s.Events()))
+	}
+	if a, _ := post(t, s, path, Token, []any{goodEvent(0, now), goodEvent(2, now)}); a.status != 200 {
+		t.Fatalf("the rest: %d %v", a.status, a.body)
+	}
+	s.Allow("ev-1")
+	if a, _ := post(t, s, path, Token, []any{goodEvent(1, now)}); a.status != 200 {
+		t.Fatalf("after Allow: %d %v", a.status, a.body)
+	}
+	if n := len(s.Events()); n != 3 {
+		t.Errorf("%d events taken, want 3", n)
 	}
 }

@@ -5,12 +5,14 @@
 // UNAUTHENTICATED; a request with one bad event (a hash that is not 64 hex
 // digits, more than one click id, an event with neither a click id nor a
 // user identifier, a value without a currency, no encoding with user data,
-// more than 2,000 events) fails whole (fast fail) with a google.rpc.Status
-// whose BadRequest field violations name the event (events[N]). The token
+// more than 2,000 events, an event Refuse names) fails whole (fast fail)
+// with a google.rpc.Status whose BadRequest field violations name the
+// event (events[N]). The token
 // endpoint takes the refresh_token grant of an OAuth client and the
 // JWT-bearer grant of a service account (its signature checked against a
 // key the server made). Faults (outages, quota, refused terms, a revoked
-// grant) can be switched on. It imports nothing of ours, so it checks the
+// grant, a request refused INVALID_ARGUMENT naming no event) can be
+// switched on. It imports nothing of ours, so it checks the
 // google package independently. A Server is safe for concurrent use.
 package googletest
 
@@ -63,6 +65,10 @@ const (
 	FaultTerms                   // 400 FAILED_PRECONDITION, TERMS_AND_CONDITIONS_NOT_SIGNED
 	FaultLeadsOff                // 400 FAILED_PRECONDITION, enhanced conversions for leads off
 	FaultDrop                    // the connection is closed without an answer
+	// FaultInvalidArgument is 400 INVALID_ARGUMENT with no field
+	// violation: a permanent refusal of the request's data that names no
+	// event (not of the credentials or the account).
+	FaultInvalidArgument
 )
 
 // Received is one accepted event.
@@ -102,6 +108,8 @@ type Server struct {
 	statusOf    map[string][]map[string]any
 	statusCalls int
 	lastRequest json.RawMessage
+	// refused are the transaction ids Google refuses, with why (Refuse).
+	refused map[string]string
 }
 
 // New starts a Server, closed when the test ends.
@@ -192,6 +200,21 @@ func (s *Server) FailNext(n int, f Fault) {
 		s.queue = append(s.queue, f)
 	}
 }
+
+// Refuse makes Google refuse the event whose transactionId is id, as it
+// refuses a request with one bad event (fast fail): the whole request
+// fails INVALID_ARGUMENT with a field violation naming events[N] and why.
+func (s *Server) Refuse(id, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refused == nil {
+		s.refused = map[string]string{}
+	}
+	s.refused[id] = why
+}
+
+// Allow takes the event id again after Refuse.
+func (s *Server) Allow(id string) { s.mu.Lock(); delete(s.refused, id); s.mu.Unlock() }
 
 // SetDown answers every ingest request with f until SetDown(FaultNone).
 func (s *Server) SetDown(f Fault) { s.mu.Lock(); s.down = f; s.mu.Unlock() }
@@ -403,6 +426,8 @@ func (s *Server) fault(w http.ResponseWriter, f Fault) bool {
 	case FaultLeadsOff:
 		rpcError(w, 400, "FAILED_PRECONDITION", "DESTINATION_ACCOUNT_NOT_ENABLED_ENHANCED_CONVERSIONS_FOR_LEADS",
 			"The destination account is not enabled for enhanced conversions for leads.", nil)
+	case FaultInvalidArgument:
+		rpcError(w, 400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", "Request contains an invalid argument.", nil)
 	case FaultDrop:
 		if hj, ok := w.(http.Hijacker); ok {
 			if c, _, err := hj.Hijack(); err == nil {
@@ -454,6 +479,10 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.lastRequest = raw
 	now, actions := s.now(), s.actions
+	refused := make(map[string]string, len(s.refused))
+	for id, why := range s.refused {
+		refused[id] = why
+	}
 	s.mu.Unlock()
 	var b ingestBody
 	if err := json.Unmarshal(raw, &b); err != nil {
@@ -499,6 +528,9 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 	parsed := make([]map[string]any, len(b.Events))
 	for i, ev := range b.Events {
 		m, v := checkEvent(i, ev, b.Encoding, refs, len(b.Destinations), now)
+		if id, _ := m["transactionId"].(string); refused[id] != "" {
+			v = append(v, violation{Field: fmt.Sprintf("events[%d]", i), Reason: "INVALID_ARGUMENT", Description: refused[id]})
+		}
 		parsed[i] = m
 		vs = append(vs, v...)
 	}

@@ -17,7 +17,8 @@
 //
 // Faults can be switched on to drive a platform through every failure:
 // FailNext answers the next requests with an error code, FailNextHTTP
-// with an HTTP status, Refuse fails every request carrying an event id,
+// with an HTTP status, FailAll every request until undone, Refuse fails
+// every request carrying an event id (until Allow),
 // Pause refuses the token as revoked until Resume. Requests lists every
 // request received and Accepted every event accepted, for assertions.
 // It imports nothing of ours, so it checks the tiktok package
@@ -133,6 +134,7 @@ type Server struct {
 	queue    []fault
 	at       []failAt
 	refused  map[string]string
+	down     int // FailAll's code, 0 when none
 	paused   bool
 	requests []Request
 	accepted []Received
@@ -199,6 +201,22 @@ func (s *Server) Refuse(eventID, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refused[eventID] = why
+}
+
+// Allow takes the event id again after Refuse.
+func (s *Server) Allow(eventID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.refused, eventID)
+}
+
+// FailAll answers every request with TikTok's error code, after any
+// FailAt and FailNext faults, until FailAll(CodeOK): with CodeInvalidParam,
+// a permanent refusal of the data that names no event.
+func (s *Server) FailAll(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = code
 }
 
 // Pause refuses the access token as revoked (40105) until Resume.
@@ -285,6 +303,10 @@ func (s *Server) track(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", f.retryAfter)
 		}
 		answer(f.code, faultMessage(f.code))
+		return
+	}
+	if s.down != CodeOK {
+		answer(s.down, faultMessage(s.down))
 		return
 	}
 	switch {

@@ -161,3 +161,30 @@ func TestFaults(t *testing.T) {
 		t.Errorf("%d accepted, want 3", n)
 	}
 }
+
+// Allow takes a refused event again; FailAll answers every request with
+// its code until FailAll(CodeOK).
+func TestAllowAndFailAll(t *testing.T) {
+	srv := tiktoktest.New(t)
+	srv.Refuse("ev-1", "bad")
+	if a := post(t, srv, tiktoktest.AccessToken, web(event(nil))); a.Code != tiktoktest.CodeInvalidParam {
+		t.Errorf("refused: code %d", a.Code)
+	}
+	srv.Allow("ev-1")
+	if a := post(t, srv, tiktoktest.AccessToken, web(event(nil))); a.Code != 0 {
+		t.Errorf("allowed: code %d", a.Code)
+	}
+	srv.FailAll(tiktoktest.CodeInvalidParam)
+	for range 3 {
+		if a := post(t, srv, tiktoktest.AccessToken, web(event(nil))); a.Code != tiktoktest.CodeInvalidParam {
+			t.Errorf("failing all: code %d", a.Code)
+		}
+	}
+	srv.FailAll(tiktoktest.CodeOK)
+	if a := post(t, srv, tiktoktest.AccessToken, web(event(nil))); a.Code != 0 {
+		t.Errorf("after FailAll(CodeOK): code %d", a.Code)
+	}
+	if n := len(srv.Accepted()); n != 2 {
+		t.Errorf("%d accepted, want 2", n)
+	}
+}
