@@ -193,6 +193,15 @@ func (o *demoOptions) configText(dir, server, page string) string {
 		w("      # Every event is built and shown in /admin/, none is sent.")
 		w("      mode: dry_run")
 	}
+	// The stages a new site starts with, as init writes them, so the
+	// demo's lead page can record a meeting or a won deal at once.
+	w("      stages:")
+	w("        %s: {event: Schedule}", model.StageMeeting)
+	if cur := model.CountryCurrency(o.country); cur != "" {
+		w("        %s: {event: Purchase, currency: %s}", model.StageWon, cur)
+	} else {
+		w("        %s: {event: Purchase}", model.StageWon)
+	}
 	return b.String()
 }
 

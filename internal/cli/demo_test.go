@@ -154,6 +154,14 @@ func TestDemo(t *testing.T) {
 	if !strings.Contains(inbox, "Ayşe Yılmaz") || !regexp.MustCompile(`badge (clean|review)">`).MatchString(inbox) {
 		t.Errorf("the lead is not judged in the inbox:\n%s", inbox)
 	}
+	// The demo site starts with a meeting and a won deal, as init's do: its
+	// lead page can record either at once.
+	_, siteHTML := do("GET", server+"/admin/sites/demo", "", "", nil)
+	for _, want := range []string{`value="meeting"`, `value="Schedule"`, `value="won"`, `value="Purchase"`} {
+		if !strings.Contains(siteHTML, want) {
+			t.Errorf("the demo site's stages lack %q", want)
+		}
+	}
 	_, dash := do("GET", server+"/admin/dashboard?site=demo", "", "", nil)
 	if !strings.Contains(dash, `stat-n">1</span><span class="stat-l">visits · 1 to a page with a lead form`) {
 		t.Errorf("the dashboard does not count the visit:\n%s", dash)
