@@ -54,8 +54,9 @@ func (q Q) resumeGoogleOnChange(ctx context.Context, s *model.Site) error {
 // DeliveryStatsByDestination counts a site's rows of one kind (every kind
 // when empty) created since a time, by destination and state: the
 // dashboard shows Meta's and Google's apart, never one event twice. It
-// reads at most CountCap+1 rows of the kind a state (by the index
-// deliveries_site_state_created), so a count at CountCap+1 says "more".
+// counts at most CountCap+1 rows of the kind a state, from the index
+// deliveries_site_state_created alone, so a count at CountCap+1 says
+// "more".
 func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, kind string, since time.Time) (map[string]map[model.DeliveryState]int, error) {
 	out := map[string]map[model.DeliveryState]int{}
 	parts := make([]string, len(deliveryStates))
