@@ -31,6 +31,39 @@ const (
 	// verdict now (Dim): a lead whose verdict changes moves from one Dim
 	// to the other on its day of receipt.
 	CounterVerdicts = "verdicts"
+	// CounterReasons counts the leads received on the day that carry a
+	// reason code with points (Dim, the code), by the lead's reasons now.
+	// The CounterReasons* below count the same leads by the owner's word
+	// on them: judged by the owner, of those marked junk, of those marked
+	// real customers; overturned (the rules held the lead, review or junk
+	// at intake, and the owner or a CRM stage made it clean), and of those
+	// the CRM. A new decision moves the lead between them in its
+	// transaction, as a verdict moves CounterVerdicts.
+	CounterReasons           = "reasons"
+	CounterReasonsJudged     = "reasons_judged"
+	CounterReasonsJunk       = "reasons_junk"
+	CounterReasonsCustomers  = "reasons_customers"
+	CounterReasonsOverturned = "reasons_overturned"
+	CounterReasonsCRM        = "reasons_crm"
+	// CounterAgreement counts the leads received on the day by the owner's
+	// word against the rules' verdict at intake (Dim, one of the
+	// Agreement* below), kept as CounterReasons are.
+	CounterAgreement = "agreement"
+)
+
+// The Dims of CounterAgreement.
+const (
+	// AgreementJudged: the owner judged the lead.
+	AgreementJudged = "judged"
+	// AgreementJunk: the owner marked it junk.
+	AgreementJunk = "junk"
+	// AgreementMissed: the owner marked junk a lead the rules passed clean.
+	AgreementMissed = "missed"
+	// AgreementRescued: the owner marked a real customer a lead the rules
+	// held (review or junk).
+	AgreementRescued = "rescued"
+	// AgreementCRMRescued: a CRM stage made clean a lead the rules held.
+	AgreementCRMRescued = "crm_rescued"
 )
 
 // StageCentsDim is the Dim of a CounterStageCents counter: the stage and the

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -70,10 +68,10 @@ func (q Q) Counters(ctx context.Context, site model.SiteID, first, last int64) (
 	})
 }
 
-// CountersRebuild recounts a site's visit, lead, verdict and stage counters of the
-// days from first to last (inclusive) from the visits, leads and stages
-// stored: for when
-// they are in doubt. Days whose rows retention already deleted would be
+// CountersRebuild recounts a site's visit, lead, verdict, stage, reason
+// and agreement counters of the days from first to last (inclusive) from
+// the visits, leads, their history and stages stored: for when they are in
+// doubt. Days whose rows retention already deleted would be
 // counted as empty: keep the range within the kept ones. On PostgreSQL the
 // counters are locked for the transaction, so that an intake committing
 // meanwhile is counted once, either in the recount or after it.
@@ -89,7 +87,9 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		args []any
 	}{
 		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
-			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'verdicts', 'stages', 'stage_cents')`, []any{string(site), first, last}},
+			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'verdicts', 'stages', 'stage_cents',
+			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement')`,
+			[]any{string(site), first, last}},
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
 			GROUP BY site_id, at / 86400000`, []any{string(site), from, to}},
@@ -114,6 +114,12 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? AND s.value IS NOT NULL AND s.currency <> ''
 			GROUP BY l.site_id, s.at / 86400000, s.stage, s.currency`, []any{string(site), from, to}},
 	}
+	for _, a := range q.agreementRecount() {
+		stmts = append(stmts, struct {
+			sql  string
+			args []any
+		}{a, []any{string(site), from, to}})
+	}
 	for _, st := range stmts {
 		if _, err := q.exec(ctx, st.sql, st.args...); err != nil {
 			return fmt.Errorf("store: rebuild counters: %w", err)
@@ -134,47 +140,53 @@ func (q Q) centsSQL(col string) string {
 	return "CAST(" + col + " * 100 + 0.5 AS INTEGER)"
 }
 
-// leadCounts are the counts one lead adds.
+// leadCounts are the counts one lead adds: its source's, its verdict's and
+// its reasons' (model.CounterReasons*, model.CounterAgreement; a lead
+// stored already decided by the owner or a CRM has no history yet, and its
+// verdict is taken for the rules' one).
 func leadCounts(l *model.Lead) []model.Count {
 	src := leadSource(l.Source)
 	cs := []model.Count{{Name: model.CounterLeads, Dim: src, N: 1}, {Name: model.CounterVerdicts, Dim: string(l.Verdict), N: 1}}
 	if l.FillBy != model.FillByTracker {
 		cs = append(cs, model.Count{Name: model.CounterLeadsUntracked, Dim: src, N: 1})
 	}
-	return cs
+	a := agreement{Codes: pointCodes(l.Reasons), DecidedBy: l.DecidedBy, Verdict: string(l.Verdict)}
+	if a.DecidedBy == model.DecidedByOwner || a.DecidedBy == model.DecidedByCRM {
+		a.Rules = string(l.Verdict)
+	}
+	return mergeCounts(append(cs, a.counts(1)...))
 }
 
 // leadVerdictSet runs set, an UPDATE of one lead that writes its verdict
-// (the new one, verdict) and ends in "WHERE id = ? AND verdict = ?", with
-// args and then the lead's id and the verdict it had, and moves the lead in
-// its site's verdict counters from the old verdict to the new. The verdict
-// read first is the update's condition: an update that found it changed
-// meanwhile (another node's, on PostgreSQL) reads it again, so the
-// counters always move from the verdict the update replaced.
+// (the new one, verdict), reasons and who decided, and ends in "WHERE id =
+// ? AND verdict = ?", with args and then the lead's id and the verdict it
+// had, and moves the lead in its site's counters: from the old verdict to
+// the new, and in the reason and agreement counters from what it was to
+// what it is. The verdict read first is the update's condition (and on
+// PostgreSQL the row is locked from that read): an update that found it
+// changed meanwhile reads it again, so the counters always move from the
+// state the update replaced.
 func (q Q) leadVerdictSet(ctx context.Context, id model.LeadID, verdict model.Verdict, set string, args ...any) error {
 	for range 5 {
-		var site, old string
-		var received int64
-		err := q.queryRow(ctx, `/* Store.leadVerdictSet */ SELECT site_id, verdict, received_at FROM leads WHERE id = ?`,
-			string(id)).Scan(&site, &old, &received)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("lead %s: %w", id, model.ErrNotFound)
-		}
+		site, received, before, err := q.leadState(ctx, id)
 		if err != nil {
-			return fmt.Errorf("store: verdict of lead %s: %w", id, err)
+			return err
 		}
-		res, err := q.exec(ctx, set, append(args, string(id), old)...)
+		res, err := q.exec(ctx, set, append(args, string(id), before.Verdict)...)
 		if err != nil {
 			return fmt.Errorf("store: set verdict of lead %s: %w", id, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			continue
 		}
-		if old == string(verdict) {
-			return nil
+		_, _, after, err := q.leadState(ctx, id)
+		if err != nil {
+			return err
 		}
-		return q.CountersAdd(ctx, model.SiteID(site), received/86400000, string(id),
-			model.Count{Name: model.CounterVerdicts, Dim: old, N: -1}, model.Count{Name: model.CounterVerdicts, Dim: string(verdict), N: 1})
+		cs := append(before.counts(-1), after.counts(1)...)
+		cs = append(cs, model.Count{Name: model.CounterVerdicts, Dim: before.Verdict, N: -1},
+			model.Count{Name: model.CounterVerdicts, Dim: string(verdict), N: 1})
+		return q.CountersAdd(ctx, model.SiteID(site), received/86400000, string(id), mergeCounts(cs)...)
 	}
 	return fmt.Errorf("store: set verdict of lead %s: it kept changing: %w", id, model.ErrConflict)
 }

@@ -157,12 +157,62 @@ func randomLead(rng *rand.Rand, i int, site model.SiteID, days time.Time) *model
 		SubmittedAt: at, ReceivedAt: at, Source: []string{"", model.SourceWeb, model.SourceLeadAds, model.SourceWhatsApp}[rng.IntN(4)],
 		FillBy: []string{"", model.FillByTracker, model.FillByTracker, model.FillByBackend}[rng.IntN(4)],
 		Email:  fmt.Sprintf("person%d@mail.example", i), Name: fmt.Sprintf("Person %d", i), Phone: fmt.Sprintf("0532 000 %04d", i),
-		Decision: model.Decision{Verdict: randomVerdict(rng), RulesVersion: "test", DecidedBy: model.DecidedByRules}}
+		Decision: model.Decision{Verdict: randomVerdict(rng), RulesVersion: "test", DecidedBy: model.DecidedByRules, Reasons: randomReasons(rng)}}
 	if l.FillBy != "" {
 		ms := int64(5000)
 		l.FillMS = &ms
 	}
 	return l
+}
+
+// randomReasons are up to three reasons, some of 0 points (left out of the
+// counters), a code sometimes twice.
+func randomReasons(rng *rand.Rand) []model.Reason {
+	var rs []model.Reason
+	for range rng.IntN(4) {
+		rs = append(rs, model.Reason{Code: []string{"PRICE_ONLY", "FAST_FILL", "DISPOSABLE_EMAIL"}[rng.IntN(3)], Points: rng.IntN(3) * 20,
+			Evidence: map[string]any{"email": "person@mail.example"}})
+	}
+	return rs
+}
+
+// withAgreement is want with the reason and agreement counters of the
+// leads as they are now (their verdict, who decided, reasons), the rules'
+// verdict being the one they were stored with: counted here from the
+// leads, apart from the store's own code.
+func withAgreement(want recount, leads []*model.Lead, rules map[model.LeadID]model.Verdict) recount {
+	out := recount{}
+	for k, n := range want {
+		out[k] = n
+	}
+	for _, l := range leads {
+		owner, crm := l.DecidedBy == model.DecidedByOwner, l.DecidedBy == model.DecidedByCRM
+		junk, clean := l.Verdict == model.VerdictJunk, l.Verdict == model.VerdictClean
+		held := rules[l.ID] == model.VerdictReview || rules[l.ID] == model.VerdictJunk
+		day := model.Day(l.ReceivedAt)
+		add := func(ok bool, name, dim string) {
+			if ok {
+				out[counterKey{l.SiteID, day, name, dim}]++
+			}
+		}
+		for _, r := range l.Reasons {
+			if r.Points <= 0 {
+				continue
+			}
+			add(true, model.CounterReasons, r.Code)
+			add(owner, model.CounterReasonsJudged, r.Code)
+			add(owner && junk, model.CounterReasonsJunk, r.Code)
+			add(owner && clean, model.CounterReasonsCustomers, r.Code)
+			add((owner || crm) && clean && held, model.CounterReasonsOverturned, r.Code)
+			add(crm && clean && held, model.CounterReasonsCRM, r.Code)
+		}
+		add(owner, model.CounterAgreement, model.AgreementJudged)
+		add(owner && junk, model.CounterAgreement, model.AgreementJunk)
+		add(owner && junk && rules[l.ID] == model.VerdictClean, model.CounterAgreement, model.AgreementMissed)
+		add(owner && clean && held, model.CounterAgreement, model.AgreementRescued)
+		add(crm && clean && held, model.CounterAgreement, model.AgreementCRMRescued)
+	}
+	return out
 }
 
 func randomVerdict(rng *rand.Rand) model.Verdict {
@@ -181,13 +231,18 @@ func randomVerdictChanges(t *testing.T, db *store.DB, rng *rand.Rand, leads []*m
 			continue
 		}
 		v, fail := randomVerdict(rng), rng.IntN(5) == 0
+		by := []string{model.DecidedByOwner, model.DecidedByOwner, model.DecidedByCRM, model.DecidedByRules}[rng.IntN(4)]
+		reasons := l.Reasons
+		if rng.IntN(3) == 0 {
+			reasons = randomReasons(rng)
+		}
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			var err error
 			if i%2 == 0 {
-				err = tx.LeadSetDecision(ctx, l.ID, model.Decision{Verdict: v, DecidedBy: model.DecidedByOwner}, nil)
+				err = tx.LeadSetDecision(ctx, l.ID, model.Decision{Verdict: v, DecidedBy: by, Reasons: reasons}, nil)
 			} else {
 				next := *l
-				next.Verdict, next.Message = v, "a later attempt"
+				next.Verdict, next.Message, next.DecidedBy, next.Reasons = v, "a later attempt", by, reasons
 				err = tx.LeadAttemptSet(ctx, &next)
 			}
 			if err == nil && fail {
@@ -203,7 +258,7 @@ func randomVerdictChanges(t *testing.T, db *store.DB, rng *rand.Rand, leads []*m
 		}
 		want[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterVerdicts, string(l.Verdict)}]--
 		want[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterVerdicts, string(v)}]++
-		l.Verdict = v
+		l.Verdict, l.DecidedBy, l.Reasons = v, by, reasons
 	}
 }
 
@@ -223,10 +278,11 @@ func TestCountersEqualRecount(t *testing.T) {
 		}
 		first, last := model.Day(days), model.Day(days)+5
 		var (
-			mu   sync.Mutex
-			want = recount{}
-			kept []*model.Lead
-			wg   sync.WaitGroup
+			mu    sync.Mutex
+			want  = recount{}
+			kept  []*model.Lead
+			rules = map[model.LeadID]model.Verdict{}
+			wg    sync.WaitGroup
 		)
 		errFail := errors.New("the call fails after its rows")
 		for g := range 8 {
@@ -252,8 +308,15 @@ func TestCountersEqualRecount(t *testing.T) {
 							if err := tx.VisitInsert(ctx, v); err != nil {
 								return err
 							}
-						} else if err := tx.LeadInsert(ctx, l); err != nil {
-							return err
+						} else {
+							if err := tx.LeadInsert(ctx, l); err != nil {
+								return err
+							}
+							// The rules' verdict, as intake records it.
+							if err := tx.HistoryInsert(ctx, &model.HistoryEntry{ID: "h_" + string(l.ID), LeadID: l.ID, At: l.ReceivedAt,
+								Kind: model.HistoryVerdict, Data: map[string]any{"verdict": l.Verdict}}); err != nil {
+								return err
+							}
 						}
 						if fail {
 							return errFail
@@ -272,6 +335,7 @@ func TestCountersEqualRecount(t *testing.T) {
 						} else {
 							want.lead(l)
 							kept = append(kept, l)
+							rules[l.ID] = l.Verdict
 						}
 						mu.Unlock()
 					}
@@ -284,19 +348,19 @@ func TestCountersEqualRecount(t *testing.T) {
 		slices.SortFunc(kept, func(a, b *model.Lead) int { return strings.Compare(string(a.ID), string(b.ID)) })
 		randomStages(t, db, rand.New(rand.NewPCG(9, 9)), kept, want)
 		last += 2
-		checkCounters(t, db, want, first, last, sites...)
+		checkCounters(t, db, withAgreement(want, kept, rules), first, last, sites...)
 		// New verdicts move the leads between the verdicts' counts.
 		randomVerdictChanges(t, db, rand.New(rand.NewPCG(3, 3)), kept, want)
-		checkCounters(t, db, want, first, last, sites...)
+		checkCounters(t, db, withAgreement(want, kept, rules), first, last, sites...)
 		// Erasure keeps the counts (an erased lead keeps its verdict), and
 		// no counter names a person: every dim is a source, a verdict, a
 		// stage or a currency.
 		for _, l := range kept[:len(kept)/3] {
-			if _, err := db.LeadRedact(ctx, l.ID, nil, nil, days.Add(10*24*time.Hour)); err != nil {
+			if _, err := db.LeadRedact(ctx, l.ID, l.Reasons, nil, days.Add(10*24*time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		checkCounters(t, db, want, first, last, sites...)
+		checkCounters(t, db, withAgreement(want, kept, rules), first, last, sites...)
 		for _, site := range sites {
 			cs, err := db.Counters(ctx, site, first, last)
 			if err != nil {
@@ -309,18 +373,21 @@ func TestCountersEqualRecount(t *testing.T) {
 			}
 		}
 
+		checkAgreement(t, db, withAgreement(recount{}, kept, rules), days, sites...)
+
 		// A rebuild changes nothing that was right...
 		for _, s := range sites {
 			if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.CountersRebuild(ctx, s, first, last) }); err != nil {
 				t.Fatal(err)
 			}
 		}
-		checkCounters(t, db, want, first, last, sites...)
+		checkCounters(t, db, withAgreement(want, kept, rules), first, last, sites...)
 		// ...and puts right what went wrong, leaving other counters and
 		// other days alone.
 		if err := db.CountersAdd(ctx, "dent", first+1, "x", model.Count{Name: model.CounterVisits, N: 1000},
 			model.Count{Name: model.CounterLeads, Dim: "web", N: -3}, model.Count{Name: "stage", Dim: "won", N: 2},
-			model.Count{Name: model.CounterStages, Dim: model.StageWon, N: 7}, model.Count{Name: model.CounterStageCents, Dim: "won EUR", N: -100}); err != nil {
+			model.Count{Name: model.CounterStages, Dim: model.StageWon, N: 7}, model.Count{Name: model.CounterStageCents, Dim: "won EUR", N: -100},
+			model.Count{Name: model.CounterReasons, Dim: "PRICE_ONLY", N: 9}, model.Count{Name: model.CounterAgreement, Dim: model.AgreementJudged, N: -2}); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.CountersAdd(ctx, "dent", last+3, "x", model.Count{Name: model.CounterVisits, N: 5}); err != nil {
@@ -331,8 +398,53 @@ func TestCountersEqualRecount(t *testing.T) {
 		}
 		want[counterKey{"dent", first + 1, "stage", "won"}] = 2
 		want[counterKey{"dent", last + 3, model.CounterVisits, ""}] = 5
-		checkCounters(t, db, want, first, last+3, sites...)
+		checkCounters(t, db, withAgreement(want, kept, rules), first, last+3, sites...)
 	})
+}
+
+// checkAgreement compares ReasonAgreement and AgreementTotals, read from
+// the counters, with the recount.
+func checkAgreement(t *testing.T, db *store.DB, want recount, since time.Time, sites ...model.SiteID) {
+	t.Helper()
+	for _, site := range sites {
+		get := func(name, dim string) int {
+			n := 0
+			for k, v := range want {
+				if k.site == site && k.name == name && k.dim == dim {
+					n += int(v)
+				}
+			}
+			return n
+		}
+		tot, err := db.AgreementTotals(context.Background(), site, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wt := store.AgreementTotals{Judged: get(model.CounterAgreement, model.AgreementJudged), Junk: get(model.CounterAgreement, model.AgreementJunk),
+			Missed: get(model.CounterAgreement, model.AgreementMissed), Rescued: get(model.CounterAgreement, model.AgreementRescued),
+			CRMRescued: get(model.CounterAgreement, model.AgreementCRMRescued)}
+		if tot != wt {
+			t.Errorf("%s: totals %+v, recount %+v", site, tot, wt)
+		}
+		codes, err := db.ReasonAgreement(context.Background(), site, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(codes) == 0 {
+			t.Errorf("%s: no reason codes", site)
+		}
+		for i, c := range codes {
+			w := store.CodeAgreement{Code: c.Code, Leads: get(model.CounterReasons, c.Code), Judged: get(model.CounterReasonsJudged, c.Code),
+				Junk: get(model.CounterReasonsJunk, c.Code), Customers: get(model.CounterReasonsCustomers, c.Code),
+				Overturned: get(model.CounterReasonsOverturned, c.Code), CRM: get(model.CounterReasonsCRM, c.Code)}
+			if c != w {
+				t.Errorf("%s: %+v, recount %+v", site, c, w)
+			}
+			if i > 0 && codes[i-1].Overturned < c.Overturned {
+				t.Errorf("%s: not most overturned first: %+v", site, codes)
+			}
+		}
+	}
 }
 
 // TestCountersSumOverShards: increments with different keys (spread over

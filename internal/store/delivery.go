@@ -668,11 +668,22 @@ func (q Q) DeliveryList(ctx context.Context, f DeliveryFilter) ([]*model.Deliver
 	return scanAll(rows, err, "deliveries", scanDelivery)
 }
 
+// CountCap is how far the delivery counts count: a count above it
+// (CountCap+1) says "more than CountCap", so that a count reads at most
+// CountCap+1 rows a state, however many the period holds.
+const CountCap = 10000
+
+// deliveryStates are the states DeliveryStats counts.
+var deliveryStates = []model.DeliveryState{model.DeliveryPending, model.DeliveryRetry, model.DeliverySent,
+	model.DeliveryDead, model.DeliveryExpired, model.DeliveryPaused, model.DeliveryDryRun}
+
 // DeliveryStats counts a site's deliveries (every site's when site is
 // empty) of a kind (every kind when empty) by state, created since the given
-// time (all when zero).
+// time (all when zero), each up to CountCap+1: a read of the index
+// deliveries_site_state_created alone (deliveries_state_created for every
+// site), at most CountCap+1 entries a state.
 func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, since time.Time) (map[model.DeliveryState]int, error) {
-	where, args := "created_at >= ?", []any{since.UnixMilli()}
+	where, args := "", []any{}
 	if site != "" {
 		where += " AND site_id = ?"
 		args = append(args, string(site))
@@ -681,8 +692,14 @@ func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, si
 		where += " AND kind = ?"
 		args = append(args, kind)
 	}
-	rows, err := q.query(ctx, `/* Store.DeliveryStats */ SELECT state, COUNT(*) FROM deliveries
-		WHERE `+where+` GROUP BY state`, args...)
+	parts := make([]string, len(deliveryStates))
+	var all []any
+	for i, st := range deliveryStates {
+		parts[i] = fmt.Sprintf(`SELECT ?, COUNT(*) FROM (SELECT 1 FROM deliveries WHERE state = ? AND created_at >= ?%s LIMIT %d) s%d`,
+			where, CountCap+1, i)
+		all = append(append(all, string(st), string(st), since.UnixMilli()), args...)
+	}
+	rows, err := q.query(ctx, `/* Store.DeliveryStats */ `+strings.Join(parts, " UNION ALL "), all...)
 	if err != nil {
 		return nil, fmt.Errorf("store: delivery counts: %w", err)
 	}
@@ -696,7 +713,9 @@ func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, si
 		if err := rows.Scan(&state, &n); err != nil {
 			return nil, fmt.Errorf("store: delivery counts: %w", err)
 		}
-		counts[model.DeliveryState(state)] = n
+		if n > 0 {
+			counts[model.DeliveryState(state)] = n
+		}
 	}
 	return counts, rows.Err()
 }
@@ -706,15 +725,24 @@ func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, si
 // the given states created since the given time, newest first, at most
 // limit.
 func (q Q) DeliveryPayloads(ctx context.Context, site model.SiteID, states []model.DeliveryState, since time.Time, limit int) ([]json.RawMessage, error) {
-	args := []any{string(site), since.UnixMilli()}
-	marks := make([]string, len(states))
+	if len(states) == 0 {
+		return nil, nil
+	}
+	// One newest-first walk of deliveries_site_state_created per state,
+	// each stopping at limit rows, merged: a read of at most limit rows a
+	// state, where one IN (...) would sort every row of the period.
+	var (
+		args  []any
+		parts = make([]string, len(states))
+	)
 	for i, s := range states {
-		marks[i] = "?"
-		args = append(args, string(s))
+		parts[i] = fmt.Sprintf(`SELECT payload, created_at FROM (SELECT payload, created_at FROM deliveries
+			WHERE site_id = ? AND state = ? AND created_at >= ? AND destination = 'meta'
+			ORDER BY created_at DESC LIMIT ?) p%d`, i)
+		args = append(args, string(site), string(s), since.UnixMilli(), limit)
 	}
 	args = append(args, limit)
-	rows, err := q.query(ctx, `/* Store.DeliveryPayloads */ SELECT payload FROM deliveries
-		WHERE site_id = ? AND created_at >= ? AND state IN (`+strings.Join(marks, ", ")+`) AND destination = 'meta'
+	rows, err := q.query(ctx, `/* Store.DeliveryPayloads */ SELECT payload FROM (`+strings.Join(parts, " UNION ALL ")+`) x
 		ORDER BY created_at DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: delivery payloads: %w", err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -52,9 +53,20 @@ func (q Q) resumeGoogleOnChange(ctx context.Context, s *model.Site) error {
 
 // DeliveryStatsByDestination counts a site's rows of one kind (every kind
 // when empty) created since a time, by destination and state: the
-// dashboard shows Meta's and Google's apart, never one event twice.
+// dashboard shows Meta's and Google's apart, never one event twice. It
+// counts at most CountCap+1 rows of the kind a state, from the index
+// deliveries_site_state_created alone, so a count at CountCap+1 says
+// "more".
 func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, kind string, since time.Time) (map[string]map[model.DeliveryState]int, error) {
 	out := map[string]map[model.DeliveryState]int{}
+	parts := make([]string, len(deliveryStates))
+	var args []any
+	for i, st := range deliveryStates {
+		parts[i] = fmt.Sprintf(`SELECT destination, state, COUNT(*) FROM (SELECT destination, state FROM deliveries
+			WHERE site_id = ? AND state = ? AND created_at >= ? AND (kind = ? OR ? = '') LIMIT %d) s%d GROUP BY destination, state`,
+			CountCap+1, i)
+		args = append(args, string(site), string(st), since.UnixMilli(), kind, kind)
+	}
 	err := q.eachRow(ctx, func(r *sql.Rows) error {
 		var dest, state string
 		var n int
@@ -66,9 +78,7 @@ func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, ki
 		}
 		out[dest][model.DeliveryState(state)] = n
 		return nil
-	}, `/* Store.DeliveryStatsByDestination */ SELECT destination, state, COUNT(*) FROM deliveries
-		WHERE site_id = ? AND created_at >= ? AND (kind = ? OR ? = '') GROUP BY destination, state`,
-		string(site), since.UnixMilli(), kind, kind)
+	}, `/* Store.DeliveryStatsByDestination */ `+strings.Join(parts, " UNION ALL "), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: delivery counts by destination: %w", err)
 	}

@@ -10,8 +10,11 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cleanads/cleanads/internal/store"
 )
 
 //go:embed templates/*.html
@@ -77,6 +80,14 @@ func newAdminUI() (*adminUI, error) {
 func (ui *adminUI) funcs(lang string) template.FuncMap {
 	return template.FuncMap{
 		"t": func(key string, args ...any) string { return tr(lang, key, args...) },
+		// count is a delivery count, "10000+" when the store stopped
+		// counting (store.CountCap).
+		"count": func(n int) string {
+			if n > store.CountCap {
+				return strconv.Itoa(store.CountCap) + "+"
+			}
+			return strconv.Itoa(n)
+		},
 		"static": func(name string) (string, error) {
 			v, ok := ui.version[name]
 			if !ok {
