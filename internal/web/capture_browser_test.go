@@ -331,14 +331,26 @@ func TestBrowserCapture(t *testing.T) {
 		if !strings.Contains(path, "?") {
 			path += "?"
 		}
-		run(t, chromedp.Navigate(pageOrigin+path+"&site="+string(id)))
-		run(t, chromedp.Poll[chromedp.Void](`window.cleanads && window.cleanads.ready`))
-		v, err := chromedp.Run(guard, chromedp.Evaluate[map[string]any](`cleanads.ready`, chromedp.EvalAwaitPromise))
-		if err != nil {
-			t.Fatal(err)
+		// chromedp can be left holding the previous page's script context
+		// (every script then "Cannot find context with specified id"):
+		// the page is opened again, which gives it the new one.
+		for try := 0; ; try++ {
+			var v map[string]any
+			err := chromedp.Do(guard, chromedp.Navigate(pageOrigin+path+"&site="+string(id)),
+				chromedp.Poll[chromedp.Void](`window.cleanads && window.cleanads.ready`))
+			if err == nil {
+				v, err = chromedp.Run(guard, chromedp.Evaluate[map[string]any](`cleanads.ready`, chromedp.EvalAwaitPromise))
+			}
+			if err == nil {
+				err = chromedp.Do(guard, chromedp.Evaluate[chromedp.Void](`sessionStorage.removeItem('fbq')`))
+			}
+			if err == nil {
+				return v
+			}
+			if try == 2 || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+				t.Fatal(err)
+			}
 		}
-		eval(t, `sessionStorage.removeItem('fbq')`)
-		return v
 	}
 	// typeLead fills the form as a person does, taking ms of the page's
 	// clock from the first key to the submit.
