@@ -150,8 +150,9 @@ type Options struct {
 	// each attempt.
 	MinBackoff, MaxBackoff time.Duration
 	// Handlers are the destinations' handlers, by destination name: each
-	// platform's (NewPlatformHandler), a source worker's, the Lead Ads
-	// fetch. The runner claims rows of these destinations only.
+	// platform's and each source worker's (the Lead Ads fetch's among
+	// them), NewPlatformHandler. The runner claims rows of these
+	// destinations only.
 	Handlers map[string]Handler
 	// Jitter returns a number in [0, 1); default math/rand/v2.
 	Jitter func() float64

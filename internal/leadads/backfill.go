@@ -72,7 +72,7 @@ func (s *Service) backfillSite(ctx context.Context, site *model.Site, st *Backfi
 		forms, err := s.o.Graph.PageForms(ctx, auth(site), page)
 		if err != nil {
 			if why, ok := refusal(err); ok {
-				s.f.pause(ctx, site, why)
+				s.pause(ctx, site, why)
 				return err
 			}
 			errs = append(errs, fmt.Errorf("forms of page %s: %w", page, err))

@@ -20,6 +20,7 @@ import (
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/deliver"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
 	"github.com/cleanads/cleanads/internal/source"
 	"github.com/cleanads/cleanads/internal/store"
 )
@@ -76,7 +77,7 @@ func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{o: o, log: o.Logger.With("component", "leadads"), f: newFetcher(o.Store, o.Graph, o.Leads, o.Logger, o.Now)}
+	return &Service{o: o, log: o.Logger.With("component", "leadads"), f: newFetcher(o.Graph, o.Leads, o.Logger)}
 }
 
 // share is the site's Lead Ads fetch share.
@@ -102,144 +103,122 @@ func refusal(err error) (string, bool) {
 	return "", false
 }
 
-// fetcher reads the leads Meta told of: the handler of the outbox's
-// meta_leadgen rows, the Lead Ads source's worker. It needs only what a
-// source is given (source.Deps: the site and its share's pause, the Graph
-// API, the use cases); the backfill and the check, which need the store's
-// watermarks and Meta's forms and permissions, are the Service's.
+// fetcher reads the leads Meta told of: the Lead Ads source's worker,
+// whose Send the outbox's meta_leadgen rows go through
+// (deliver.PlatformHandler keeps their pauses, backoff, deadlines and
+// leases as it does for every platform). It needs only what a source is
+// given (source.Deps: the Graph API, the use cases); the backfill and the
+// check, which need the store's watermarks and Meta's forms and
+// permissions, are the Service's.
 type fetcher struct {
-	store deliver.PauseStore
 	graph source.Graph
 	leads Leads
 	log   *slog.Logger
-	now   func() time.Time
 
 	mu    sync.Mutex
 	forms map[string]string // form id -> name, as read once
 }
 
-func newFetcher(store deliver.PauseStore, graph source.Graph, leads Leads, log *slog.Logger, now func() time.Time) *fetcher {
+func newFetcher(graph source.Graph, leads Leads, log *slog.Logger) *fetcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if now == nil {
-		now = time.Now
-	}
-	return &fetcher{store: store, graph: graph, leads: leads, log: log.With("component", "leadads"), now: now,
-		forms: map[string]string{}}
+	return &fetcher{graph: graph, leads: leads, log: log.With("component", "leadads"), forms: map[string]string{}}
 }
 
-// Deliver fetches a share of leads Meta told of (the runner's
-// meta_leadgen rows of one site): each is read from the Graph API with the
-// site's token and appsecret_proof and handed to LeadAdsIngest, and its row
-// is sent (the lead is in), dead (Meta has no such lead), retry (Meta or
-// the database failed for now: the share waits out the backoff) or paused
-// (the token was refused or lacks a permission: the share is paused until
-// the token changes or the check passes, and the sites page says why).
-func (f *fetcher) Deliver(ctx context.Context, sh *deliver.Claim) (deliver.Stats, time.Time) {
-	var st deliver.Stats
-	site, err := f.store.SiteByID(ctx, sh.Site)
-	if err != nil {
-		f.log.Error("lead ads fetch: load site", "site", string(sh.Site), "err", err)
-		sh.Record(ctx, sh.Rows)
-		return st, time.Time{}
-	}
-	if why, err := f.store.DestinationPauseReason(ctx, share(site.ID)); err != nil {
-		sh.Record(ctx, sh.Rows)
-		return st, time.Time{}
-	} else if why != "" {
-		st.Paused += park(sh.Rows, why, nil)
-		sh.Record(ctx, sh.Rows)
-		return st, time.Time{}
-	}
+// Label is the fetch's name for people, in the runner's words of its rows.
+func (*fetcher) Label() string { return "Lead Ads" }
+
+// On is true for every site: a row is a lead Meta told of, never dropped
+// for the site's settings. A site without a token pauses in Send, and
+// setting one resumes the fetches.
+func (*fetcher) On(*model.Site) bool { return true }
+
+// BatchSize is how many leads one Send fetches: their outcomes are recorded
+// together and the lease is checked between batches, so a crash loses at
+// most ten outcomes (fetched again, the leads are found stored).
+func (*fetcher) BatchSize() int { return 10 }
+
+// NewCredentials tells whether the site's Lead Ads token changed (see
+// platform.Rekeyer): Meta's refusal of the old one then pauses nothing.
+func (*fetcher) NewCredentials(was, now *model.Site) bool {
+	return was.LeadAds.AccessToken != now.LeadAds.AccessToken
+}
+
+// noToken is the pause of a site whose leads are told of before its token
+// is set.
+const noToken = "no Lead Ads access token is set for the site"
+
+// Send fetches a batch of leads Meta told of (one site's meta_leadgen
+// rows), in order: each is read from the Graph API with the site's token
+// and appsecret_proof and handed to LeadAdsIngest. A row is sent (the lead
+// is in; its response is {lead, created, verdict}) or dead (an unreadable
+// job, a lead Meta no longer has, one erased, one that cannot be stored).
+// The first failure that is not the row's own stops the batch, the rest
+// left to its class: a refused token or a missing permission pauses the
+// site's fetches with the words the sites page shows, Meta throttling or
+// failing (or the database) retries after the backoff.
+func (f *fetcher) Send(ctx context.Context, site *model.Site, rows []*model.Delivery) ([]platform.Outcome, error) {
 	if site.LeadAds.AccessToken == "" {
-		const why = "no Lead Ads access token is set for the site"
-		st.Paused += park(sh.Rows, why, nil)
-		f.pause(ctx, site, why)
-		sh.Record(ctx, sh.Rows)
-		return st, time.Time{}
+		return nil, &platform.Failure{Class: platform.Paused, Words: noToken}
 	}
-	done := 0 // sh.Rows[:done] are recorded
-	for i, d := range sh.Rows {
-		rest := sh.Rows[i:]
-		// Stop well before the lease runs out: another node may claim
-		// the rest, which goes back unchanged.
-		if sh.Now().After(sh.LeaseEnd.Add(-sh.Lease / 2)) {
-			sh.Record(ctx, sh.Rows[done:])
-			return st, time.Time{}
+	out := make([]platform.Outcome, len(rows))
+	for i, d := range rows {
+		o, err := f.fetch(ctx, site, d)
+		if err != nil {
+			return out, failure(err)
 		}
-		err := f.fetch(ctx, site, d)
-		switch {
-		case err == nil:
-			st.Sent++
-		case errors.Is(err, errDead):
-			st.Dead++
-		default:
-			if why, ok := refusal(err); ok {
-				st.Paused += park(rest, why, err)
-				f.pause(ctx, site, why)
-				sh.Record(ctx, sh.Rows[done:])
-				return st, time.Time{}
-			}
-			// Meta or the database failed for now: this lead and the
-			// rest wait together.
-			until := f.retry(sh, rest, err, &st)
-			sh.Record(ctx, sh.Rows[done:])
-			return st, until
-		}
-		// A crash loses at most a slice's outcomes (the leads are in;
-		// fetched again, they are found stored).
-		if i+1-done >= recordEvery {
-			sh.Record(ctx, sh.Rows[done:i+1])
-			done = i + 1
-		}
+		out[i] = o
 	}
-	sh.Record(ctx, sh.Rows[done:])
-	return st, time.Time{}
+	return out, nil
 }
 
-// recordEvery is how many fetched leads are recorded together.
-const recordEvery = 50
+// failure classifies a fetch's failure for the runner.
+func failure(err error) *platform.Failure {
+	if why, ok := refusal(err); ok {
+		return &platform.Failure{Class: platform.Paused, Words: why, Err: err, Response: capi.ErrorJSON(err)}
+	}
+	class := platform.Transient
+	if capi.Classify(err) == capi.ClassThrottled {
+		class = platform.Throttled
+	}
+	return &platform.Failure{Class: class, RetryAfter: capi.RetryAfter(err), Err: err, Response: capi.ErrorJSON(err)}
+}
 
-// errDead marks a fetch that can never succeed (its row is dead).
-var errDead = errors.New("lead ads: not fetchable")
+// dead is the outcome of a row whose lead can never be fetched.
+func dead(why string, resp json.RawMessage) platform.Outcome {
+	return platform.Outcome{Err: errors.New(why), Response: resp}
+}
 
-// fetch reads one lead and ingests it, setting the row's outcome when it is
-// settled (sent or dead); any other error is left for the caller.
-func (f *fetcher) fetch(ctx context.Context, site *model.Site, d *model.Delivery) error {
+// fetch reads one lead and ingests it, returning the row's outcome when it
+// is settled (sent or dead); an error is the batch's.
+func (f *fetcher) fetch(ctx context.Context, site *model.Site, d *model.Delivery) (platform.Outcome, error) {
 	var job app.LeadgenChange
 	if err := json.Unmarshal(d.Payload, &job); err != nil || job.LeadgenID == "" {
-		dead(d, fmt.Sprintf("the fetch job is unreadable: %v", err), nil)
-		return errDead
+		return dead(fmt.Sprintf("the fetch job is unreadable: %v", err), nil), nil
 	}
 	l, err := f.graph.Leadgen(ctx, auth(site), job.LeadgenID)
 	if err != nil {
 		if _, ok := refusal(err); !ok && capi.Classify(err) == capi.ClassRejected {
 			// Meta has no such lead (deleted, or not the Page's).
-			dead(d, "Meta refused to read the lead: "+err.Error(), errorJSON(err))
-			return errDead
+			return dead("Meta refused to read the lead: "+err.Error(), capi.ErrorJSON(err)), nil
 		}
-		return err
+		return platform.Outcome{}, err
 	}
 	src := app.LeadAdsSource{PageID: job.PageID, FormName: f.formName(ctx, site, string(l.FormID)), Via: job.Via}
 	lead, created, err := f.leads.LeadAdsIngest(ctx, site, l, src)
 	if errors.Is(err, app.ErrLeadErased) {
-		dead(d, "erased from the site (forgotten, or past retention): the lead is not read again", nil)
-		return errDead
+		return dead("erased from the site (forgotten, or past retention): the lead is not read again", nil), nil
 	}
 	if err != nil {
 		var inv *model.InputError
 		if errors.As(err, &inv) {
-			dead(d, "the lead Meta sent cannot be stored: "+err.Error(), nil)
-			return errDead
+			return dead("the lead Meta sent cannot be stored: "+err.Error(), nil), nil
 		}
-		return fmt.Errorf("storing lead %s: %w", job.LeadgenID, err)
+		return platform.Outcome{}, fmt.Errorf("storing lead %s: %w", job.LeadgenID, err)
 	}
-	now := f.now()
 	resp, _ := json.Marshal(map[string]any{"lead": lead.ID, "created": created, "verdict": lead.Verdict})
-	d.State, d.LastError, d.Response, d.SentAt = model.DeliverySent, "", resp, &now
-	d.Attempts++
-	return nil
+	return platform.Outcome{Accepted: true, Response: resp}, nil
 }
 
 // formName is a form's name, read once per process; "" when Meta does not
@@ -273,63 +252,16 @@ func (f *fetcher) knowForm(id, name string) {
 }
 
 // pause pauses the site's fetches with why and says so once.
-func (f *fetcher) pause(ctx context.Context, site *model.Site, why string) {
-	if err := f.store.DestinationPauseSet(ctx, share(site.ID), why, f.now()); err != nil {
-		f.log.Error("lead ads: pausing fetches", "site", string(site.ID), "err", err)
+func (s *Service) pause(ctx context.Context, site *model.Site, why string) {
+	if err := s.o.Store.DestinationPauseSet(ctx, share(site.ID), why, s.o.Now()); err != nil {
+		s.log.Error("lead ads: pausing fetches", "site", string(site.ID), "err", err)
 		return
 	}
-	f.log.Error("lead ads fetches paused for site", "site", string(site.ID), "pages", fmt.Sprint(site.Settings.LeadAds.PageIDs), "reason", why)
+	s.log.Error("lead ads fetches paused for site", "site", string(site.ID), "pages", fmt.Sprint(site.Settings.LeadAds.PageIDs), "reason", why)
 }
 
-// park marks rows paused with reason; the first (tried) one counts an
-// attempt when cause is the refusal it met.
-func park(rows []*model.Delivery, reason string, cause error) int {
-	for i, d := range rows {
-		if i == 0 && cause != nil {
-			d.Attempts++
-			d.Response = errorJSON(cause)
-		}
-		d.State, d.LastError = model.DeliveryPaused, reason
-	}
-	return len(rows)
-}
-
-// retry schedules rows again after the runner's backoff (the first one
-// tried, the rest not), expiring those whose deadline comes first, and
-// returns until when the share waits.
-func (f *fetcher) retry(sh *deliver.Claim, rows []*model.Delivery, cause error, st *deliver.Stats) time.Time {
-	now := sh.Now()
-	next := now.Add(sh.Backoff(rows[0].Attempts+1, capi.RetryAfter(cause)))
-	for i, d := range rows {
-		if i == 0 {
-			d.Attempts++
-			d.LastError, d.Response = cause.Error(), errorJSON(cause)
-		}
-		if !next.Before(d.DeadlineAt) {
-			d.State, d.LastError = model.DeliveryExpired, "Meta keeps a lead 90 days: it could not be read in time: "+cause.Error()
-			st.Expired++
-			continue
-		}
-		d.State, d.NextAt = model.DeliveryRetry, next
-		st.Retry++
-	}
-	sh.Logger().Warn("lead ads fetch will be retried", "site", string(sh.Site), "leads", len(rows),
-		"class", capi.Classify(cause).String(), "at", next, "err", cause)
-	return next
-}
-
-func dead(d *model.Delivery, why string, resp json.RawMessage) {
-	d.State, d.LastError, d.Response = model.DeliveryDead, why, resp
-	d.Attempts++
-}
-
-// errorJSON is Meta's error as stored in a row's response.
-func errorJSON(err error) json.RawMessage {
-	e := map[string]any{"message": err.Error(), "class": capi.Classify(err).String()}
-	var ae *capi.APIError
-	if errors.As(err, &ae) {
-		e["status"], e["code"], e["error_subcode"], e["fbtrace_id"] = ae.Status, ae.Code, ae.Subcode, ae.FBTraceID
-	}
-	b, _ := json.Marshal(map[string]any{"error": e})
-	return b
-}
+// interface checks
+var (
+	_ deliver.Batches  = (*fetcher)(nil)
+	_ platform.Rekeyer = (*fetcher)(nil)
+)

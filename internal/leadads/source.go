@@ -45,14 +45,15 @@ func NewSource(d source.Deps) source.Source {
 	if d.Graph == nil {
 		return src
 	}
-	return &Worker{Source: src, f: newFetcher(d.Pauses, d.Graph, d.App, log, d.Clock())}
+	return &Worker{Source: src, f: newFetcher(d.Graph, d.App, log)}
 }
 
 // Destination is the worker's outbox destination.
 func (*Worker) Destination() string { return model.DestinationMetaLeadgen }
 
-// Handler fetches the rows of a share (fetcher.Deliver).
-func (w *Worker) Handler() deliver.Handler { return w.f }
+// Handler fetches the rows of a share (fetcher.Send) with the runner's
+// pauses, backoff and deadlines, as for every platform.
+func (w *Worker) Handler() deliver.Handler { return deliver.NewPlatformHandler(w.f, w.d.Pauses) }
 
 // Name is the source's key.
 func (*Source) Name() string { return "leadads" }
