@@ -88,7 +88,8 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 	}{
 		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
 			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'verdicts', 'stages', 'stage_cents',
-			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement')`,
+			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement',
+			'report_verdicts', 'report_junk', 'report_stages', 'report_cents', 'report_valued')`,
 			[]any{string(site), first, last}},
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
@@ -125,7 +126,7 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 			return fmt.Errorf("store: rebuild counters: %w", err)
 		}
 	}
-	return nil
+	return q.reportRebuild(ctx, site, first, last)
 }
 
 // centsSQL is the SQL of model.Cents(col): hundredths rounded half up, as
@@ -172,6 +173,10 @@ func (q Q) leadVerdictSet(ctx context.Context, id model.LeadID, verdict model.Ve
 		if err != nil {
 			return err
 		}
+		reportBefore, _, err := q.reportLead(ctx, id)
+		if err != nil {
+			return err
+		}
 		res, err := q.exec(ctx, set, append(args, string(id), before.Verdict)...)
 		if err != nil {
 			return fmt.Errorf("store: set verdict of lead %s: %w", id, err)
@@ -183,7 +188,15 @@ func (q Q) leadVerdictSet(ctx context.Context, id model.LeadID, verdict model.Ve
 		if err != nil {
 			return err
 		}
+		reportAfter, _, err := q.reportLead(ctx, id)
+		if err != nil {
+			return err
+		}
 		cs := append(before.counts(-1), after.counts(1)...)
+		if reportBefore != nil && reportAfter != nil {
+			cs = append(cs, ReportCounts(reportBefore, -1)...)
+			cs = append(cs, ReportCounts(reportAfter, 1)...)
+		}
 		cs = append(cs, model.Count{Name: model.CounterVerdicts, Dim: before.Verdict, N: -1},
 			model.Count{Name: model.CounterVerdicts, Dim: string(verdict), N: 1})
 		return q.CountersAdd(ctx, model.SiteID(site), received/86400000, string(id), mergeCounts(cs)...)
