@@ -68,10 +68,10 @@ func (q Q) Counters(ctx context.Context, site model.SiteID, first, last int64) (
 	})
 }
 
-// CountersRebuild recounts a site's visit, lead, verdict, stage, reason
-// and agreement counters of the days from first to last (inclusive) from
-// the visits, leads, their history and stages stored: for when they are in
-// doubt. Days whose rows retention already deleted would be
+// CountersRebuild recounts a site's visit, lead, verdict, stage, reason,
+// agreement and campaign report counters of the days from first to last
+// (inclusive) from the visits, leads, their history and stages stored: for
+// when they are in doubt. Days whose rows retention already deleted would be
 // counted as empty: keep the range within the kept ones. On PostgreSQL the
 // counters are locked for the transaction, so that an intake committing
 // meanwhile is counted once, either in the recount or after it.
