@@ -121,10 +121,12 @@ func (s *Service) CampaignReport(ctx context.Context, site *model.Site, from, to
 		for _, l := range head {
 			b.lead(l)
 		}
-		for _, c := range cs {
-			if c.Day >= whole1 && c.Day <= whole2 {
-				b.counter(c)
-			}
+		rcs, err := s.db.ReportCounters(ctx, site.ID, whole1, whole2)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range rcs {
+			b.counter(c)
 		}
 		for _, l := range tail {
 			b.lead(l)

@@ -56,10 +56,24 @@ func (q Q) CountersAdd(ctx context.Context, site model.SiteID, day int64, key st
 }
 
 // Counters returns a site's counters of the days from first to last
-// (inclusive), each day's total of each name and dim, by day, name and dim.
+// (inclusive), each day's total of each name and dim, by day, name and dim;
+// all but the campaign report's (ReportCounters), which a site with many
+// ads has many of.
 func (q Q) Counters(ctx context.Context, site model.SiteID, first, last int64) (model.Counters, error) {
+	return q.counters(ctx, site, first, last, "NOT LIKE")
+}
+
+// ReportCounters returns a site's campaign report counters
+// (model.CounterReport*) of the days from first to last (inclusive), as
+// Counters does the others.
+func (q Q) ReportCounters(ctx context.Context, site model.SiteID, first, last int64) (model.Counters, error) {
+	return q.counters(ctx, site, first, last, "LIKE")
+}
+
+func (q Q) counters(ctx context.Context, site model.SiteID, first, last int64, like string) (model.Counters, error) {
 	rows, err := q.query(ctx, `/* Store.Counters */ SELECT day, name, dim, CAST(SUM(n) AS BIGINT) FROM site_counters
-		WHERE site_id = ? AND day >= ? AND day <= ? GROUP BY day, name, dim ORDER BY day, name, dim`,
+		WHERE site_id = ? AND day >= ? AND day <= ? AND name `+like+` 'report\_%' ESCAPE '\'
+		GROUP BY day, name, dim ORDER BY day, name, dim`,
 		string(site), first, last)
 	return scanAll(rows, err, "counters", func(r scanner) (model.Counter, error) {
 		var c model.Counter
