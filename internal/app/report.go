@@ -3,22 +3,19 @@ package app
 import (
 	"cmp"
 	"context"
-	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
-	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
 )
 
 // Where the click of a lead without a campaign came from.
 const (
-	ClickMeta    = "meta"
-	ClickGoogle  = "google"
-	ClickTikTok  = "tiktok"
-	ClickOrganic = "organic" // no ad click known: organic or direct
+	ClickMeta    = store.ClickMeta
+	ClickGoogle  = store.ClickGoogle
+	ClickTikTok  = store.ClickTikTok
+	ClickOrganic = store.ClickOrganic // no ad click known: organic or direct
 )
 
 // ReportTopReasons is how many of the reasons leads were judged junk a row
@@ -89,20 +86,53 @@ type Report struct {
 }
 
 // CampaignReport builds the campaign report and funnel of a site for the
-// leads received from from (inclusive) to to (exclusive). It reads the
-// period's leads (on their (site, received) index) and the visits counter,
-// never every lead of the site.
+// leads received from from (inclusive) to to (exclusive). The UTC days the
+// period holds whole it reads from the campaign report's counters
+// (model.CounterReport*, kept per site and day); only the leads of the
+// part days at its ends (a period in another time zone than UTC) are read
+// one by one (store.ReportLeads). It never reads every lead of the period.
 func (s *Service) CampaignReport(ctx context.Context, site *model.Site, from, to time.Time) (*Report, error) {
-	leads, err := s.db.ReportLeads(ctx, site.ID, from, to)
-	if err != nil {
-		return nil, err
-	}
 	first, last := model.Day(from), model.Day(to.Add(-time.Millisecond))
 	cs, err := s.db.Counters(ctx, site.ID, first, last)
 	if err != nil {
 		return nil, err
 	}
-	r := BuildReport(site, leads)
+	// The whole days: from the first midnight at or after from to the
+	// last at or before to.
+	whole1, whole2 := model.Day(from.Add(24*time.Hour-time.Millisecond)), model.Day(to)-1
+	b := newReportBuilder(site)
+	if whole1 > whole2 {
+		leads, err := s.db.ReportLeads(ctx, site.ID, from, to)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range leads {
+			b.lead(l)
+		}
+	} else {
+		head, err := s.db.ReportLeads(ctx, site.ID, from, model.DayStart(whole1))
+		if err != nil {
+			return nil, err
+		}
+		tail, err := s.db.ReportLeads(ctx, site.ID, model.DayStart(whole2+1), to)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range head {
+			b.lead(l)
+		}
+		rcs, err := s.db.ReportCounters(ctx, site.ID, whole1, whole2)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range rcs {
+			b.counter(c)
+		}
+		for _, l := range tail {
+			b.lead(l)
+		}
+	}
+	r := b.finish()
 	r.From, r.To = from, to
 	r.Visits = cs.Sum(model.CounterVisits, "*", first, last)
 	return r, nil
@@ -111,67 +141,111 @@ func (s *Service) CampaignReport(ctx context.Context, site *model.Site, from, to
 // BuildReport groups the leads (store.ReportLeads) by campaign, ad set and
 // ad, and sums each group and the site.
 func BuildReport(site *model.Site, leads []*store.ReportLead) *Report {
-	r := &Report{Currency: SiteCurrency(site)}
-	type node struct {
-		row  ReportRow
-		kids map[string]*node
+	b := newReportBuilder(site)
+	for _, l := range leads {
+		b.lead(l)
 	}
-	top := map[string]*node{}
-	child := func(m map[string]*node, key string, row ReportRow) *node {
+	return b.finish()
+}
+
+// reportBuilder gathers a report's rows from leads and from the campaign
+// report's counters, in the order their leads came.
+type reportBuilder struct {
+	site *model.Site
+	r    *Report
+	top  map[string]*reportNode
+	seen map[string]int
+}
+
+type reportNode struct {
+	row  ReportRow
+	kids map[string]*reportNode
+}
+
+func newReportBuilder(site *model.Site) *reportBuilder {
+	return &reportBuilder{site: site, r: &Report{Currency: SiteCurrency(site)}, top: map[string]*reportNode{}, seen: map[string]int{}}
+}
+
+// place applies fn to the site's figures and to those of the rows a lead
+// of attribution a counts in: its campaign, ad set and ad, or where the
+// click came from.
+func (b *reportBuilder) place(a Attribution, fn func(*Figures)) {
+	child := func(m map[string]*reportNode, key string, row ReportRow) *reportNode {
 		n := m[key]
 		if n == nil {
-			n = &node{row: row, kids: map[string]*node{}}
+			n = &reportNode{row: row, kids: map[string]*reportNode{}}
 			m[key] = n
 		}
 		return n
 	}
-	seen := map[string]int{}
-	for _, l := range leads {
-		a := Attribute(l)
-		r.Total.add(l)
-		if a.Campaign.empty() {
-			n := child(top, "\x00"+a.Click, ReportRow{Click: a.Click})
-			n.row.add(l)
-			if !a.Ad.empty() {
-				child(n.kids, a.Ad.key(), ReportRow{Level: 2, Name: a.Ad.Name, ID: a.Ad.ID}).row.add(l)
-			}
-		} else {
-			n := child(top, a.Campaign.key(), ReportRow{Name: a.Campaign.Name, ID: a.Campaign.ID})
-			n.row.add(l)
-			under := n
-			if !a.AdSet.empty() {
-				under = child(n.kids, a.AdSet.key(), ReportRow{Level: 1, Name: a.AdSet.Name, ID: a.AdSet.ID})
-				under.row.add(l)
-			}
-			if !a.Ad.empty() {
-				child(under.kids, a.Ad.key(), ReportRow{Level: 2, Name: a.Ad.Name, ID: a.Ad.ID}).row.add(l)
-			}
+	fn(&b.r.Total)
+	if a.Campaign.Empty() {
+		n := child(b.top, "\x00"+a.Click, ReportRow{Click: a.Click})
+		fn(&n.row.Figures)
+		if !a.Ad.Empty() {
+			fn(&child(n.kids, a.Ad.Key(), ReportRow{Level: 2, Name: a.Ad.Name, ID: a.Ad.ID}).row.Figures)
 		}
-		for _, st := range l.Stages {
-			seen[st.Stage]++
-		}
+		return
 	}
-	for name := range site.Settings.Meta.Stages {
-		if _, ok := seen[name]; !ok {
-			seen[name] = 0
-		}
+	n := child(b.top, a.Campaign.Key(), ReportRow{Name: a.Campaign.Name, ID: a.Campaign.ID})
+	fn(&n.row.Figures)
+	under := n
+	if !a.AdSet.Empty() {
+		under = child(n.kids, a.AdSet.Key(), ReportRow{Level: 1, Name: a.AdSet.Name, ID: a.AdSet.ID})
+		fn(&under.row.Figures)
 	}
-	r.Stages = stageOrder(seen)
+	if !a.Ad.Empty() {
+		fn(&child(under.kids, a.Ad.Key(), ReportRow{Level: 2, Name: a.Ad.Name, ID: a.Ad.ID}).row.Figures)
+	}
+}
 
-	var walk func(m map[string]*node)
-	walk = func(m map[string]*node) {
-		list := make([]*node, 0, len(m))
+// lead counts one lead.
+func (b *reportBuilder) lead(l *store.ReportLead) {
+	b.place(Attribute(l), func(f *Figures) { f.add(l) })
+	for _, st := range l.Stages {
+		b.seen[st.Stage]++
+	}
+}
+
+// counter counts one of the campaign report's counters (a day's leads of
+// one attribution); other counters are left out.
+func (b *reportBuilder) counter(c model.Counter) {
+	if !store.IsReportCounter(c.Name) || c.N == 0 {
+		return
+	}
+	figure, a, ok := store.ParseReportDim(c.Dim)
+	if !ok {
+		return
+	}
+	b.place(a, func(f *Figures) { f.addCount(c.Name, figure, c.N) })
+	if c.Name == model.CounterReportStages {
+		b.seen[figure] += int(c.N)
+	}
+}
+
+// finish orders the rows and the stages.
+func (b *reportBuilder) finish() *Report {
+	r := b.r
+	for name := range b.site.Settings.Meta.Stages {
+		if _, ok := b.seen[name]; !ok {
+			b.seen[name] = 0
+		}
+	}
+	r.Stages = stageOrder(b.seen)
+	var walk func(m map[string]*reportNode)
+	walk = func(m map[string]*reportNode) {
+		list := make([]*reportNode, 0, len(m))
 		for _, n := range m {
 			n.row.finish(r.Currency)
 			list = append(list, n)
 		}
-		slices.SortFunc(list, func(a, b *node) int { return compareRows(&a.row, &b.row) })
+		slices.SortFunc(list, func(a, b *reportNode) int { return compareRows(&a.row, &b.row) })
 		for _, n := range list {
 			r.Rows = append(r.Rows, n.row)
 			walk(n.kids)
 		}
 	}
-	walk(top)
+	walk(b.top)
 	r.Total.finish(r.Currency)
 	return r
 }
@@ -260,6 +334,45 @@ func (f *Figures) add(l *store.ReportLead) {
 	}
 }
 
+// addCount counts n of one of the campaign report's counters (name) in
+// the figures: figure is its verdict, reason, stage or currency.
+func (f *Figures) addCount(name, figure string, n int64) {
+	switch name {
+	case model.CounterReportVerdicts:
+		f.Leads += int(n)
+		switch model.Verdict(figure) {
+		case model.VerdictClean:
+			f.Clean += int(n)
+		case model.VerdictReview:
+			f.Review += int(n)
+		case model.VerdictJunk:
+			f.Junk += int(n)
+		}
+	case model.CounterReportJunk:
+		if f.reasons == nil {
+			f.reasons = map[string]int{}
+		}
+		f.reasons[figure] += int(n)
+	case model.CounterReportStages:
+		if f.Stages == nil {
+			f.Stages = map[string]int{}
+		}
+		f.Stages[figure] += int(n)
+		if figure == model.StageWon {
+			f.Won += int(n)
+		}
+	case model.CounterReportCents, model.CounterReportValued:
+		if f.revenue == nil {
+			f.revenue = map[string]int64{}
+		}
+		if name == model.CounterReportCents {
+			f.revenue[figure] += n
+		} else {
+			f.revenue[figure] += 0
+		}
+	}
+}
+
 // finish orders what add gathered: the top junk reasons, and the revenue
 // with the site's currency first.
 func (f *Figures) finish(currency string) {
@@ -286,28 +399,9 @@ func (f *Figures) finish(currency string) {
 	})
 }
 
-// mainReason is the code of the reason a junk lead is junk for: the word
-// of whoever decided it when not the rules (the owner, evidence), else a
-// final reason, else the one with the most points.
-func mainReason(d model.Decision) string {
-	if d.DecidedBy != "" && d.DecidedBy != model.DecidedByRules {
-		for i := len(d.Reasons) - 1; i >= 0; i-- {
-			if !qualify.RuleReason(d.Reasons[i].Code) {
-				return d.Reasons[i].Code
-			}
-		}
-	}
-	best := -1
-	for i, r := range d.Reasons {
-		if best < 0 || (r.Final && !d.Reasons[best].Final) || (r.Final == d.Reasons[best].Final && r.Points > d.Reasons[best].Points) {
-			best = i
-		}
-	}
-	if best < 0 {
-		return ""
-	}
-	return d.Reasons[best].Code
-}
+// mainReason is the code of the reason a junk lead is junk for
+// (store.MainReason).
+func mainReason(d model.Decision) string { return store.MainReason(d) }
 
 // SiteCurrency is the currency a site's values are in first: its won
 // stage's, else the first of its other stages' (by name), else none.
@@ -329,96 +423,15 @@ func SiteCurrency(site *model.Site) string {
 	return ""
 }
 
-// AdRef names a campaign, ad set or ad: its id and name, either may be
-// empty.
-type AdRef struct{ ID, Name string }
+// AdRef names a campaign, ad set or ad (store.AdRef).
+type AdRef = store.AdRef
 
-func (a AdRef) empty() bool { return a.ID == "" && a.Name == "" }
+// Attribution is where a lead came from, as the report groups it
+// (store.Attribution).
+type Attribution = store.Attribution
 
-// key groups refs: by id when there is one (a campaign renamed stays
-// one), else by name.
-func (a AdRef) key() string {
-	if a.ID != "" {
-		return "id:" + a.ID
-	}
-	return "name:" + a.Name
-}
-
-// Attribution is where a lead came from, as the report groups it.
-type Attribution struct {
-	Campaign, AdSet, Ad AdRef
-	// Click is the ad platform whose click brought the lead (ClickMeta,
-	// ...), ClickOrganic when none is known.
-	Click string
-}
-
-// Attribute says where a lead came from: a Lead Ads lead by the campaign,
-// ad set and ad Meta gives with it (an organic one by none); a Click-to-WhatsApp lead by its ad; a
-// web lead by its landing visit's utm_campaign, utm_term (the ad set, as
-// Meta's URL parameters fill it) and utm_content (the ad), else those of the
-// form's page; the click by the click ids (fbclid, gclid, ttclid) of the
-// landing visit, the lead and its page, else by utm_source.
-func Attribute(l *store.ReportLead) Attribution {
-	d := l.Detail
-	switch l.Source {
-	case model.SourceLeadAds:
-		if d[model.DetailOrganic] == "true" {
-			// A form reached from the Page, not from an ad.
-			return Attribution{Click: ClickOrganic}
-		}
-		return Attribution{Click: ClickMeta,
-			Campaign: AdRef{d[model.DetailCampaign], d[model.DetailCampaignName]},
-			AdSet:    AdRef{d[model.DetailAdSet], d[model.DetailAdSetName]},
-			Ad:       AdRef{d[model.DetailAd], d[model.DetailAdName]}}
-	case model.SourceWhatsApp:
-		a := Attribution{Click: ClickOrganic}
-		if d[model.DetailAdID] != "" || d[model.DetailCTWAClid] != "" {
-			a.Click = ClickMeta
-			a.Ad = AdRef{d[model.DetailAdID], d[model.DetailAdHeadline]}
-		}
-		return a
-	}
-	var (
-		a          Attribution
-		page       url.Values
-		utmSource  string
-		fb, gc, tt bool
-	)
-	if u, err := url.Parse(l.PageURL); err == nil {
-		page = u.Query()
-	}
-	if v := l.Landing; v != nil {
-		if v.Campaign != "" {
-			a.Campaign, a.AdSet, a.Ad = AdRef{Name: v.Campaign}, AdRef{Name: v.Term}, AdRef{Name: v.Content}
-		}
-		utmSource = v.Source
-		fb, gc, tt = v.FBClid != "", v.GClid != "", v.TTClid != ""
-	}
-	if a.Campaign.empty() && page.Get("utm_campaign") != "" {
-		a.Campaign, a.AdSet, a.Ad = AdRef{Name: page.Get("utm_campaign")}, AdRef{Name: page.Get("utm_term")}, AdRef{Name: page.Get("utm_content")}
-	}
-	utmSource = cmp.Or(utmSource, page.Get("utm_source"))
-	fb = fb || l.FBClid != "" || page.Get("fbclid") != ""
-	gc = gc || l.GClid != "" || page.Get("gclid") != ""
-	tt = tt || page.Get("ttclid") != ""
-	switch src := strings.ToLower(utmSource); {
-	case fb:
-		a.Click = ClickMeta
-	case gc:
-		a.Click = ClickGoogle
-	case tt:
-		a.Click = ClickTikTok
-	case slices.Contains([]string{"facebook", "fb", "instagram", "ig", "meta"}, src):
-		a.Click = ClickMeta
-	case src == "google" || src == "adwords":
-		a.Click = ClickGoogle
-	case src == "tiktok":
-		a.Click = ClickTikTok
-	default:
-		a.Click = ClickOrganic
-	}
-	return a
-}
+// Attribute says where a lead came from (store.Attribute).
+func Attribute(l *store.ReportLead) Attribution { return store.Attribute(l) }
 
 // WonFromCounters reads the won deals and their revenue (one amount per
 // currency, currency first) from a site's counters: the stages won on the

@@ -218,3 +218,37 @@ func TestCampaignReportCountersAgree(t *testing.T) {
 		}
 	})
 }
+
+// TestCampaignReportFromCountersEqualsLeads: the report read from the
+// campaign report's counters (and the leads of the part days at a period's
+// ends) is the one built from every lead of the period, for whole UTC days
+// and for a period of another time zone's days.
+func TestCampaignReportFromCountersEqualsLeads(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		site, from, to := reportFixture(t, db)
+		svc := app.New(app.Options{Store: db})
+		for _, shift := range []time.Duration{0, -3 * time.Hour, 5 * time.Hour, 24*time.Hour + 7*time.Hour} {
+			f, tt := from.Add(shift), to.Add(shift)
+			if shift > 24*time.Hour {
+				tt = f.Add(5 * time.Hour) // within one day
+			}
+			got, err := svc.CampaignReport(context.Background(), site, f, tt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leads, err := db.ReportLeads(context.Background(), site.ID, f, tt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := app.BuildReport(site, leads)
+			want.From, want.To, want.Visits = got.From, got.To, got.Visits
+			if g, w := fmt.Sprintf("%+v", *got), fmt.Sprintf("%+v", *want); g != w {
+				t.Errorf("shift %s:\ncounters %s\nleads    %s", shift, g, w)
+			}
+			if shift == 0 && len(got.Rows) == 0 {
+				t.Error("no rows")
+			}
+		}
+	})
+}

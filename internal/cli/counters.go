@@ -12,7 +12,8 @@ import (
 
 // countersCmd is `cleanads counters rebuild`: it recounts the sites'
 // per-day counters (visits, form_visits, leads, leads_untracked, stages,
-// stage_cents) from the visits, leads and stages stored, for when they are in doubt. It runs beside a
+// stage_cents, the reasons', the campaign report's) from the visits, leads
+// and stages stored, for when they are in doubt. It runs beside a
 // running server: on SQLite the writer takes one site at a time, on
 // PostgreSQL the counters are locked while a site is recounted.
 func countersCmd(ctx context.Context, e *env, args []string) error {

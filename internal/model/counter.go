@@ -49,6 +49,19 @@ const (
 	// word against the rules' verdict at intake (Dim, one of the
 	// Agreement* below), kept as CounterReasons are.
 	CounterAgreement = "agreement"
+
+	// The campaign report's counters: the leads received on a day by
+	// where they came from (store.Attribution, in the dim after the
+	// figure, store.ReportDim): 'report_verdicts' by verdict,
+	// 'report_junk' the junk ones by main reason, 'report_stages' by each
+	// stage they reached (on the lead's day, whenever reached), and of
+	// their won stages with a value 'report_cents' the value in hundredths
+	// and 'report_valued' how many, by currency.
+	CounterReportVerdicts = "report_verdicts"
+	CounterReportJunk     = "report_junk"
+	CounterReportStages   = "report_stages"
+	CounterReportCents    = "report_cents"
+	CounterReportValued   = "report_valued"
 )
 
 // The Dims of CounterAgreement.

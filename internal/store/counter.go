@@ -56,10 +56,24 @@ func (q Q) CountersAdd(ctx context.Context, site model.SiteID, day int64, key st
 }
 
 // Counters returns a site's counters of the days from first to last
-// (inclusive), each day's total of each name and dim, by day, name and dim.
+// (inclusive), each day's total of each name and dim, by day, name and dim;
+// all but the campaign report's (ReportCounters), which a site with many
+// ads has many of.
 func (q Q) Counters(ctx context.Context, site model.SiteID, first, last int64) (model.Counters, error) {
+	return q.counters(ctx, site, first, last, "NOT LIKE")
+}
+
+// ReportCounters returns a site's campaign report counters
+// (model.CounterReport*) of the days from first to last (inclusive), as
+// Counters does the others.
+func (q Q) ReportCounters(ctx context.Context, site model.SiteID, first, last int64) (model.Counters, error) {
+	return q.counters(ctx, site, first, last, "LIKE")
+}
+
+func (q Q) counters(ctx context.Context, site model.SiteID, first, last int64, like string) (model.Counters, error) {
 	rows, err := q.query(ctx, `/* Store.Counters */ SELECT day, name, dim, CAST(SUM(n) AS BIGINT) FROM site_counters
-		WHERE site_id = ? AND day >= ? AND day <= ? GROUP BY day, name, dim ORDER BY day, name, dim`,
+		WHERE site_id = ? AND day >= ? AND day <= ? AND name `+like+` 'report\_%' ESCAPE '\'
+		GROUP BY day, name, dim ORDER BY day, name, dim`,
 		string(site), first, last)
 	return scanAll(rows, err, "counters", func(r scanner) (model.Counter, error) {
 		var c model.Counter
@@ -68,10 +82,10 @@ func (q Q) Counters(ctx context.Context, site model.SiteID, first, last int64) (
 	})
 }
 
-// CountersRebuild recounts a site's visit, lead, verdict, stage, reason
-// and agreement counters of the days from first to last (inclusive) from
-// the visits, leads, their history and stages stored: for when they are in
-// doubt. Days whose rows retention already deleted would be
+// CountersRebuild recounts a site's visit, lead, verdict, stage, reason,
+// agreement and campaign report counters of the days from first to last
+// (inclusive) from the visits, leads, their history and stages stored: for
+// when they are in doubt. Days whose rows retention already deleted would be
 // counted as empty: keep the range within the kept ones. On PostgreSQL the
 // counters are locked for the transaction, so that an intake committing
 // meanwhile is counted once, either in the recount or after it.
@@ -88,7 +102,8 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 	}{
 		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
 			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'verdicts', 'stages', 'stage_cents',
-			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement')`,
+			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement',
+			'report_verdicts', 'report_junk', 'report_stages', 'report_cents', 'report_valued')`,
 			[]any{string(site), first, last}},
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
@@ -125,7 +140,7 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 			return fmt.Errorf("store: rebuild counters: %w", err)
 		}
 	}
-	return nil
+	return q.reportRebuild(ctx, site, first, last)
 }
 
 // centsSQL is the SQL of model.Cents(col): hundredths rounded half up, as
@@ -172,6 +187,10 @@ func (q Q) leadVerdictSet(ctx context.Context, id model.LeadID, verdict model.Ve
 		if err != nil {
 			return err
 		}
+		reportBefore, _, err := q.reportLead(ctx, id)
+		if err != nil {
+			return err
+		}
 		res, err := q.exec(ctx, set, append(args, string(id), before.Verdict)...)
 		if err != nil {
 			return fmt.Errorf("store: set verdict of lead %s: %w", id, err)
@@ -183,7 +202,15 @@ func (q Q) leadVerdictSet(ctx context.Context, id model.LeadID, verdict model.Ve
 		if err != nil {
 			return err
 		}
+		reportAfter, _, err := q.reportLead(ctx, id)
+		if err != nil {
+			return err
+		}
 		cs := append(before.counts(-1), after.counts(1)...)
+		if reportBefore != nil && reportAfter != nil {
+			cs = append(cs, ReportCounts(reportBefore, -1)...)
+			cs = append(cs, ReportCounts(reportAfter, 1)...)
+		}
 		cs = append(cs, model.Count{Name: model.CounterVerdicts, Dim: before.Verdict, N: -1},
 			model.Count{Name: model.CounterVerdicts, Dim: string(verdict), N: 1})
 		return q.CountersAdd(ctx, model.SiteID(site), received/86400000, string(id), mergeCounts(cs)...)

@@ -47,7 +47,11 @@ func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 	if err != nil {
 		return fmt.Errorf("store: insert lead: %w", err)
 	}
-	return q.CountersAdd(ctx, l.SiteID, model.Day(l.ReceivedAt), string(l.ID), leadCounts(l)...)
+	rl, err := q.reportLeadOf(ctx, l)
+	if err != nil {
+		return err
+	}
+	return q.CountersAdd(ctx, l.SiteID, model.Day(l.ReceivedAt), string(l.ID), mergeCounts(append(leadCounts(l), ReportCounts(rl, 1)...))...)
 }
 
 // leadValues are a lead's columns that are stored in another form than

@@ -60,6 +60,12 @@ func migrations(d Dialect) ([]migration, error) {
 	return list, nil
 }
 
+// goSteps are the parts of migrations that SQL cannot say, run after the
+// step's SQL in its transaction.
+var goSteps = map[int]func(context.Context, *Tx) error{
+	330: backfillReportCounters,
+}
+
 // LatestVersion is the schema version this binary knows.
 func LatestVersion() int {
 	list, err := migrations(SQLite)
@@ -112,6 +118,11 @@ func (db *DB) Migrate(ctx context.Context, now func() time.Time) ([]int, error) 
 		err := db.InTx(ctx, func(tx *Tx) error {
 			if _, err := tx.w.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("store: migration %04d_%s: %w", m.version, m.name, err)
+			}
+			if step := goSteps[m.version]; step != nil {
+				if err := step(ctx, tx); err != nil {
+					return fmt.Errorf("store: migration %04d_%s: %w", m.version, m.name, err)
+				}
 			}
 			if m.version < versionColumnSince {
 				_, err := tx.exec(ctx, `/* DB.Migrate */ INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,

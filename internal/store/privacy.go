@@ -115,17 +115,29 @@ func (q Q) LeadRedact(ctx context.Context, id model.LeadID, reasons []model.Reas
 	if err != nil {
 		return false, fmt.Errorf("store: lead source detail: %w", err)
 	}
+	// What erasure takes (the page, click ids, visitor) may change where
+	// the lead came from: the campaign report's counters follow.
+	var n int64
+	err = q.reportMove(ctx, id, func() error {
+		var err error
+		n, err = q.leadRedact(ctx, id, string(sd), string(rs), now)
+		return err
+	})
+	return n > 0, err
+}
+
+func (q Q) leadRedact(ctx context.Context, id model.LeadID, sd, rs string, now time.Time) (int64, error) {
 	res, err := q.exec(ctx, `/* Store.LeadRedact */ UPDATE leads SET email = '', phone = '', name = '', first_name = '',
 		last_name = '', message = '', fields = '{}', honeypot = '', client_ip = '', user_agent = '', email_key = '',
 		phone_key = '', external_id = '', page_url = '', referrer = '', fbc = '', fbp = '', fbclid = '', gclid = '',
 		visitor_id = '', event_id = CASE WHEN lead_ads_id <> '' THEN 'erased-' || id ELSE event_id END,
 		lead_ads_id = '', source_detail = ?, reasons = ?, redacted_at = ? WHERE id = ? AND redacted_at IS NULL`,
-		string(sd), string(rs), now.UnixMilli(), string(id))
+		sd, rs, now.UnixMilli(), string(id))
 	if err != nil {
-		return false, fmt.Errorf("store: redact lead %s: %w", id, err)
+		return 0, fmt.Errorf("store: redact lead %s: %w", id, err)
 	}
 	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return n, nil
 }
 
 // HistorySetData replaces one history entry's data.

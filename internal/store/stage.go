@@ -18,6 +18,16 @@ const stageColumns = `lead_id, stage, at, event_name, event_id, value, currency,
 // (st.SiteID) counters of the day it happened (stages, and its value in
 // stage_cents), in the same call: call it in a transaction.
 func (q Q) LeadStageInsert(ctx context.Context, st *model.LeadStage) (inserted bool, err error) {
+	// The campaign report counts the stage on its lead's day, under where
+	// the lead came from.
+	err = q.reportMove(ctx, st.LeadID, func() error {
+		inserted, err = q.leadStageInsert(ctx, st)
+		return err
+	})
+	return inserted, err
+}
+
+func (q Q) leadStageInsert(ctx context.Context, st *model.LeadStage) (inserted bool, err error) {
 	var value any
 	if st.Value != nil {
 		value = *st.Value

@@ -1,0 +1,15 @@
+-- The campaign report's counters in the per-site, per-day counters
+-- (site_counters), so that the report and funnel read a few rows a
+-- campaign and day instead of every lead of the period with its stages
+-- and landing visit: the leads received on a day by where they came from
+-- (campaign, ad set, ad or the click's platform: the dim after the figure)
+-- by verdict ('report_verdicts'), the junk ones by main reason
+-- ('report_junk'), by each stage reached ('report_stages', on the lead's
+-- day), and the value of their won stages ('report_cents', with
+-- 'report_valued' how many had one), by currency. LeadInsert adds a
+-- lead's; a new verdict, a stage and erasure move it, in the same
+-- transaction. Where a lead came from is worked out in Go (the landing
+-- visit, the page's URL parameters), so the counts of the leads already
+-- there are made by this migration's Go step (store.goSteps) after this
+-- statement, in the same transaction.
+SELECT 1;
