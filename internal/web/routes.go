@@ -92,8 +92,11 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("POST /admin/sites/{id}/platforms/{name}/test", admin(s.adminPlatformTest))
 		mux.Handle("GET /admin/sites/{id}/readiness", admin(s.adminReadiness))
 		mux.Handle("POST /admin/sites/{id}/google/resume", admin(s.adminGoogleResume))
-		mux.Handle("POST /admin/sites/{id}/webhooks", admin(s.adminHookAdd))
-		mux.Handle("POST /admin/sites/{id}/webhooks/{hook}/remove", admin(s.adminHookRemove))
+		// Where a site's leads are posted, and what the answers show, is
+		// an admin's choice: a member could otherwise read the answers of
+		// services on the server's own network.
+		mux.Handle("POST /admin/sites/{id}/webhooks", adminOnly(s.adminHookAdd))
+		mux.Handle("POST /admin/sites/{id}/webhooks/{hook}/remove", adminOnly(s.adminHookRemove))
 		mux.Handle("POST /admin/sites/{id}/webhooks/{hook}/test", admin(s.adminHookTest))
 		mux.Handle("POST /admin/sites/{id}/webhooks/posts/{post}/replay", admin(s.adminHookReplay))
 		mux.Handle("GET /admin/notifications", admin(s.adminNotify))
