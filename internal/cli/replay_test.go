@@ -181,16 +181,16 @@ func TestScoreShowsTheTextModel(t *testing.T) {
 }
 
 // TestReplayShowsTheNewJudgement: leads judged by the rules before the
-// built-in model and "clean only on evidence" (emulated by a site whose
-// weights turn them off) are judged again with today's rules: the pitch
-// that passed is junk, the lead nothing understands waits, the real
-// request stays clean.
+// built-in model, "clean only on evidence" and the Spanish pitch phrases
+// (emulated by a site whose weights turn them off) are judged again with
+// today's rules: the pitch that passed is junk, the lead nothing
+// understands waits, the real request stays clean.
 func TestReplayShowsTheNewJudgement(t *testing.T) {
 	dsn := storetest.DSN(t)
 	db := storetest.Open(t, dsn)
 	ctx := context.Background()
 	old := model.Qualify{Weights: map[string]int{qualify.CodeModelOffer: 0, qualify.CodeModelJob: 0,
-		qualify.CodeModelNonsense: 0, qualify.CodeNoEvidence: 0}}
+		qualify.CodeModelNonsense: 0, qualify.CodeNoEvidence: 0, qualify.CodeVendorPitch: 0}}
 	site := &model.Site{ID: "dent", Name: "Dent", Settings: model.SiteSettings{Origins: []string{"https://www.istanbuldis.example"},
 		Country: "TR", Qualify: old}}
 	if err := db.SiteUpsert(ctx, site, time.Now()); err != nil {
@@ -226,7 +226,7 @@ func TestReplayShowsTheNewJudgement(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{
-		fmt.Sprintf("\n%s  ", ids["pitch"]), "clean -> junk", "now: MODEL_OFFER +70 (Reads like an offer to the business",
+		fmt.Sprintf("\n%s  ", ids["pitch"]), "clean -> junk", "now: VENDOR_PITCH +75, MODEL_OFFER +70 (Reads like an offer to the business",
 		fmt.Sprintf("\n%s  ", ids["unread"]), "clean -> review", "NO_REQUEST_EVIDENCE +0 (Nothing shows a concrete request",
 		"2 of 3 leads would change verdict.",
 	} {

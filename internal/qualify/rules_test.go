@@ -221,13 +221,14 @@ func TestIntent(t *testing.T) {
 			}
 		})
 	}
-	// Site weights still rule: a site that turns the pitch rule down keeps
-	// it at review.
-	low := mustRules(t, model.Qualify{Weights: map[string]int{CodeVendorPitch: 20}})
+	// Site weights still rule: a site that turns the pitch rules down (the
+	// phrases and the model, which is sure this is an offer) keeps it at
+	// review.
+	low := mustRules(t, model.Qualify{Weights: map[string]int{CodeVendorPitch: 20, CodeModelOffer: 20}})
 	l := realLead()
 	l.Message = "Quick question: we help local businesses. Worth a chat?"
 	if d := low.Score(&l, Context{Country: "TR"}); d.Verdict == model.VerdictJunk {
-		t.Errorf("weight 20: %s %d", d.Verdict, d.Score)
+		t.Errorf("weight 20: %s %d %+v", d.Verdict, d.Score, d.Reasons)
 	}
 }
 
