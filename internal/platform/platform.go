@@ -29,15 +29,16 @@ import (
 )
 
 // Platform is an ad platform. Its methods must be safe for concurrent use.
+// Its settings are Configurable's: Name is the platform's key (the outbox
+// rows' destination, the pause's, the settings document's key: "meta",
+// "google", "tiktok"), Label its name for people ("Meta", "Google Ads",
+// "TikTok"), On whether the site sends to it (its settings are there and
+// complete enough to build events), Fields and Validate its settings as
+// the admin UI edits them (secrets stored sealed, never shown back), and
+// SendTest one made-up lead event sent at once, marked as a test as the
+// platform allows (a test event code, validate-only).
 type Platform interface {
-	// Name is the platform's key: the outbox rows' destination, the
-	// pause's, the settings document's key ("meta", "google", "tiktok").
-	Name() string
-	// Label is its name for people ("Meta", "Google Ads", "TikTok").
-	Label() string
-	// On tells whether the site sends to the platform: its settings are
-	// there and complete enough to build events.
-	On(site *model.Site) bool
+	Configurable
 	// Build makes the platform's event of one of a lead's events, or
 	// returns an error wrapping ErrSkip (see Skip) that says why the
 	// platform takes no such event: a kind it has no mapping for, a lead
@@ -60,16 +61,6 @@ type Platform interface {
 	// platform carries in clear (click ids, addresses) taken out, hashes
 	// kept.
 	Redact(payload json.RawMessage) json.RawMessage
-	// SendTest sends one made-up lead event for the site at once, marked
-	// as a test as the platform allows (a test event code, validate-only),
-	// and returns what was sent and answered.
-	SendTest(ctx context.Context, site *model.Site) (*TestResult, error)
-	// Fields are the platform's settings as the admin UI edits them,
-	// secrets included (stored sealed, never shown back).
-	Fields() []Field
-	// Validate checks the site's settings of the platform; each problem
-	// names its field.
-	Validate(site *model.Site) []FieldError
 }
 
 // Configurable is what is set per site on the site's admin page from its
