@@ -225,8 +225,15 @@ func TestLeadSyncLookups(t *testing.T) {
 	}
 	// A Click-to-WhatsApp lead, named by the person's user id; the
 	// webhook's answer names it.
-	waPost := waBatch([]waChange{{msgs: []waMsg{{id: "wamid.sync1", userID: bsuid,
-		text: "Merhaba, implant fiyatı ve randevu için bilgi alabilir miyim?", referral: adReferral("ARAc-sync"), at: e.clk.Now()}}}})
+	// (The webhook's bodies in all their forms are internal/whatsapp's
+	// tests'; this is the one a message from an ad takes.)
+	waPost := fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":%q,"changes":[{"field":"messages","value":{
+		"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":%q},
+		"contacts":[{"profile":{"name":"Ayşe Yılmaz"},"user_id":%q}],
+		"messages":[{"id":"wamid.sync1","from_user_id":%q,"timestamp":"%d","type":"text",
+			"text":{"body":"Merhaba, implant fiyatı ve randevu için bilgi alabilir miyim?"},
+			"referral":{"source_url":"https://fb.me/3cr4Wqqkv","source_id":"120226305854810726","source_type":"ad","ctwa_clid":"ARAc-sync"}}]}}]}]}`,
+		wabaID, waNumberID, bsuid, bsuid, e.clk.Now().Unix())
 	code, _, resp := e.do("POST", "/v1/webhooks/whatsapp", "application/json", waPost,
 		map[string]string{"X-Hub-Signature-256": sign(waPost, waSecret)})
 	var wa struct{ Leads []string }
