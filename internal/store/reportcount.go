@@ -34,10 +34,6 @@ func ParseReportDim(dim string) (figure string, a Attribution, ok bool) {
 	return p[0], Attribution{Click: p[1], Campaign: AdRef{p[2], p[3]}, AdSet: AdRef{p[4], p[5]}, Ad: AdRef{p[6], p[7]}}, true
 }
 
-// reportNames are the campaign report's counters.
-var reportNames = []string{model.CounterReportVerdicts, model.CounterReportJunk, model.CounterReportStages,
-	model.CounterReportCents, model.CounterReportValued}
-
 // IsReportCounter reports whether a counter is one of the campaign report's.
 func IsReportCounter(name string) bool { return strings.HasPrefix(name, "report_") }
 
