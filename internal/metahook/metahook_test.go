@@ -64,3 +64,13 @@ func TestSignedBody(t *testing.T) {
 		}
 	}
 }
+
+// TestSignKnownAnswer: Sign is Meta's X-Hub-Signature-256, checked against
+// an answer computed apart from this code (openssl dgst -sha256 -hmac), so
+// the tests that sign their posts with it sign as Meta does.
+func TestSignKnownAnswer(t *testing.T) {
+	const want = "sha256=ae958d6f00b134dd32b95a9a76bedaaeb068c0949769358355023f7d1a0c580b"
+	if got := metahook.Sign([]byte(`{"object":"page"}`), "app-secret"); got != want {
+		t.Errorf("Sign = %s, want %s", got, want)
+	}
+}
