@@ -186,8 +186,8 @@ func counterVisitors(t *testing.T, db *store.DB, site model.SiteID, at time.Time
 
 // randomVisit and randomLead make the rows of a random intake over days.
 func randomVisit(rng *rand.Rand, i int, site model.SiteID, days time.Time) *model.Visit {
-	v := &model.Visit{ID: fmt.Sprintf("vi_%d", i), SiteID: site, VisitorID: fmt.Sprintf("v_%d", rng.IntN(50)),
-		PageURL: "https://a.example/", At: days.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour)))), EventID: fmt.Sprintf("ev-v%d", i)}
+	v := &model.Visit{SiteID: site, VisitorID: fmt.Sprintf("v_%d", rng.IntN(50)),
+		At: days.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour)))), EventID: fmt.Sprintf("ev-v%d", i)}
 	switch rng.IntN(3) {
 	case 0: // t.v1.js: no count
 	case 1:
@@ -556,8 +556,8 @@ func TestVisitLeadForms(t *testing.T) {
 		two := 2
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 		counterVisitors(t, db, "dent", now)
-		for _, v := range []*model.Visit{{ID: "vi_1", SiteID: "dent", VisitorID: "v_1", PageURL: "https://a.example/", At: now, EventID: "ev-1", LeadForms: &two},
-			{ID: "vi_2", SiteID: "dent", VisitorID: "v_1", PageURL: "https://a.example/", At: now, EventID: "ev-2"}} {
+		for _, v := range []*model.Visit{{SiteID: "dent", VisitorID: "v_1", At: now, EventID: "ev-1", LeadForms: &two},
+			{SiteID: "dent", VisitorID: "v_1", At: now, EventID: "ev-2"}} {
 			if err := db.VisitInsert(ctx, v); err != nil {
 				t.Fatal(err)
 			}
