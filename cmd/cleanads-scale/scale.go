@@ -183,12 +183,13 @@ func fillLead(ctx context.Context, tx *store.Tx, site *model.Site, ids idGen, vi
 	for k := 0; k < visits; k++ {
 		vat := first.Add(time.Duration(k) * at.Sub(first) / time.Duration(max(visits, 1)))
 		forms := r.IntN(2)
-		vis := &model.Visit{ID: ids.New("vi_", vat), SiteID: site.ID, VisitorID: vid,
-			PageURL: "https://scale.example" + pages[r.IntN(len(pages))], ClientIP: ip, UserAgent: ua, At: vat,
-			EventID: model.NewUUIDv7(vat), LeadForms: &forms}
+		// The page is drawn as before, so that a fill draws the same leads;
+		// a visit no longer keeps its page, IP or agent (migration 0350).
+		_ = pages[r.IntN(len(pages))]
+		vis := &model.Visit{SiteID: site.ID, VisitorID: vid, At: vat, EventID: model.NewUUIDv7(vat), LeadForms: &forms}
 		if k == 0 && fbclid != "" {
 			vis.FBClid = fbclid
-			vis.PageURL += "?fbclid=" + fbclid + "&utm_source=facebook&utm_campaign=implant-" + fmt.Sprint(r.IntN(5))
+			_ = r.IntN(5) // the landing URL's campaign, drawn as before
 			vis.Source, vis.Medium, vis.Campaign = "facebook", "paid", "implant-"+fmt.Sprint(r.IntN(5))
 		}
 		if err := tx.VisitInsert(ctx, vis); err != nil {

@@ -70,10 +70,7 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 	}
 	// What needs no stored state is made before the transaction: SQLite
 	// has one writer, and every request waits behind the work done in it.
-	visit := &model.Visit{
-		ID: s.ids.New("vi_", now), SiteID: site.ID, PageURL: in.PageURL, Referrer: in.Referrer,
-		ClientIP: in.ClientIP, UserAgent: in.UserAgent, At: now, EventID: model.NewUUIDv7(now),
-	}
+	visit := &model.Visit{SiteID: site.ID, At: now, EventID: model.NewUUIDv7(now)}
 	visit.ClickIDs, visit.UTM = clickIDs(in.PageURL)
 	if in.LeadForms != nil {
 		n := *in.LeadForms
@@ -126,7 +123,7 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 		}
 		res.Visitor, res.EventID, tokenVisitor = v, visit.EventID, v.ID
 		if site.Settings.Meta.SendsPageView() {
-			queued, err := s.enqueuePageView(ctx, tx, site, v, visit, now)
+			queued, err := s.enqueuePageView(ctx, tx, site, v, in, visit.EventID, now)
 			if err != nil {
 				return err
 			}
@@ -146,9 +143,10 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 
 // visitorTouch is how stale a returning visitor's last_seen, last_ip and
 // last_user_agent may grow before a visit rewrites them when nothing else
-// changed: every visit stores its own IP and agent, and rewriting the
-// visitor on each page view would dirty a page of the visitors table per
-// request for a value only read as a fallback (link) and by retention.
+// changed: rewriting the visitor on each page view would dirty a page of
+// the visitors table per request for a value only read as a fallback
+// (link: a lead sent without its IP and agent) and by retention. A visit
+// does not keep its IP and agent (migration 0350): the lead keeps its own.
 const visitorTouch = time.Hour
 
 // visitorChanged tells whether v must be written: it is new (was has no
@@ -165,11 +163,11 @@ func sameConsent(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil
 // PageView queue (in the outbox on a dry_run site).
 // An event that Meta would refuse (no user agent, say) is not queued: a page
 // view belongs to no lead, so nobody would look at a dead row.
-func (s *Service) enqueuePageView(ctx context.Context, tx *store.Tx, site *model.Site, v *model.Visitor, visit *model.Visit, now time.Time) (bool, error) {
+func (s *Service) enqueuePageView(ctx context.Context, tx *store.Tx, site *model.Site, v *model.Visitor, in *CollectInput, eventID string, now time.Time) (bool, error) {
 	ev := capi.Event{
-		EventName: model.PageViewEvent, EventTime: now.Unix(), EventID: visit.EventID, ActionSource: capi.SourceWebsite,
-		EventSourceURL: visit.PageURL, ReferrerURL: visit.Referrer,
-		UserData: capi.UserData{ClientIPAddress: visit.ClientIP, ClientUserAgent: visit.UserAgent, FBC: v.FBC, FBP: v.FBP},
+		EventName: model.PageViewEvent, EventTime: now.Unix(), EventID: eventID, ActionSource: capi.SourceWebsite,
+		EventSourceURL: in.PageURL, ReferrerURL: in.Referrer,
+		UserData: capi.UserData{ClientIPAddress: in.ClientIP, ClientUserAgent: in.UserAgent, FBC: v.FBC, FBP: v.FBP},
 	}
 	if err := capi.Precheck(&ev, now); err != nil {
 		s.log.DebugContext(ctx, "PageView not queued", "site", string(site.ID), "err", err)

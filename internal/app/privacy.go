@@ -15,16 +15,19 @@ import (
 type RetentionPolicy struct {
 	LeadDays  int
 	VisitDays int
+	// ReceiptDays is how long an inbound WhatsApp message's or call's
+	// receipt is kept (config.Retention.ReceiptDays).
+	ReceiptDays int
 }
 
 // RetentionResult counts what one retention run removed.
 type RetentionResult struct {
-	Leads, Deliveries, Visits, Visitors, FormTokens int
+	Leads, Deliveries, Visits, Visitors, FormTokens, Receipts int
 }
 
 // Total is everything removed.
 func (r RetentionResult) Total() int {
-	return r.Leads + r.Deliveries + r.Visits + r.Visitors + r.FormTokens
+	return r.Leads + r.Deliveries + r.Visits + r.Visitors + r.FormTokens + r.Receipts
 }
 
 // retentionBatch is how many leads one transaction redacts.
@@ -37,8 +40,9 @@ const formTokenKeep = 2 * TokenMaxAge
 // Retain removes personal data past the policy: the contact details of
 // leads older than LeadDays (verdict, reasons, times stay), the clear
 // values (IP, user agent, fbc, fbp, URL) of their finished outbox rows
-// (hashes stay), visits and idle visitors older than VisitDays, and used
-// form-token nonces past any use. It is idempotent and works in batches.
+// (hashes stay), visits and idle visitors older than VisitDays, inbound
+// messages' and calls' receipts older than ReceiptDays, and used form-token
+// nonces past any use. It is idempotent and works in batches.
 func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResult, error) {
 	var res RetentionResult
 	now := s.now()
@@ -108,6 +112,13 @@ func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResul
 			return res, err
 		}
 		res.Visitors += n
+	}
+	if p.ReceiptDays > 0 {
+		n, err := s.db.ReceiptsDeleteBefore(ctx, now.Add(-time.Duration(p.ReceiptDays)*24*time.Hour))
+		res.Receipts += n
+		if err != nil {
+			return res, err
+		}
 	}
 	n, err := s.db.FormTokenUsesDeleteBefore(ctx, now.Add(-formTokenKeep))
 	res.FormTokens += n

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +106,37 @@ func TestRetention(t *testing.T) {
 	// A second run has nothing left to do.
 	if res, err := f.svc.Retain(ctx, app.RetentionPolicy{LeadDays: 365, VisitDays: 90}); err != nil || res.Total() != 0 {
 		t.Errorf("second run: %+v %v", res, err)
+	}
+}
+
+// TestRetentionReceipts: the receipts of inbound messages and calls, one a
+// message ever, go after ReceiptDays (none with 0); a recent one stays, so
+// a platform's retry of it is still handled once.
+func TestRetentionReceipts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	now := f.clk.Now()
+	for i, at := range []time.Time{now.Add(-40 * 24 * time.Hour), now.Add(-31 * 24 * time.Hour), now.Add(-29 * 24 * time.Hour), now} {
+		if _, err := f.db.ReceiptInsert(ctx, "whatsapp", fmt.Sprintf("wamid.%d", i), at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := f.svc.Retain(ctx, app.RetentionPolicy{}); err != nil || res.Receipts != 0 {
+		t.Fatalf("keep forever removed %+v %v", res, err)
+	}
+	res, err := f.svc.Retain(ctx, app.RetentionPolicy{ReceiptDays: 30})
+	if err != nil || res.Receipts != 2 {
+		t.Fatalf("removed %+v %v, want 2 receipts", res, err)
+	}
+	for i, kept := range []bool{false, false, true, true} {
+		fresh, err := f.db.ReceiptInsert(ctx, "whatsapp", fmt.Sprintf("wamid.%d", i), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fresh == kept {
+			t.Errorf("receipt %d: kept %v, but a retry claimed it anew: %v", i, kept, fresh)
+		}
 	}
 }
 

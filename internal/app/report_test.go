@@ -45,7 +45,7 @@ func reportFixture(t *testing.T, db *store.DB) (site *model.Site, from, to time.
 		// Before the look-back: too old to have brought v6's lead.
 		{VisitorID: "v6", At: from.AddDate(0, -2, 0), UTM: model.UTM{Campaign: "Old"}},
 	} {
-		v.ID, v.SiteID, v.PageURL, v.EventID = fmt.Sprintf("vi_%s_%d", v.VisitorID, v.At.Unix()), site.ID, testkit.Origin+"/", fmt.Sprintf("pv_%s_%d", v.VisitorID, v.At.Unix())
+		v.SiteID, v.EventID = site.ID, fmt.Sprintf("pv_%s_%d", v.VisitorID, v.At.Unix())
 		if err := db.VisitorUpsert(ctx, &model.Visitor{ID: v.VisitorID, SiteID: site.ID, FirstSeen: v.At, LastSeen: v.At}); err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 // countersCmd is `cleanads counters rebuild`: it recounts the sites'
-// per-day counters (visits, form_visits, leads, leads_untracked, stages,
+// per-day counters (visits, form_visits, leads, leads_untracked, lead_ads, stages,
 // stage_cents, the reasons', the campaign report's) from the visits, leads
 // and stages stored, for when they are in doubt. It runs beside a
 // running server: on SQLite the writer takes one site at a time, on

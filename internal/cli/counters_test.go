@@ -33,7 +33,7 @@ func TestCountersRebuild(t *testing.T) {
 	if err := db.VisitorUpsert(ctx, &model.Visitor{ID: "v_1", SiteID: "istanbuldis", FirstSeen: now, LastSeen: now}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.VisitInsert(ctx, &model.Visit{ID: "vi_1", SiteID: "istanbuldis", VisitorID: "v_1", PageURL: "https://a.example/",
+	if err := db.VisitInsert(ctx, &model.Visit{SiteID: "istanbuldis", VisitorID: "v_1",
 		At: now, EventID: "ev-1", LeadForms: &one}); err != nil {
 		t.Fatal(err)
 	}

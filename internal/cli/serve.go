@@ -258,7 +258,8 @@ func serveJobs(c *config.Config, svc *app.Service, leadAds *leadads.Service, goo
 			return err
 		}},
 		{Name: "retention", Every: time.Hour, Run: retentionJob(svc,
-			app.RetentionPolicy{LeadDays: c.Retention.LeadDays, VisitDays: c.Retention.VisitDays}, log)},
+			app.RetentionPolicy{LeadDays: c.Retention.LeadDays, VisitDays: c.Retention.VisitDays,
+				ReceiptDays: c.Retention.ReceiptDays}, log)},
 		{Name: "leadads-backfill", Every: leadads.BackfillEvery, Run: func(ctx context.Context) error {
 			st, err := leadAds.Backfill(ctx)
 			if st.Created > 0 {

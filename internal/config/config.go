@@ -120,6 +120,10 @@ type SiteLimits struct {
 	APIPerKey   *model.Rate `yaml:"api_per_key"`
 }
 
+// MinReceiptDays is the shortest retention.receipt_days: a receipt must
+// outlive the platforms' retries of its item (WhatsApp's, up to 7 days).
+const MinReceiptDays = 8
+
 // Retention is how long personal data is kept; 0 days keeps it forever.
 type Retention struct {
 	// LeadDays: a lead's contact details are removed this many days after
@@ -127,6 +131,11 @@ type Retention struct {
 	LeadDays int `yaml:"lead_days"`
 	// VisitDays: visits, and visitors not seen since, are deleted after it.
 	VisitDays int `yaml:"visit_days"`
+	// ReceiptDays: the receipts of inbound WhatsApp messages and calls (each
+	// item's id, kept so that a platform's retry is handled once, with what
+	// became of it) are deleted after it. At least 8: WhatsApp retries a
+	// message for up to 7 days.
+	ReceiptDays int `yaml:"receipt_days"`
 }
 
 // Admin bootstraps the first admin user and sets how the admin UI shows
@@ -234,7 +243,7 @@ func Default() *Config {
 		// Generous: many visitors share one address behind a mobile
 		// carrier's NAT, and a campaign arrives in bursts.
 		Limits:    Limits{PublicPerIP: model.Rate{N: 300, Per: time.Minute}, APIPerKey: model.Rate{N: 6000, Per: time.Minute}},
-		Retention: Retention{LeadDays: 365, VisitDays: 90},
+		Retention: Retention{LeadDays: 365, VisitDays: 90, ReceiptDays: 30},
 		TLS: TLS{ListenHTTPS: ":443", ListenHTTP: ":80",
 			ACME: ACME{Directory: LetsEncrypt, RenewCheck: model.Duration(10 * time.Minute)}},
 	}

@@ -118,6 +118,10 @@ func (c *Config) validate(errs *Problems) {
 	if c.Retention.VisitDays < 0 {
 		errs.add("retention.visit_days", "want days (0 keeps visits forever), got %d", c.Retention.VisitDays)
 	}
+	if c.Retention.ReceiptDays < 0 || (c.Retention.ReceiptDays > 0 && c.Retention.ReceiptDays < MinReceiptDays) {
+		errs.add("retention.receipt_days", "want at least %d days (WhatsApp retries a message for up to 7; 0 keeps receipts forever), got %d",
+			MinReceiptDays, c.Retention.ReceiptDays)
+	}
 	seen := map[string]bool{}
 	numbers := false
 	for i := range c.Sites {

@@ -17,6 +17,10 @@ const (
 	CounterFormVisits = "form_visits"
 	// CounterLeads counts stored leads, split by their source (Dim).
 	CounterLeads = "leads"
+	// CounterLeadAds counts the leads received on the day that carry a
+	// Lead Ads id (Meta's Instant Forms), until erasure or retention takes
+	// the id: the readiness page's Instant Forms figure.
+	CounterLeadAds = "lead_ads"
 	// CounterLeadsUntracked counts the leads without the tracker's fill
 	// time (FillBy not FillByTracker), split by source.
 	CounterLeadsUntracked = "leads_untracked"

@@ -41,18 +41,16 @@ type UTM struct {
 	Content  string `json:"utm_content,omitempty"`
 }
 
-// Visit is one page view collected by t.js.
+// Visit is one page view collected by t.js, as it is stored: what matching
+// and the click windows need (the visitor, the time, the landing URL's
+// click ids and UTM tags), not the page, referrer, IP and user agent, which
+// the PageView is built from at collect and the lead keeps of its own.
 type Visit struct {
-	ID        string `json:"id"`
 	SiteID    SiteID `json:"site"`
 	VisitorID string `json:"visitor_id"`
-	PageURL   string `json:"page_url"`
-	Referrer  string `json:"referrer,omitempty"`
 	ClickIDs
 	UTM
-	ClientIP  string    `json:"client_ip,omitempty"`
-	UserAgent string    `json:"user_agent,omitempty"`
-	At        time.Time `json:"at"`
+	At time.Time `json:"at"`
 	// EventID is the PageView's event_id, shared by the pixel and the
 	// server copy.
 	EventID string `json:"event_id"`

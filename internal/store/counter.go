@@ -101,7 +101,7 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		args []any
 	}{
 		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
-			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'verdicts', 'stages', 'stage_cents',
+			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'lead_ads', 'verdicts', 'stages', 'stage_cents',
 			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement',
 			'report_verdicts', 'report_junk', 'report_stages', 'report_cents', 'report_valued')`,
 			[]any{string(site), first, last}},
@@ -117,6 +117,9 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, received_at / 86400000, 'leads_untracked', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
 			AND fill_by <> 'tracker' GROUP BY site_id, received_at / 86400000, source`, []any{string(site), from, to}},
+		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'lead_ads', '', 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			AND lead_ads_id <> '' GROUP BY site_id, received_at / 86400000`, []any{string(site), from, to}},
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, received_at / 86400000, 'verdicts', verdict, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
 			GROUP BY site_id, received_at / 86400000, verdict`, []any{string(site), from, to}},
@@ -164,6 +167,9 @@ func leadCounts(l *model.Lead) []model.Count {
 	cs := []model.Count{{Name: model.CounterLeads, Dim: src, N: 1}, {Name: model.CounterVerdicts, Dim: string(l.Verdict), N: 1}}
 	if l.FillBy != model.FillByTracker {
 		cs = append(cs, model.Count{Name: model.CounterLeadsUntracked, Dim: src, N: 1})
+	}
+	if l.LeadAdsID != "" {
+		cs = append(cs, model.Count{Name: model.CounterLeadAds, N: 1})
 	}
 	a := agreement{Codes: pointCodes(l.Reasons), DecidedBy: l.DecidedBy, Verdict: string(l.Verdict)}
 	if a.DecidedBy == model.DecidedByOwner || a.DecidedBy == model.DecidedByCRM {

@@ -43,6 +43,9 @@ func (r recount) lead(l *model.Lead) {
 	if l.FillBy != model.FillByTracker {
 		r[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterLeadsUntracked, src}]++
 	}
+	if l.LeadAdsID != "" {
+		r[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterLeadAds, ""}]++
+	}
 }
 
 func (r recount) stage(site model.SiteID, st *model.LeadStage) {
@@ -186,8 +189,8 @@ func counterVisitors(t *testing.T, db *store.DB, site model.SiteID, at time.Time
 
 // randomVisit and randomLead make the rows of a random intake over days.
 func randomVisit(rng *rand.Rand, i int, site model.SiteID, days time.Time) *model.Visit {
-	v := &model.Visit{ID: fmt.Sprintf("vi_%d", i), SiteID: site, VisitorID: fmt.Sprintf("v_%d", rng.IntN(50)),
-		PageURL: "https://a.example/", At: days.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour)))), EventID: fmt.Sprintf("ev-v%d", i)}
+	v := &model.Visit{SiteID: site, VisitorID: fmt.Sprintf("v_%d", rng.IntN(50)),
+		At: days.Add(time.Duration(rng.Int64N(int64(5 * 24 * time.Hour)))), EventID: fmt.Sprintf("ev-v%d", i)}
 	switch rng.IntN(3) {
 	case 0: // t.v1.js: no count
 	case 1:
@@ -217,6 +220,11 @@ func randomLead(rng *rand.Rand, i int, site model.SiteID, days time.Time) *model
 	campaign := []string{"", "spring", "autumn"}[rng.IntN(3)]
 	switch l.Source {
 	case model.SourceLeadAds:
+		// Most Instant Forms leads carry their Lead Ads id (the readiness
+		// page counts them), drawn from nothing random.
+		if i%3 != 0 {
+			l.LeadAdsID = fmt.Sprintf("9%014d", i)
+		}
 		if campaign != "" {
 			l.SourceDetail = map[string]string{model.DetailCampaignName: campaign, model.DetailAdSetName: "women", model.DetailAdName: "video"}
 		}
@@ -421,15 +429,22 @@ func TestCountersEqualRecount(t *testing.T) {
 		// New verdicts move the leads between the verdicts' counts.
 		randomVerdictChanges(t, db, rand.New(rand.NewPCG(3, 3)), kept, want)
 		checkCounters(t, db, withAgreement(want, kept, rules), first, last, sites...)
-		// Erasure keeps the counts (an erased lead keeps its verdict), and
-		// no counter names a person: every dim is a source, a verdict, a
-		// stage or a currency.
+		// Erasure keeps the counts (an erased lead keeps its verdict) but
+		// the Instant Forms one (it takes the Lead Ads id), once however
+		// often it runs, and no counter names a person: every dim is a
+		// source, a verdict, a stage or a currency.
 		for _, l := range kept[:len(kept)/3] {
-			if _, err := db.LeadRedact(ctx, l.ID, l.Reasons, nil, days.Add(10*24*time.Hour)); err != nil {
-				t.Fatal(err)
+			for range 2 {
+				if _, err := db.LeadRedact(ctx, l.ID, l.Reasons, nil, days.Add(10*24*time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if l.LeadAdsID != "" {
+				want[counterKey{l.SiteID, model.Day(l.ReceivedAt), model.CounterLeadAds, ""}]--
 			}
 		}
 		checkCounters(t, db, withAgreement(want, kept, rules), first, last, sites...)
+		checkReadinessLeads(t, db, want, first, last, sites...)
 		for _, site := range sites {
 			cs, err := db.Counters(ctx, site, first, last)
 			if err != nil {
@@ -456,7 +471,8 @@ func TestCountersEqualRecount(t *testing.T) {
 		if err := db.CountersAdd(ctx, "dent", first+1, "x", model.Count{Name: model.CounterVisits, N: 1000},
 			model.Count{Name: model.CounterLeads, Dim: "web", N: -3}, model.Count{Name: "stage", Dim: "won", N: 2},
 			model.Count{Name: model.CounterStages, Dim: model.StageWon, N: 7}, model.Count{Name: model.CounterStageCents, Dim: "won EUR", N: -100},
-			model.Count{Name: model.CounterReasons, Dim: "PRICE_ONLY", N: 9}, model.Count{Name: model.CounterAgreement, Dim: model.AgreementJudged, N: -2}); err != nil {
+			model.Count{Name: model.CounterReasons, Dim: "PRICE_ONLY", N: 9}, model.Count{Name: model.CounterAgreement, Dim: model.AgreementJudged, N: -2},
+			model.Count{Name: model.CounterLeadAds, N: 4}); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.CountersAdd(ctx, "dent", last+3, "x", model.Count{Name: model.CounterVisits, N: 5}); err != nil {
@@ -468,7 +484,40 @@ func TestCountersEqualRecount(t *testing.T) {
 		want[counterKey{"dent", first + 1, "stage", "won"}] = 2
 		want[counterKey{"dent", last + 3, model.CounterVisits, ""}] = 5
 		checkCounters(t, db, withAgreement(want, kept, rules), first, last+3, sites...)
+		checkReadinessLeads(t, db, want, first, last, sites...)
 	})
+}
+
+// checkReadinessLeads compares the readiness page's lead figures (leads,
+// not junk, from Instant Forms), read from the counters, with the recount
+// over the days from first to last.
+func checkReadinessLeads(t *testing.T, db *store.DB, want recount, first, last int64, sites ...model.SiteID) {
+	t.Helper()
+	for _, site := range sites {
+		var leads, notJunk, leadAds int64
+		for k, n := range want {
+			if k.site != site || k.day < first || k.day > last {
+				continue
+			}
+			switch {
+			case k.name == model.CounterVerdicts:
+				leads += n
+				if k.dim != string(model.VerdictJunk) {
+					notJunk += n
+				}
+			case k.name == model.CounterLeadAds:
+				leadAds += n
+			}
+		}
+		f, err := db.ReadinessFigures(context.Background(), site, model.DayStart(first), model.DayStart(last+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(f.Leads) != leads || int64(f.NotJunk) != notJunk || int64(f.LeadAds) != leadAds || leadAds == 0 {
+			t.Errorf("%s: readiness leads %d, not junk %d, Instant Forms %d; recount %d, %d, %d", site, f.Leads, f.NotJunk, f.LeadAds,
+				leads, notJunk, leadAds)
+		}
+	}
 }
 
 // checkAgreement compares ReasonAgreement and AgreementTotals, read from
@@ -556,8 +605,8 @@ func TestVisitLeadForms(t *testing.T) {
 		two := 2
 		now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 		counterVisitors(t, db, "dent", now)
-		for _, v := range []*model.Visit{{ID: "vi_1", SiteID: "dent", VisitorID: "v_1", PageURL: "https://a.example/", At: now, EventID: "ev-1", LeadForms: &two},
-			{ID: "vi_2", SiteID: "dent", VisitorID: "v_1", PageURL: "https://a.example/", At: now, EventID: "ev-2"}} {
+		for _, v := range []*model.Visit{{SiteID: "dent", VisitorID: "v_1", At: now, EventID: "ev-1", LeadForms: &two},
+			{SiteID: "dent", VisitorID: "v_1", At: now, EventID: "ev-2"}} {
 			if err := db.VisitInsert(ctx, v); err != nil {
 				t.Fatal(err)
 			}

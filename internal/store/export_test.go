@@ -193,7 +193,7 @@ func (db *DB) TestReportPlans(ctx context.Context) ([]string, error) {
 // statements.
 func (db *DB) TestReadinessPlans(ctx context.Context) ([]string, error) {
 	var plans []string
-	for _, q := range []string{readinessLeadsQuery, readinessEventsQuery} {
+	for _, q := range []string{readinessCountersQuery, readinessEventsQuery} {
 		p, err := db.plan(ctx, q, "dent", int64(0), int64(1))
 		if err != nil {
 			return nil, err

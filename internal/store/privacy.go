@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -117,12 +118,28 @@ func (q Q) LeadRedact(ctx context.Context, id model.LeadID, reasons []model.Reas
 	}
 	// What erasure takes (the page, click ids, visitor) may change where
 	// the lead came from: the campaign report's counters follow.
-	var n int64
+	// Erasure takes the Lead Ads id too: the lead leaves its day's
+	// CounterLeadAds.
+	var (
+		n        int64
+		site     string
+		received int64
+	)
+	err = q.queryRow(ctx, `/* Store.LeadRedact */ SELECT site_id, received_at FROM leads
+		WHERE id = ? AND lead_ads_id <> '' AND redacted_at IS NULL`, string(id)).Scan(&site, &received)
+	leadAds := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("store: redact lead %s: %w", id, err)
+	}
 	err = q.reportMove(ctx, id, func() error {
 		var err error
 		n, err = q.leadRedact(ctx, id, string(sd), string(rs), now)
 		return err
 	})
+	if err == nil && n > 0 && leadAds {
+		err = q.CountersAdd(ctx, model.SiteID(site), model.Day(time.UnixMilli(received)), string(id),
+			model.Count{Name: model.CounterLeadAds, N: -1})
+	}
 	return n > 0, err
 }
 

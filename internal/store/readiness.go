@@ -11,12 +11,12 @@ import (
 )
 
 // The statements of ReadinessFigures (a test reads their plans): the
-// period's leads, and each of their Meta events with its stage.
+// period's counters of leads by verdict and of Instant Forms leads (a few
+// rows a day, whatever the leads), and each of the period's leads' Meta
+// events with its stage.
 const (
-	readinessLeadsQuery = `/* Store.ReadinessFigures */ SELECT COUNT(*),
-		COALESCE(SUM(CASE WHEN verdict <> 'junk' THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(CASE WHEN lead_ads_id <> '' THEN 1 ELSE 0 END), 0)
-		FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?`
+	readinessCountersQuery = `/* Store.ReadinessFigures */ SELECT name, dim, CAST(SUM(n) AS BIGINT) FROM site_counters
+		WHERE site_id = ? AND day >= ? AND day <= ? AND name IN ('verdicts', 'lead_ads') GROUP BY name, dim`
 	readinessEventsQuery = `/* Store.ReadinessFigures */ SELECT l.id, l.received_at, d.kind, d.event_name, d.created_at,
 		COALESCE(d.sent_at, d.created_at), s.at
 		FROM leads l
@@ -27,17 +27,38 @@ const (
 		ORDER BY l.id, d.kind, d.event_name`
 )
 
-// ReadinessFigures reads a site's Conversion Leads figures over [from, to):
-// its leads received then, and the Meta events of those leads that Meta
-// accepted (or, on a dry-run site, that were built for it). Both statements
-// are bounded by the period: a range of leads_site_received, and each of
-// those leads' events through deliveries_lead and their stages through
+// ReadinessFigures reads a site's Conversion Leads figures over [from, to),
+// whole UTC days (the page asks for whole days; a period that starts or
+// ends within a day counts the leads of that whole day): its leads
+// received then, from the site's per-day counters (model.CounterVerdicts,
+// model.CounterLeadAds), and the Meta events of those leads that Meta
+// accepted (or, on a dry-run site, that were built for it). The events
+// need the deliveries' state, which no counter keeps yet: that statement
+// still reads each lead of the period (a range of leads_site_received),
+// its events through deliveries_lead and their stages through
 // lead_stages' key. Matchable and Sampled are left to the caller (they come
 // from the payloads).
 func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to time.Time) (*model.ReadinessFigures, error) {
 	f := &model.ReadinessFigures{From: from, To: to}
-	err := q.queryRow(ctx, readinessLeadsQuery,
-		string(site), from.UnixMilli(), to.UnixMilli()).Scan(&f.Leads, &f.NotJunk, &f.LeadAds)
+	err := q.eachRow(ctx, func(r *sql.Rows) error {
+		var (
+			name, dim string
+			n         int64
+		)
+		if err := r.Scan(&name, &dim, &n); err != nil {
+			return err
+		}
+		switch {
+		case name == model.CounterLeadAds:
+			f.LeadAds += int(n)
+		case dim == string(model.VerdictJunk):
+			f.Leads += int(n)
+		default:
+			f.Leads += int(n)
+			f.NotJunk += int(n)
+		}
+		return nil
+	}, readinessCountersQuery, string(site), model.Day(from), model.Day(to.Add(-time.Millisecond)))
 	if err != nil {
 		return nil, fmt.Errorf("store: readiness leads: %w", err)
 	}

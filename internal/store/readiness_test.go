@@ -213,8 +213,9 @@ func TestReadinessFigures(t *testing.T) {
 }
 
 // TestReadinessPlans checks on SQLite that the readiness figures read the
-// period's leads through leads_site_received and each lead's events and
-// stages by their keys: no statement scans every lead, event or stage.
+// period's counters by their key, and the period's leads through
+// leads_site_received with each lead's events and stages by their keys: no
+// statement scans every lead, event, stage or counter.
 func TestReadinessPlans(t *testing.T) {
 	db := storetest.SQLite(t)
 	plans, err := db.TestReadinessPlans(context.Background())
@@ -228,9 +229,12 @@ func TestReadinessPlans(t *testing.T) {
 				t.Errorf("statement %d scans a whole table: %q", i, line)
 			}
 		}
-		if !strings.Contains(p, "leads_site_received") {
-			t.Errorf("statement %d does not read the period's leads through leads_site_received:\n%s", i, p)
-		}
+	}
+	if len(plans) == 2 && !strings.Contains(plans[0], "site_counters") {
+		t.Errorf("the leads are not counted from site_counters:\n%s", plans[0])
+	}
+	if len(plans) == 2 && !strings.Contains(plans[1], "leads_site_received") {
+		t.Errorf("the events are not read from the period's leads through leads_site_received:\n%s", plans[1])
 	}
 	if len(plans) == 2 && (!strings.Contains(plans[1], "deliveries_lead") || !strings.Contains(plans[1], "lead_stages")) {
 		t.Errorf("the events are not read by their lead:\n%s", plans[1])

@@ -10,15 +10,15 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 )
 
-const visitColumns = `id, site_id, visitor_id, page_url, referrer, fbclid, gclid, wbraid, gbraid, ttclid, msclkid,
-	utm_source, utm_medium, utm_campaign, utm_term, utm_content, client_ip, user_agent, at, event_id, lead_forms`
+const visitColumns = `site_id, visitor_id, fbclid, gclid, wbraid, gbraid, ttclid, msclkid,
+	utm_source, utm_medium, utm_campaign, utm_term, utm_content, at, event_id, lead_forms`
 
 // visitSelect reads visitColumns back; the optional texts are stored NULL
 // when empty (see VisitInsert).
-const visitSelect = `id, site_id, visitor_id, COALESCE(page_url, ''), COALESCE(referrer, ''), COALESCE(fbclid, ''),
+const visitSelect = `site_id, visitor_id, COALESCE(fbclid, ''),
 	COALESCE(gclid, ''), COALESCE(wbraid, ''), COALESCE(gbraid, ''), COALESCE(ttclid, ''), COALESCE(msclkid, ''),
 	COALESCE(utm_source, ''), COALESCE(utm_medium, ''), COALESCE(utm_campaign, ''), COALESCE(utm_term, ''),
-	COALESCE(utm_content, ''), COALESCE(client_ip, ''), COALESCE(user_agent, ''), at, event_id, lead_forms`
+	COALESCE(utm_content, ''), at, event_id, lead_forms`
 
 // VisitInsert stores a visit; its visitor must exist. Its optional texts,
 // most of them empty (click ids, UTM tags), go in as NULL when empty:
@@ -33,10 +33,10 @@ func (q Q) VisitInsert(ctx context.Context, v *model.Visit) error {
 		forms = *v.LeadForms
 	}
 	_, err := q.exec(ctx, `/* Store.VisitInsert */ INSERT INTO visits (`+visitColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		v.ID, string(v.SiteID), v.VisitorID, orNull(v.PageURL), orNull(v.Referrer), orNull(v.FBClid), orNull(v.GClid),
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		string(v.SiteID), v.VisitorID, orNull(v.FBClid), orNull(v.GClid),
 		orNull(v.WBraid), orNull(v.GBraid), orNull(v.TTClid), orNull(v.MSClkid), orNull(v.Source), orNull(v.Medium),
-		orNull(v.Campaign), orNull(v.Term), orNull(v.Content), orNull(v.ClientIP), orNull(v.UserAgent), v.At.UnixMilli(), v.EventID, forms)
+		orNull(v.Campaign), orNull(v.Term), orNull(v.Content), v.At.UnixMilli(), v.EventID, forms)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("visit with event_id %s: %w", v.EventID, model.ErrConflict)
 	}
@@ -89,7 +89,7 @@ func (q Q) VisitByEventID(ctx context.Context, site model.SiteID, eventID string
 // VisitsByVisitor returns a visitor's visits, oldest first.
 func (q Q) VisitsByVisitor(ctx context.Context, site model.SiteID, visitorID string) ([]*model.Visit, error) {
 	rows, err := q.query(ctx, `/* Store.VisitsByVisitor */ SELECT `+visitSelect+` FROM visits
-		WHERE site_id = ? AND visitor_id = ? ORDER BY at, id`, string(site), visitorID)
+		WHERE site_id = ? AND visitor_id = ? ORDER BY at, event_id`, string(site), visitorID)
 	return scanAll(rows, err, "visits", scanVisit)
 }
 
@@ -115,8 +115,8 @@ func scanVisit(r scanner) (*model.Visit, error) {
 		at    int64
 		forms sql.NullInt64
 	)
-	if err := r.Scan(&v.ID, &site, &v.VisitorID, &v.PageURL, &v.Referrer, &v.FBClid, &v.GClid, &v.WBraid, &v.GBraid,
-		&v.TTClid, &v.MSClkid, &v.Source, &v.Medium, &v.Campaign, &v.Term, &v.Content, &v.ClientIP, &v.UserAgent,
+	if err := r.Scan(&site, &v.VisitorID, &v.FBClid, &v.GClid, &v.WBraid, &v.GBraid,
+		&v.TTClid, &v.MSClkid, &v.Source, &v.Medium, &v.Campaign, &v.Term, &v.Content,
 		&at, &v.EventID, &forms); err != nil {
 		return nil, err
 	}

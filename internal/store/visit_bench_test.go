@@ -55,9 +55,8 @@ func BenchmarkVisitStore(b *testing.B) {
 					}
 					known = append(known, v.ID)
 				}
-				visit := &model.Visit{ID: ids.New("vi_", at), SiteID: "a", VisitorID: v.ID, EventID: model.NewUUIDv7(at),
-					PageURL: "https://www.istanbuldis.example/implant?utm_source=facebook", ClientIP: "203.0.113.7",
-					UserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15", At: at}
+				visit := &model.Visit{SiteID: "a", VisitorID: v.ID, EventID: model.NewUUIDv7(at),
+					UTM: model.UTM{Source: "facebook"}, At: at}
 				if err := tx.VisitInsert(ctx, visit); err != nil {
 					return err
 				}

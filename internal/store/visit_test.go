@@ -55,14 +55,13 @@ func TestVisitorAndVisits(t *testing.T) {
 			t.Errorf("visitor of another site: %v", err)
 		}
 
-		visit := &model.Visit{ID: "vi_1", SiteID: "dent", VisitorID: "v_1", PageURL: "https://a.example/?fbclid=AAA",
+		visit := &model.Visit{SiteID: "dent", VisitorID: "v_1",
 			ClickIDs: model.ClickIDs{FBClid: "AAA", GBraid: "G"}, UTM: model.UTM{Source: "fb", Content: "c"},
-			ClientIP: "2001:db8::1", UserAgent: "UA", At: t0, EventID: "ev-1"}
+			At: t0, EventID: "ev-1"}
 		if err := db.VisitInsert(ctx, visit); err != nil {
 			t.Fatal(err)
 		}
 		dup := *visit
-		dup.ID = "vi_2"
 		if err := db.VisitInsert(ctx, &dup); !errors.Is(err, model.ErrConflict) {
 			t.Errorf("a second visit with the same PageView event_id: %v", err)
 		}
@@ -74,7 +73,7 @@ func TestVisitorAndVisits(t *testing.T) {
 		// per collect.
 		if db.Dialect() == store.Postgres {
 			orphan := *visit
-			orphan.ID, orphan.EventID, orphan.VisitorID = "vi_3", "ev-3", "v_nobody"
+			orphan.EventID, orphan.VisitorID = "ev-3", "v_nobody"
 			if err := db.VisitInsert(ctx, &orphan); err == nil {
 				t.Errorf("a visit of an unknown visitor was stored")
 			}

@@ -25,6 +25,15 @@ func (q Q) ReceiptInsert(ctx context.Context, source, externalID string, now tim
 	return n == 1, nil
 }
 
+// ReceiptsDeleteBefore deletes the receipts of items received before the
+// time, in batches (through webhook_receipts_received), and returns how
+// many went: a retry of such an item would be handled again, so the time
+// must be older than any platform retries (config.MinReceiptDays).
+func (q Q) ReceiptsDeleteBefore(ctx context.Context, before time.Time) (int, error) {
+	return q.deleteBatches(ctx, `/* Store.ReceiptsDeleteBefore */ DELETE FROM webhook_receipts WHERE (source, external_id) IN
+		(SELECT source, external_id FROM webhook_receipts WHERE received_at < ? LIMIT ?)`, before.UnixMilli())
+}
+
 // ReceiptSetOutcome records what became of a claimed item.
 func (q Q) ReceiptSetOutcome(ctx context.Context, source, externalID, outcome string, site model.SiteID, lead model.LeadID) error {
 	_, err := q.exec(ctx, `/* Store.ReceiptSetOutcome */ UPDATE webhook_receipts SET outcome = ?, site_id = ?, lead_id = ?

@@ -39,7 +39,7 @@ func (e *adminEnv) campaignLeads() {
 			UTM: model.UTM{Source: "facebook", Campaign: longCampaign, Term: "Kadın 35-55", Content: "Video A"}},
 		{VisitorID: "rv1", At: at.Add(-30 * time.Minute)},
 	} {
-		v.ID, v.SiteID, v.PageURL, v.EventID = fmt.Sprintf("rvi_%d", i), "dent", origin+"/", fmt.Sprintf("rpv_%d", i)
+		v.SiteID, v.EventID = "dent", fmt.Sprintf("rpv_%d", i)
 		if err := e.db.VisitInsert(ctx, v); err != nil {
 			e.t.Fatal(err)
 		}
