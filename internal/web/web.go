@@ -95,6 +95,8 @@ type Server struct {
 	notifier       Notifier
 	platforms      []platform.Platform
 	sources        []source.Source
+	// edge is what the sources' routes read of this server.
+	edge source.Edge
 }
 
 // New returns a Server.
@@ -113,6 +115,7 @@ func New(o Options) *Server {
 		limits: o.Limits, limiter: ratelimit.New(ratelimit.Options{Now: o.Now}), metrics: o.Metrics,
 		metricsHandler: o.MetricsHandler, metricsToken: o.MetricsToken, notifier: o.Notifier,
 		platforms: o.Platforms, sources: o.Sources}
+	s.edge = edge{s}
 	if s.sources == nil {
 		s.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: o.Logger, Now: o.Now}, App: o.App, Sites: o.Store, Pauses: o.Store,
 			Settings: o.SourceSettings})
