@@ -1,11 +1,17 @@
 // Package source is the one shape of a lead source: a way leads, and what
-// becomes of them, reach CleanAds from outside. A website's forms, Meta's
-// Lead Ads, WhatsApp, a call tracker and a CRM are each a package of their
-// own with one value implementing Source, and one line in
-// internal/sources that lists it.
+// becomes of them, reach CleanAds from outside. A website's forms
+// (internal/webforms), Meta's Lead Ads, WhatsApp, a call tracker and a CRM
+// are each a package of their own with one value implementing Source, and
+// one line in internal/sources that lists it.
 //
 // A source answers four questions:
-//   - what it receives: its Routes, the endpoints it is posted to;
+//   - what it receives: its Routes, the endpoints it is posted to, by
+//     another system or (a Browser route: the website's forms and tracker)
+//     by visitors' browsers from a site's pages, which the server answers
+//     with CORS for the site's origins, the preflight and the per-visitor
+//     limit; what a route needs of the server's edge (the visitor's
+//     address, https, an API key's site, the cached site, the request
+//     budget) is EdgeOf(r);
 //   - how that is verified: each route checks its request (a signature over
 //     the bytes as received, a token, a per-site secret) before anything of
 //     the body is read, and answers an unverified request with

@@ -1,6 +1,7 @@
 // Package web owns CleanAds' HTTP surface: every route in routes.go, plain
-// middleware, the public browser endpoints (t.js, collect, lead intake), the
-// server-to-server API, the admin web UI (admin_*.go, with its templates and
+// middleware, the edge of the lead sources' routes (CORS, the per-visitor
+// limit and source.Edge for the website's forms and tracker, which are
+// internal/webforms), the server-to-server API, the admin web UI (admin_*.go, with its templates and
 // static files embedded), and the one place that turns errors into HTTP
 // statuses. It never imports deliver or cli.
 package web
