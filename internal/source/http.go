@@ -17,6 +17,10 @@ import (
 // webhooks batch several events in one post.
 const DefaultBody = 1 << 20
 
+// BrowserBody is the largest body a Browser route reads when it says
+// nothing: a visit or a form is small, and anyone on the web may post one.
+const BrowserBody = 64 << 10
+
 // JSON answers v as JSON with status, never cached.
 func JSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

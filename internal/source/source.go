@@ -1,11 +1,17 @@
 // Package source is the one shape of a lead source: a way leads, and what
-// becomes of them, reach CleanAds from outside. A website's forms, Meta's
-// Lead Ads, WhatsApp, a call tracker and a CRM are each a package of their
-// own with one value implementing Source, and one line in
-// internal/sources that lists it.
+// becomes of them, reach CleanAds from outside. A website's forms
+// (internal/webforms), Meta's Lead Ads, WhatsApp, a call tracker and a CRM
+// are each a package of their own with one value implementing Source, and
+// one line in internal/sources that lists it.
 //
 // A source answers four questions:
-//   - what it receives: its Routes, the endpoints it is posted to;
+//   - what it receives: its Routes, the endpoints it is posted to, by
+//     another system or (a Browser route: the website's forms and tracker)
+//     by visitors' browsers from a site's pages, which the server answers
+//     with CORS for the site's origins, the preflight and the per-visitor
+//     limit; what a route needs of the server's edge (the visitor's
+//     address, https, an API key's site, the cached site, the request
+//     budget) is EdgeOf(r);
 //   - how that is verified: each route checks its request (a signature over
 //     the bytes as received, a token, a per-site secret) before anything of
 //     the body is read, and answers an unverified request with
@@ -33,6 +39,7 @@ package source
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"time"
 
@@ -65,8 +72,19 @@ type Route struct {
 	// 400, model.ErrNotFound as 404, anything else as 500 and logged); it
 	// must not have written anything then.
 	Handler HandlerFunc
-	// Body is the largest body the route reads (default 1 MiB).
+	// Body is the largest body the route reads (default DefaultBody, or
+	// BrowserBody for a Browser route).
 	Body int64
+	// Browser marks a route that visitors' browsers post to from a site's
+	// own pages (a tracker's visit, a form). The server then answers it
+	// as it does every browser-facing endpoint: CORS only for the origins
+	// of the site named by ?site= (any site's origins without it), an
+	// automatic OPTIONS preflight for a POST, the per-visitor rate limit
+	// (a request with a valid API key counts against the key instead),
+	// and the smaller body limit. The route still checks the origin
+	// against the site it reads from the body: CORS alone does not stop a
+	// form post.
+	Browser bool
 }
 
 // HandlerFunc serves one request of a source, or returns why not.
@@ -146,24 +164,70 @@ func (e *StatusError) Error() string { return e.Words }
 // Error returns a refusal the server answers with status and words.
 func Error(status int, words string) error { return &StatusError{Status: status, Words: words} }
 
-type admitKey struct{}
-
-// WithAdmit returns ctx carrying the server's request budget: admit counts
-// one request against a site's budget and returns a 429 StatusError when
-// it is spent.
-func WithAdmit(ctx context.Context, admit func(*model.Site) error) context.Context {
-	return context.WithValue(ctx, admitKey{}, admit)
+// Edge is what the web server knows of a request and a source's route
+// cannot know by itself: the visitor's address behind the trusted proxies,
+// whether the browser came over https, the site an API key opens, a site
+// as the server's short-lived cache holds it, and a site's request budget.
+// The server puts its Edge in the context of every source route's request;
+// EdgeOf reads it.
+type Edge interface {
+	// ClientIP is the visitor's address: the peer's, or the one the
+	// trusted proxies forwarded (a header from any other peer is never
+	// believed).
+	ClientIP(r *http.Request) string
+	// HTTPS tells whether the browser reached the server over https:
+	// directly, or through a trusted proxy that says so.
+	HTTPS(r *http.Request) bool
+	// APISite is the site whose API key the request carries
+	// (Authorization: Bearer <key>): nil without a key, a 401 StatusError
+	// for a wrong one.
+	APISite(r *http.Request) (*model.Site, error)
+	// Site is the site id names as the server's cache holds it (a change
+	// reaches it within seconds; the value is shared, read it only);
+	// model.ErrNotFound when there is none.
+	Site(ctx context.Context, id model.SiteID) (*model.Site, error)
+	// Admit counts one request against a site's budget (the API's rate per
+	// key, as the server is configured): a 429 StatusError with RetryAfter
+	// when it is spent.
+	Admit(site *model.Site) error
 }
 
-// Admit counts the request against its site's budget (the API's rate per
-// key, as the server is configured), once the route knows the site: a
-// refusal is a 429 with Retry-After. Without a budget in the request's
-// context everything is admitted.
-func Admit(r *http.Request, site *model.Site) error {
-	if admit, ok := r.Context().Value(admitKey{}).(func(*model.Site) error); ok {
-		return admit(site)
+type edgeKey struct{}
+
+// WithEdge returns ctx carrying the server's edge for a source's request.
+func WithEdge(ctx context.Context, e Edge) context.Context {
+	return context.WithValue(ctx, edgeKey{}, e)
+}
+
+// EdgeOf returns the edge the server gave the request. Outside the server
+// (a route called on its own in a test) it is a bare one: the peer's
+// address, https only on TLS, no API keys, no sites, no budget.
+func EdgeOf(r *http.Request) Edge {
+	if e, ok := r.Context().Value(edgeKey{}).(Edge); ok {
+		return e
 	}
-	return nil
+	return bareEdge{}
+}
+
+// Admit counts the request against its site's budget (EdgeOf(r).Admit),
+// once the route knows the site: a refusal is a 429 with Retry-After.
+func Admit(r *http.Request, site *model.Site) error { return EdgeOf(r).Admit(site) }
+
+// bareEdge is the edge of a request that did not come through the server.
+type bareEdge struct{}
+
+func (bareEdge) ClientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+func (bareEdge) HTTPS(r *http.Request) bool                 { return r.TLS != nil }
+func (bareEdge) APISite(*http.Request) (*model.Site, error) { return nil, nil }
+func (bareEdge) Admit(*model.Site) error                    { return nil }
+func (bareEdge) Site(context.Context, model.SiteID) (*model.Site, error) {
+	return nil, model.ErrNotFound
 }
 
 // SiteFromPath returns the site the request's {site} path value names; a

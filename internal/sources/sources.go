@@ -10,12 +10,14 @@ import (
 	"github.com/cleanads/cleanads/internal/outhook"
 	"github.com/cleanads/cleanads/internal/pipedrive"
 	"github.com/cleanads/cleanads/internal/source"
+	"github.com/cleanads/cleanads/internal/webforms"
 	"github.com/cleanads/cleanads/internal/whatsapp"
 )
 
 // All returns every lead source, in the order the owner's pages show them.
 func All(d source.Deps) []source.Source {
 	return []source.Source{
+		webforms.New(d),
 		calls.New(d),
 		hubspot.New(d),
 		pipedrive.New(d),

@@ -12,6 +12,7 @@ import (
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/config"
 	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/webforms"
 )
 
 // sitesData is the sites page's data.
@@ -206,7 +207,7 @@ func (s *Server) renderSiteFull(w http.ResponseWriter, r *http.Request, p *page,
 	p.D = siteData{Site: site, Form: form, APIKey: key, Test: test, Platforms: sections, Hooks: hooks, Stages: *stages,
 		Snippet: fmt.Sprintf(`<script src="%s/t.js" data-site="%s" async></script>`, base, site.ID),
 		Pinned: fmt.Sprintf("<script src=\"%s/t.v2.js\" data-site=\"%s\" async\n        integrity=\"%s\" crossorigin=\"anonymous\"></script>",
-			base, site.ID, TrackerSRI())}
+			base, site.ID, webforms.TrackerSRI())}
 	s.render(w, r, status, "site", p)
 }
 

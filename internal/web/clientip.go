@@ -77,3 +77,17 @@ func stripPort(s string) string {
 	}
 	return s
 }
+
+// isHTTPS tells whether the browser reached us over https: directly, or
+// through a trusted proxy that says so in X-Forwarded-Proto.
+func (s *Server) isHTTPS(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	peer := peerAddr(r.RemoteAddr)
+	if !peer.IsValid() || !s.trusted(peer) {
+		return false
+	}
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	return strings.EqualFold(strings.TrimSpace(proto), "https")
+}

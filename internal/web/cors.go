@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"net/url"
 )
 
 // cors answers browsers from a site's own origins. The site is named by the
@@ -47,16 +46,4 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
 	w.Header().Set("Access-Control-Max-Age", "86400")
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// requestOrigin is the browser's origin: the Origin header, or the origin
-// of the Referer when a browser sent no Origin.
-func requestOrigin(r *http.Request) string {
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		return o
-	}
-	if u, err := url.Parse(r.Referer()); err == nil && u.Host != "" {
-		return u.Scheme + "://" + u.Host
-	}
-	return ""
 }

@@ -4,10 +4,13 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/cleanads/cleanads/internal/source"
 )
 
-// maxBody is the largest request body accepted on /v1.
-const maxBody = 64 << 10
+// maxBody is the largest request body accepted on /v1 and by the admin
+// UI: a browser route's.
+const maxBody = source.BrowserBody
 
 func limitBody(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -2,17 +2,21 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"net/http"
+	"strings"
 
+	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/source"
 )
 
 // routes is the map of the application: every route, with its middleware.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	// Public endpoints are limited per visitor address, the API per key.
-	public := func(h http.HandlerFunc) http.Handler { return s.cors(s.limitPublic(limitBody(h))) }
-	preflight := func(h http.HandlerFunc) http.Handler { return s.cors(limitBody(h)) }
+	// Browser-facing endpoints are limited per visitor address, the API
+	// per key.
+	public := func(h http.Handler) http.Handler { return s.cors(s.limitPublic(h)) }
+	preflight := s.cors(limitBody(http.HandlerFunc(s.preflight)))
 	api := func(h http.HandlerFunc) http.Handler { return limitBody(s.requireAPIKey(s.limitAPI(h))) }
 
 	// Operations.
@@ -24,25 +28,30 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("GET /metrics", s.requireMetricsToken(s.metricsHandler))
 	}
 
-	// Public, browser-facing.
-	mux.Handle("GET /t.js", newScript(trackerJS, "public, max-age=300"))
-	mux.Handle("GET /t.v2.js", newScript(trackerJS, "public, max-age=31536000, immutable"))
-	mux.Handle("GET /t.v1.js", newScript(trackerV1, "public, max-age=31536000, immutable"))
-	mux.Handle("POST /v1/collect", public(s.collect))
-	mux.Handle("OPTIONS /v1/collect", preflight(s.preflight))
-	mux.Handle("POST /v1/leads", public(s.leadCreate))
-	mux.Handle("OPTIONS /v1/leads", preflight(s.preflight))
-
 	// API (site API key).
 	mux.Handle("GET /v1/leads", api(s.leadList))
 	mux.Handle("GET /v1/leads/{id}", api(s.leadGet))
 	mux.Handle("POST /v1/leads/{id}/events", api(s.leadEventCreate))
 	mux.Handle("POST /v1/events", api(s.eventCreate))
 
-	// Lead sources: each verifies its own requests (internal/source).
+	// Lead sources: each verifies its own requests (internal/source). The
+	// website's forms and tracker (internal/webforms) are one: their
+	// browser routes get CORS for the site's origins, the preflight and
+	// the per-visitor limit.
+	preflighted := map[string]bool{}
 	for _, src := range s.sources {
 		for _, rt := range src.Routes() {
-			mux.Handle(rt.Pattern, limitBodyTo(cmp.Or(rt.Body, source.DefaultBody), s.sourceRoute(rt.Handler)))
+			if !rt.Browser {
+				mux.Handle(rt.Pattern, limitBodyTo(cmp.Or(rt.Body, source.DefaultBody), s.sourceRoute(rt.Handler)))
+				continue
+			}
+			mux.Handle(rt.Pattern, public(limitBodyTo(cmp.Or(rt.Body, source.BrowserBody), s.sourceRoute(rt.Handler))))
+			// A browser asks before it posts JSON across origins.
+			method, path, _ := strings.Cut(rt.Pattern, " ")
+			if method != http.MethodGet && method != http.MethodHead && !preflighted[path] {
+				preflighted[path] = true
+				mux.Handle("OPTIONS "+path, preflight)
+			}
 		}
 	}
 
@@ -110,13 +119,25 @@ func (s *Server) routes() http.Handler {
 }
 
 // sourceRoute serves a lead source's route: its refusals and failures are
-// answered by the one error mapping, and its site's request budget is the
-// API's (source.Admit).
+// answered by the one error mapping, and what it needs of the server's
+// edge (the visitor's address, https, API keys, the site cache, the
+// request budget) is the request context's source.Edge.
 func (s *Server) sourceRoute(h source.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = r.WithContext(source.WithAdmit(r.Context(), s.admitSite))
+		r = r.WithContext(source.WithEdge(r.Context(), s.edge))
 		if err := h(w, r); err != nil {
 			s.fail(w, r, err)
 		}
 	})
+}
+
+// edge is the server's source.Edge.
+type edge struct{ s *Server }
+
+func (e edge) ClientIP(r *http.Request) string              { return e.s.clientIP(r) }
+func (e edge) HTTPS(r *http.Request) bool                   { return e.s.isHTTPS(r) }
+func (e edge) APISite(r *http.Request) (*model.Site, error) { return e.s.apiSite(r) }
+func (e edge) Admit(site *model.Site) error                 { return e.s.admitSite(site) }
+func (e edge) Site(ctx context.Context, id model.SiteID) (*model.Site, error) {
+	return e.s.sites.get(ctx, id)
 }

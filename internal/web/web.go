@@ -1,6 +1,7 @@
 // Package web owns CleanAds' HTTP surface: every route in routes.go, plain
-// middleware, the public browser endpoints (t.js, collect, lead intake), the
-// server-to-server API, the admin web UI (admin_*.go, with its templates and
+// middleware, the edge of the lead sources' routes (CORS, the per-visitor
+// limit and source.Edge for the website's forms and tracker, which are
+// internal/webforms), the server-to-server API, the admin web UI (admin_*.go, with its templates and
 // static files embedded), and the one place that turns errors into HTTP
 // statuses. It never imports deliver or cli.
 package web
@@ -95,6 +96,8 @@ type Server struct {
 	notifier       Notifier
 	platforms      []platform.Platform
 	sources        []source.Source
+	// edge is what the sources' routes read of this server.
+	edge source.Edge
 }
 
 // New returns a Server.
@@ -113,6 +116,7 @@ func New(o Options) *Server {
 		limits: o.Limits, limiter: ratelimit.New(ratelimit.Options{Now: o.Now}), metrics: o.Metrics,
 		metricsHandler: o.MetricsHandler, metricsToken: o.MetricsToken, notifier: o.Notifier,
 		platforms: o.Platforms, sources: o.Sources}
+	s.edge = edge{s}
 	if s.sources == nil {
 		s.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: o.Logger, Now: o.Now}, App: o.App, Sites: o.Store, Pauses: o.Store,
 			Settings: o.SourceSettings})

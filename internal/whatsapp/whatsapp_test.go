@@ -21,6 +21,7 @@ import (
 	"github.com/cleanads/cleanads/internal/store/storetest"
 	"github.com/cleanads/cleanads/internal/testkit"
 	"github.com/cleanads/cleanads/internal/web"
+	"github.com/cleanads/cleanads/internal/webforms"
 	"github.com/cleanads/cleanads/internal/whatsapp"
 )
 
@@ -56,7 +57,9 @@ func serve(t *testing.T, db *store.DB, set map[string]string) *env {
 	t.Helper()
 	svc := app.New(app.Options{Store: db})
 	src := whatsapp.New(source.Deps{Deps: platform.Deps{}, App: svc, Sites: db, Pauses: db, Settings: set})
-	srv := httptest.NewServer(web.New(web.Options{App: svc, Store: db, Sources: []source.Source{src}}).Handler())
+	// The website's forms too: the tests post the lead a chat is matched with.
+	forms := webforms.New(source.Deps{App: svc, Sites: db})
+	srv := httptest.NewServer(web.New(web.Options{App: svc, Store: db, Sources: []source.Source{forms, src}}).Handler())
 	t.Cleanup(srv.Close)
 	return &env{t: t, db: db, srv: srv}
 }

@@ -1,4 +1,4 @@
-package web
+package webforms
 
 import (
 	"bytes"

@@ -1,9 +1,9 @@
-package web
+package webforms
 
 import (
-	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -11,6 +11,7 @@ import (
 	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/platform"
+	"github.com/cleanads/cleanads/internal/source"
 )
 
 // Cookie names: Meta's own for the click and browser ids (the pixel reads
@@ -57,42 +58,36 @@ type collectAnswer struct {
 // collect takes a page view from t.js (JSON, or text/plain so the browser
 // sends it without a preflight), stores it and sets the click-identity
 // cookies with Set-Cookie.
-func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
+func (s *Source) collect(w http.ResponseWriter, r *http.Request) error {
 	var body collectBody
 	switch ct := mediaType(r); ct {
 	case "application/json", "text/plain":
 		if err := decodeJSON(r, &body); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	default:
-		s.fail(w, r, errStatus(http.StatusUnsupportedMediaType, "set Content-Type: application/json or text/plain"))
-		return
+		return source.Error(http.StatusUnsupportedMediaType, "set Content-Type: application/json or text/plain")
 	}
 	id := r.URL.Query().Get("site")
 	if id == "" {
 		id = body.Site
 	}
-	site, err := s.site(r, id)
+	site, err := site(r, id)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	if !site.AllowsOrigin(requestOrigin(r)) {
-		w.Header().Del("Access-Control-Allow-Origin")
-		w.Header().Del("Access-Control-Allow-Credentials")
-		s.fail(w, r, errStatus(http.StatusForbidden, fmt.Sprintf("origin %q is not one of site %q's origins", requestOrigin(r), site.ID)))
-		return
+	if err := checkOrigin(w, r, site); err != nil {
+		return err
 	}
+	edge := source.EdgeOf(r)
 	in := &app.CollectInput{
 		VisitorID: cookieValue(r, cookieVisitor), PageURL: body.URL, Referrer: body.Referrer, Consent: body.Consent,
 		FBC: firstNonEmpty(cookieValue(r, cookieFBC), body.FBC), FBP: firstNonEmpty(cookieValue(r, cookieFBP), body.FBP),
-		ClientIP: s.clientIP(r), UserAgent: r.UserAgent(), LeadForms: body.LeadForms,
+		ClientIP: edge.ClientIP(r), UserAgent: r.UserAgent(), LeadForms: body.LeadForms,
 	}
 	res, err := s.app.Collect(r.Context(), site, in)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	ans := collectAnswer{Consent: res.Consent, FormToken: res.FormToken, LeadEvent: site.Settings.Meta.LeadEventName(),
 		Pixels: s.pixelEvents(site)}
@@ -113,18 +108,19 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, ans)
+	source.JSON(w, http.StatusOK, ans)
+	return nil
 }
 
 // setCookie sets one of the tracker's cookies for 390 days on the site's
 // cookie domain, or removes it when value is empty. SameSite=Lax: the site's
 // pages and the tracker are the same site, and Lax keeps the cookies off
 // other sites' requests. Secure on https.
-func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, site *model.Site, name, value string, httpOnly bool) {
+func (s *Source) setCookie(w http.ResponseWriter, r *http.Request, site *model.Site, name, value string, httpOnly bool) {
 	c := &http.Cookie{
 		Name: name, Value: value, Path: "/", Domain: s.cookieDomain(r, site),
 		MaxAge: int(cookieLifetime / time.Second), Expires: s.now().Add(cookieLifetime).UTC(),
-		HttpOnly: httpOnly, Secure: s.isHTTPS(r), SameSite: http.SameSiteLaxMode,
+		HttpOnly: httpOnly, Secure: source.EdgeOf(r).HTTPS(r), SameSite: http.SameSiteLaxMode,
 	}
 	if value == "" {
 		c.MaxAge, c.Expires = -1, time.Unix(0, 0).UTC()
@@ -135,32 +131,18 @@ func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, site *model.S
 // cookieDomain is the site's cookie_domain when the tracker's own host is
 // inside it (a browser drops a cookie for a domain it was not sent from);
 // else the cookie is left to the tracker's host.
-func (s *Server) cookieDomain(r *http.Request, site *model.Site) string {
+func (s *Source) cookieDomain(r *http.Request, site *model.Site) string {
 	d := strings.ToLower(strings.TrimPrefix(site.Settings.CookieDomain, "."))
 	if d == "" {
 		return ""
 	}
-	host := strings.ToLower(stripPort(r.Host))
+	host := strings.ToLower(hostOnly(r.Host))
 	if host == d || strings.HasSuffix(host, "."+d) {
 		return d
 	}
 	s.log.WarnContext(r.Context(), "cookie_domain does not contain the tracker's host; cookies are set for the host only",
 		"site", string(site.ID), "cookie_domain", site.Settings.CookieDomain, "host", host)
 	return ""
-}
-
-// isHTTPS tells whether the browser reached us over https: directly, or
-// through a trusted proxy that says so in X-Forwarded-Proto.
-func (s *Server) isHTTPS(r *http.Request) bool {
-	if r.TLS != nil {
-		return true
-	}
-	peer := peerAddr(r.RemoteAddr)
-	if !peer.IsValid() || !s.trusted(peer) {
-		return false
-	}
-	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
-	return strings.EqualFold(strings.TrimSpace(proto), "https")
 }
 
 // cookieValue returns a request cookie's value, "" when it is absent.
@@ -174,7 +156,7 @@ func cookieValue(r *http.Request, name string) string {
 
 // browserCookies fills a browser-posted lead's missing fbc and fbp from the
 // _fbc and _fbp cookies (well-formed ones only), and its visitor from ours.
-func (s *Server) browserCookies(r *http.Request, in *app.LeadInput) {
+func (s *Source) browserCookies(r *http.Request, in *app.LeadInput) {
 	now := s.now()
 	if v := cookieValue(r, cookieFBC); in.FBC == "" && v != "" && capi.CheckFBC(v, now) == nil {
 		in.FBC = v
@@ -213,7 +195,7 @@ func mediaType(r *http.Request) string {
 
 // platformCookies are the names of the first-party cookies the platforms'
 // pixels set (platform.CookieReader).
-func (s *Server) platformCookies() []string {
+func (s *Source) platformCookies() []string {
 	var names []string
 	for _, p := range s.app.Platforms() {
 		if c, ok := p.(platform.CookieReader); ok {
@@ -225,7 +207,7 @@ func (s *Server) platformCookies() []string {
 
 // pixelEvents are the lead events of the platforms' browser pixels t.js
 // pairs with, by platform name.
-func (s *Server) pixelEvents(site *model.Site) map[string]string {
+func (s *Source) pixelEvents(site *model.Site) map[string]string {
 	var out map[string]string
 	for _, p := range s.app.Platforms() {
 		if pp, ok := p.(platform.PixelPairer); ok {
@@ -238,4 +220,16 @@ func (s *Server) pixelEvents(site *model.Site) map[string]string {
 		}
 	}
 	return out
+}
+
+// requestOrigin is the browser's origin: the Origin header, or the origin
+// of the Referer when a browser sent no Origin.
+func requestOrigin(r *http.Request) string {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		return o
+	}
+	if u, err := url.Parse(r.Referer()); err == nil && u.Host != "" {
+		return u.Scheme + "://" + u.Host
+	}
+	return ""
 }
