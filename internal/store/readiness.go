@@ -17,21 +17,22 @@ const (
 		COALESCE(SUM(CASE WHEN verdict <> 'junk' THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(CASE WHEN lead_ads_id <> '' THEN 1 ELSE 0 END), 0)
 		FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?`
-	readinessEventsQuery = `/* Store.ReadinessFigures */ SELECT l.id, l.received_at, d.kind, d.event_name, d.created_at,
+	readinessEventsQuery = `/* Store.ReadinessFigures */ SELECT l.id, l.received_at, d.kind, e.event_name, d.created_at,
 		COALESCE(d.sent_at, d.created_at), s.at
 		FROM leads l
-		JOIN deliveries d ON d.lead_id = l.id AND d.lead_id <> ''
+		JOIN delivery_events e ON e.lead_id = l.id AND e.lead_id <> ''
+		JOIN delivery_state d ON d.id = e.id
 		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage
 		WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ?
 			AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
-		ORDER BY l.id, d.kind, d.event_name`
+		ORDER BY l.id, d.kind, e.event_name`
 )
 
 // ReadinessFigures reads a site's Conversion Leads figures over [from, to):
 // its leads received then, and the Meta events of those leads that Meta
 // accepted (or, on a dry-run site, that were built for it). Both statements
 // are bounded by the period: a range of leads_site_received, and each of
-// those leads' events through deliveries_lead and their stages through
+// those leads' events through delivery_events_lead and their stages through
 // lead_stages' key. Matchable and Sampled are left to the caller (they come
 // from the payloads).
 func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to time.Time) (*model.ReadinessFigures, error) {
