@@ -176,6 +176,7 @@ func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("claim plan (cursor %v):\n%s", cursor, plan)
 		if !strings.Contains(plan, "delivery_state_claimable (site_id=? AND destination=?") || strings.Contains(plan, "TEMP B-TREE") {
 			t.Errorf("claim plan (cursor %v):\n%s\nwant a walk of delivery_state_claimable from the site with no sort", cursor, plan)
 		}
