@@ -160,6 +160,21 @@ func TestLeadRoundTrip(t *testing.T) {
 	})
 }
 
+// TestDeliveryListReadsTheSitesRows checks on SQLite that the deliveries
+// page of one site and state walks that site's rows of the state, not
+// every site's, and reads the payloads of the page's rows alone.
+func TestDeliveryListReadsTheSitesRows(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	plan, err := db.TestDeliveryListPlan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "delivery_state_site_state_created (site_id=? AND state=?)") {
+		t.Errorf("deliveries list plan:\n%s\nwant a walk of the site's rows of the state", plan)
+	}
+}
+
 // TestDeliveryClaimReadsInClaimOrder checks SQLite's plans for the claim.
 // A site's events: a walk of delivery_state_claimable from the site's first
 // entry, already in (deadline_at, id) order, with no sort; a plan with a
@@ -176,7 +191,6 @@ func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("claim plan (cursor %v):\n%s", cursor, plan)
 		if !strings.Contains(plan, "delivery_state_claimable (site_id=? AND destination=?") || strings.Contains(plan, "TEMP B-TREE") {
 			t.Errorf("claim plan (cursor %v):\n%s\nwant a walk of delivery_state_claimable from the site with no sort", cursor, plan)
 		}
