@@ -43,8 +43,10 @@ func (g *leanGraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // should not grow with the queue (claims of at most Claim events). A probe
 // beside it writes as an intake request would, every 2 ms: its p99 and
 // longest wait are what a visit or lead waits for the writer while a
-// backlog drains. The events are lead events in the outbox, or PageViews
-// in their queue. On the engine under test (CLEANADS_TEST_ENGINE).
+// backlog drains; grown_B/event what the drain added to the database and
+// stored_B/event what it holds after. The events are lead events in the outbox, or PageViews
+// in their queue. cpu_ms is this process's CPU time for the drain. On the
+// engine under test (CLEANADS_TEST_ENGINE).
 func BenchmarkDrain100k(b *testing.B) {
 	b.Run("outbox", func(b *testing.B) { drain(b, false) })
 	b.Run("pageviews", func(b *testing.B) { drain(b, true) })
@@ -74,6 +76,19 @@ func (f *fixture) enqueuePageViews(t testing.TB, site *model.Site, from, n int) 
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// dbBytes is the size of every table of db with its indexes.
+func dbBytes(b *testing.B, db *store.DB) int64 {
+	sizes, err := db.TableSizes(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, v := range sizes {
+		n += v
+	}
+	return n
 }
 
 func drain(b *testing.B, pageViews bool) {
@@ -143,8 +158,10 @@ func drain(b *testing.B, pageViews bool) {
 				waits = append(waits, time.Since(t0))
 			}
 		}()
+		sizes0 := dbBytes(b, db)
 		b.StartTimer()
 		start := time.Now()
+		cpu0, cpuOK := processCPU()
 		if err := r.Start(ctx); err != nil {
 			b.Fatal(err)
 		}
@@ -154,18 +171,30 @@ func drain(b *testing.B, pageViews bool) {
 		// Stop waits for the last outcomes to be recorded: part of the drain.
 		r.Stop(ctx)
 		elapsed := time.Since(start)
+		cpu1, _ := processCPU()
 		b.StopTimer()
 		close(stopSampling)
 		<-sampled
 		close(stopProbe)
 		waits := <-probed
 		srv.Close()
+		sizes1 := dbBytes(b, db)
 		counts, err := db.DeliveryCounts(ctx, "")
 		if err != nil || counts[model.DeliverySent] != sites*perSite {
 			b.Fatalf("after the drain: %v %v", counts, err)
 		}
 		b.ReportMetric(float64(sites*perSite)/elapsed.Seconds(), "events/s")
 		b.ReportMetric(float64(peak)/(1<<20), "peak_heap_MB")
+		// What the drain added to the database (on PostgreSQL the row
+		// versions its claims and outcomes left behind until vacuumed), and
+		// what the sent events take, per event.
+		b.ReportMetric(float64(sizes1-sizes0)/float64(sites*perSite), "grown_B/event")
+		b.ReportMetric(float64(sizes1)/float64(sites*perSite), "stored_B/event")
+		if cpuOK {
+			// The machine is shared: CPU time spent per drain says more
+			// than wall time (on PostgreSQL the server's CPU is not in it).
+			b.ReportMetric(float64(cpu1-cpu0)/1e6, "cpu_ms")
+		}
 		if len(waits) > 0 {
 			slices.Sort(waits)
 			b.ReportMetric(float64(waits[len(waits)*99/100])/1e6, "probe_p99_ms")

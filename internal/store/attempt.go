@@ -33,9 +33,16 @@ func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead) error {
 	if err != nil {
 		return err
 	}
-	if _, err := q.exec(ctx, `/* Store.LeadAttemptSet */ DELETE FROM deliveries
-		WHERE lead_id = ? AND lead_id <> '' AND kind IN (?, ?) AND state = ? AND attempts = 0`,
+	if _, err := q.exec(ctx, `/* Store.LeadAttemptSet */ DELETE FROM delivery_state
+		WHERE id IN (SELECT id FROM delivery_events WHERE lead_id = ? AND lead_id <> '')
+			AND kind IN (?, ?) AND state = ? AND attempts = 0`,
 		string(l.ID), model.KindLead, model.KindQualified, string(model.DeliveryPending)); err != nil {
+		return fmt.Errorf("store: drop held events of lead %s: %w", l.ID, err)
+	}
+	// The events whose state went are the ones dropped.
+	if _, err := q.exec(ctx, `/* Store.LeadAttemptSet */ DELETE FROM delivery_events
+		WHERE lead_id = ? AND lead_id <> '' AND NOT EXISTS (SELECT 1 FROM delivery_state s WHERE s.id = delivery_events.id)`,
+		string(l.ID)); err != nil {
 		return fmt.Errorf("store: drop held events of lead %s: %w", l.ID, err)
 	}
 	return q.leadVerdictSet(ctx, l.ID, l.Verdict, `/* Store.LeadAttemptSet */ UPDATE leads SET visitor_id = ?, email = ?, phone = ?, name = ?,

@@ -13,8 +13,16 @@ import (
 	"github.com/cleanads/cleanads/internal/model"
 )
 
+// deliveryColumns are a delivery's columns as the view deliveries (the
+// two tables joined) names them.
 const deliveryColumns = `id, site_id, lead_id, kind, event_name, event_id, pixel_id, payload, state, attempts,
 	next_at, deadline_at, last_error, response, mode, created_at, updated_at, sent_at, destination`
+
+// deliveryJoin reads deliveryColumns from delivery_state s (the changing
+// columns) and delivery_events e (the payload), for the statements that
+// name an index of s or lock its rows.
+const deliveryJoin = `s.id, s.site_id, e.lead_id, s.kind, e.event_name, e.event_id, e.pixel_id, e.payload, s.state, s.attempts,
+	s.next_at, s.deadline_at, s.last_error, s.response, s.mode, s.created_at, s.updated_at, s.sent_at, s.destination`
 
 // destinationOf is a row's destination, Meta's when it names none.
 func destinationOf(d *model.Delivery) string {
@@ -28,67 +36,145 @@ func destinationOf(d *model.Delivery) string {
 // site, name and id) is left as it is and inserted reports false: a replay
 // never queues it twice.
 func (q Q) DeliveryInsert(ctx context.Context, d *model.Delivery) (inserted bool, err error) {
-	res, err := q.exec(ctx, `/* Store.DeliveryInsert */ INSERT INTO deliveries (`+deliveryColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (site_id, destination, event_name, event_id) DO NOTHING`,
-		d.ID, string(d.SiteID), string(d.LeadID), d.Kind, d.EventName, d.EventID, d.PixelID, string(d.Payload),
-		string(d.State), d.Attempts, d.NextAt.UnixMilli(), d.DeadlineAt.UnixMilli(), d.LastError,
-		string(d.Response), d.Mode, d.CreatedAt.UnixMilli(), d.UpdatedAt.UnixMilli(), nil, destinationOf(d))
+	got, err := q.DeliveryInsertAll(ctx, []*model.Delivery{d})
 	if err != nil {
-		return false, fmt.Errorf("store: insert delivery: %w", err)
+		return false, err
 	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	return got[0], nil
 }
 
-// DeliveryInsertAll puts events in the outbox in one statement (on SQLite
-// a statement has a fixed cost in the driver, and a clean lead queues two
-// events), and reports for each whether it was inserted, as DeliveryInsert
-// does: an event already there is left as it is.
+// eventRow and stateRow are the placeholders of one delivery's row in
+// delivery_events and delivery_state.
+const (
+	eventRow = `(?, ?, ?, ?, ?, ?, ?, ?)`
+	stateRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// eventCols and stateCols name them.
+	eventCols = `id, site_id, destination, lead_id, event_name, event_id, pixel_id, payload`
+	stateCols = `id, site_id, destination, kind, created_at, deadline_at, state, attempts, next_at, sent_at,
+		updated_at, mode, last_error, response`
+)
+
+func eventArgs(args []any, d *model.Delivery) []any {
+	return append(args, d.ID, string(d.SiteID), destinationOf(d), string(d.LeadID), d.EventName, d.EventID, d.PixelID,
+		string(d.Payload))
+}
+
+func stateArgs(args []any, d *model.Delivery) []any {
+	return append(args, d.ID, string(d.SiteID), destinationOf(d), d.Kind, d.CreatedAt.UnixMilli(), d.DeadlineAt.UnixMilli(),
+		string(d.State), d.Attempts, d.NextAt.UnixMilli(), nil, d.UpdatedAt.UnixMilli(), d.Mode, d.LastError, string(d.Response))
+}
+
+// DeliveryInsertAll puts events in the outbox (their payload in
+// delivery_events, their state in delivery_state) and reports for each
+// whether it was inserted, as DeliveryInsert does: an event already there
+// is left as it is. On SQLite that is two statements (a statement has a
+// fixed cost in the driver, and a clean lead queues two events); on
+// PostgreSQL one, whose first part inserts the events and whose second the
+// states of those that went in, a round trip saved.
 func (q Q) DeliveryInsertAll(ctx context.Context, ds []*model.Delivery) (inserted []bool, err error) {
 	inserted = make([]bool, len(ds))
 	if len(ds) == 0 {
 		return inserted, nil
 	}
-	args := make([]any, 0, 19*len(ds))
-	for _, d := range ds {
-		args = append(args, d.ID, string(d.SiteID), string(d.LeadID), d.Kind, d.EventName, d.EventID, d.PixelID, string(d.Payload),
-			string(d.State), d.Attempts, d.NextAt.UnixMilli(), d.DeadlineAt.UnixMilli(), d.LastError,
-			string(d.Response), d.Mode, d.CreatedAt.UnixMilli(), d.UpdatedAt.UnixMilli(), nil, destinationOf(d))
+	if q.dialect == Postgres {
+		return q.deliveryInsertCTE(ctx, ds)
 	}
-	const row = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	res, err := q.exec(ctx, `/* Store.DeliveryInsert */ INSERT INTO deliveries (`+deliveryColumns+`)
-		VALUES `+row+strings.Repeat(", "+row, len(ds)-1)+`
+	args := make([]any, 0, 8*len(ds))
+	for _, d := range ds {
+		args = eventArgs(args, d)
+	}
+	res, err := q.exec(ctx, `/* Store.DeliveryInsert */ INSERT INTO delivery_events (`+eventCols+`)
+		VALUES `+eventRow+strings.Repeat(", "+eventRow, len(ds)-1)+`
 		ON CONFLICT (site_id, destination, event_name, event_id) DO NOTHING`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: insert deliveries: %w", err)
 	}
-	if n, _ := res.RowsAffected(); int(n) == len(ds) {
+	n, _ := res.RowsAffected()
+	if int(n) == len(ds) {
 		for i := range inserted {
 			inserted[i] = true
 		}
+	} else {
+		// Some were there already (a replay): the new ids say which went in.
+		for i, d := range ds {
+			var one int
+			err := q.queryRow(ctx, `/* Store.DeliveryInsert */ SELECT 1 FROM delivery_events WHERE id = ?`, d.ID).Scan(&one)
+			switch {
+			case err == nil:
+				inserted[i] = true
+			case err != sql.ErrNoRows:
+				return nil, fmt.Errorf("store: insert deliveries: %w", err)
+			}
+		}
+	}
+	args, rows := args[:0], 0
+	for i, d := range ds {
+		if inserted[i] {
+			args = stateArgs(args, d)
+			rows++
+		}
+	}
+	if rows == 0 {
 		return inserted, nil
 	}
-	// Some were there already (a replay): the new ids say which went in.
-	for i, d := range ds {
-		var one int
-		err := q.queryRow(ctx, `/* Store.DeliveryInsert */ SELECT 1 FROM deliveries WHERE id = ?`, d.ID).Scan(&one)
-		switch {
-		case err == nil:
-			inserted[i] = true
-		case err != sql.ErrNoRows:
+	if _, err := q.exec(ctx, `/* Store.DeliveryInsert */ INSERT INTO delivery_state (`+stateCols+`)
+		VALUES `+stateRow+strings.Repeat(", "+stateRow, rows-1), args...); err != nil {
+		return nil, fmt.Errorf("store: insert deliveries: %w", err)
+	}
+	return inserted, nil
+}
+
+// pgStateRow is stateRow with the types PostgreSQL cannot infer in a
+// VALUES list.
+const pgStateRow = `(?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, CAST(? AS INTEGER), CAST(? AS BIGINT),
+	CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?)`
+
+// deliveryInsertCTE is DeliveryInsertAll on PostgreSQL: one statement
+// whose data-modifying CTE inserts the events and whose outer insert adds
+// the states of those it returned.
+func (q Q) deliveryInsertCTE(ctx context.Context, ds []*model.Delivery) ([]bool, error) {
+	args := make([]any, 0, 22*len(ds))
+	for _, d := range ds {
+		args = eventArgs(args, d)
+	}
+	for _, d := range ds {
+		args = stateArgs(args, d)
+	}
+	rows, err := q.w.QueryContext(ctx, q.rebind(`/* Store.DeliveryInsert */ WITH e AS (
+		INSERT INTO delivery_events (`+eventCols+`) VALUES `+eventRow+strings.Repeat(", "+eventRow, len(ds)-1)+`
+		ON CONFLICT (site_id, destination, event_name, event_id) DO NOTHING RETURNING id)
+		INSERT INTO delivery_state (`+stateCols+`)
+		SELECT v.* FROM (VALUES `+pgStateRow+strings.Repeat(", "+pgStateRow, len(ds)-1)+`) v (`+stateCols+`)
+		JOIN e ON e.id = v.id RETURNING id`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: insert deliveries: %w", unavailable(err))
+	}
+	defer rows.Close()
+	went := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
 			return nil, fmt.Errorf("store: insert deliveries: %w", err)
 		}
+		went[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: insert deliveries: %w", unavailable(err))
+	}
+	inserted := make([]bool, len(ds))
+	for i, d := range ds {
+		inserted[i] = went[d.ID]
 	}
 	return inserted, nil
 }
 
 // DeliveriesByLead returns every event of a lead, oldest first. The
-// condition on a non-empty lead id lets the partial index deliveries_lead
+// condition on a non-empty lead id lets the partial index delivery_events_lead
 // serve it.
 func (q Q) DeliveriesByLead(ctx context.Context, id model.LeadID) ([]*model.Delivery, error) {
-	rows, err := q.query(ctx, `/* Store.DeliveriesByLead */ SELECT `+deliveryColumns+` FROM deliveries
-		WHERE lead_id = ? AND lead_id <> '' ORDER BY created_at, id`, string(id))
+	rows, err := q.query(ctx, `/* Store.DeliveriesByLead */ SELECT `+deliveryJoin+` FROM delivery_events e
+		JOIN delivery_state s ON s.id = e.id
+		WHERE e.lead_id = ? AND e.lead_id <> '' ORDER BY s.created_at, s.id`, string(id))
 	return scanAll(rows, err, "deliveries", scanDelivery)
 }
 
@@ -124,8 +210,9 @@ func scanDelivery(r scanner) (*model.Delivery, error) {
 // The outgoing webhooks' posts are not ended: they tell the owner's own
 // systems what happened, the junk verdict included.
 func (q Q) DeliveryCancelByLead(ctx context.Context, id model.LeadID, reason string, now time.Time) (int, error) {
-	res, err := q.exec(ctx, `/* Store.DeliveryCancelByLead */ UPDATE deliveries SET state = ?, last_error = ?, updated_at = ?
-		WHERE lead_id = ? AND lead_id <> '' AND destination <> ? AND state IN (?, ?, ?)`,
+	res, err := q.exec(ctx, `/* Store.DeliveryCancelByLead */ UPDATE delivery_state SET state = ?, last_error = ?, updated_at = ?
+		WHERE id IN (SELECT id FROM delivery_events WHERE lead_id = ? AND lead_id <> '')
+			AND destination <> ? AND state IN (?, ?, ?)`,
 		string(model.DeliveryDead), reason, now.UnixMilli(), string(id), model.DestinationWebhook,
 		string(model.DeliveryPending), string(model.DeliveryRetry), string(model.DeliveryPaused))
 	if err != nil {
@@ -299,7 +386,7 @@ func (db *DB) claimSite(ctx context.Context, limit int, finish func(tx *Tx, last
 
 // claimableShares returns the shares of dests with due unleased events,
 // leaving out skip, the one whose oldest due event is oldest first. Each
-// share costs a seek into deliveries_claimable (and a walk past its events
+// share costs a seek into delivery_state_claimable (and a walk past its events
 // not due yet, retries waiting for their time).
 func (db *DB) claimableShares(ctx context.Context, now time.Time, dests []string, skip []model.Share) ([]model.Share, error) {
 	type due struct {
@@ -335,7 +422,7 @@ func (db *DB) claimableShares(ctx context.Context, now time.Time, dests []string
 func (q Q) claimableSitesQuery(now time.Time, dests []string, skip []model.Share) (string, []any) {
 	args := []any{now.UnixMilli()}
 	query := `/* Store.DeliveryClaim */ SELECT s.id, x.name,
-			(SELECT d.deadline_at FROM deliveries d` + q.claimIndex() + ` WHERE d.site_id = s.id AND d.destination = x.name
+			(SELECT d.deadline_at FROM delivery_state d` + q.claimIndex() + ` WHERE d.site_id = s.id AND d.destination = x.name
 				AND d.state IN ('pending', 'retry') AND d.lease_owner = '' AND d.next_at <= ?
 				ORDER BY d.deadline_at, d.id LIMIT 1)
 		FROM sites s, (SELECT ? AS name` + strings.Repeat(` UNION ALL SELECT ?`, len(dests)-1) + `) x`
@@ -373,12 +460,12 @@ func (q Q) claimableSitesQuery(now time.Time, dests []string, skip []model.Share
 // first, on a reader: there are seldom any.
 func (db *DB) releaseExpiredLeases(ctx context.Context, now time.Time) error {
 	var n int
-	err := db.queryRow(ctx, `/* Store.DeliveryClaim */ SELECT COUNT(*) FROM (SELECT 1 FROM deliveries
+	err := db.queryRow(ctx, `/* Store.DeliveryClaim */ SELECT COUNT(*) FROM (SELECT 1 FROM delivery_state
 		WHERE lease_owner <> '' AND lease_until <= ? LIMIT 1) expired`, now.UnixMilli()).Scan(&n)
 	if err != nil || n == 0 {
 		return err
 	}
-	_, err = db.exec(ctx, `/* Store.DeliveryClaim */ UPDATE deliveries SET lease_owner = '', lease_until = NULL
+	_, err = db.exec(ctx, `/* Store.DeliveryClaim */ UPDATE delivery_state SET lease_owner = '', lease_until = NULL
 		WHERE lease_owner <> '' AND lease_until <= ?`, now.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("store: release expired leases: %w", err)
@@ -403,7 +490,7 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 	for _, d := range list {
 		args = append(args, d.ID)
 	}
-	if _, err := q.exec(ctx, `/* Store.DeliveryClaim */ UPDATE deliveries SET lease_owner = ?, lease_until = ?
+	if _, err := q.exec(ctx, `/* Store.DeliveryClaim */ UPDATE delivery_state SET lease_owner = ?, lease_until = ?
 		WHERE id IN `+sliceIDs, padSlice(args, len(list))...); err != nil {
 		return nil, fmt.Errorf("store: lease deliveries: %w", err)
 	}
@@ -414,24 +501,31 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 // past a given (deadline_at, id). Oldest event first (the nearest
 // deadline): after an outage a site's backlog reaches Meta in order of age,
 // and what has least time left goes before what can wait.
-// deliveries_claimable is by share in that order and holds no leased event,
+// delivery_state_claimable is by share in that order and holds no leased event,
 // so the claim reads index entries until it has its limit, with no sort and
 // none of the events being sent, and a cursor starts it where the slice
 // before stopped.
 func (q Q) claimQuery(cursor bool) string {
-	query := `/* Store.DeliveryClaim */ SELECT ` + deliveryColumns + ` FROM deliveries` + q.claimIndex() + `
-			WHERE site_id = ? AND destination = ? AND state IN ('pending', 'retry') AND lease_owner = '' AND next_at <= ?`
+	query := `/* Store.DeliveryClaim */ SELECT ` + deliveryJoin + ` FROM delivery_state s` + q.claimIndex() + `
+			JOIN delivery_events e ON e.id = s.id
+			WHERE s.site_id = ? AND s.destination = ? AND s.state IN ('pending', 'retry') AND s.lease_owner = '' AND s.next_at <= ?`
 	if cursor {
-		query += ` AND (deadline_at, id) > (?, ?)`
+		query += ` AND (s.deadline_at, s.id) > (?, ?)`
 	}
-	return query + ` ORDER BY deadline_at, id LIMIT ?` + q.forUpdateSkipLocked()
+	query += ` ORDER BY s.deadline_at, s.id LIMIT ?`
+	if q.dialect == Postgres {
+		// Only the state row is locked (and then leased): the event's row
+		// is never written by a claim.
+		query += ` FOR UPDATE OF s SKIP LOCKED`
+	}
+	return query
 }
 
 // claimIndex names the index DeliveryClaim walks. Without statistics
 // SQLite's planner may prefer another index and then sort every due event
-// to return the first few thousand; the partial deliveries_claimable index
-// is already in claim order. PostgreSQL plans from its statistics.
-func (q Q) claimIndex() string { return q.indexedBy("deliveries_claimable") }
+// to return the first few thousand; the partial delivery_state_claimable
+// index is already in claim order. PostgreSQL plans from its statistics.
+func (q Q) claimIndex() string { return q.indexedBy("delivery_state_claimable") }
 
 // indexedBy tells SQLite's planner which index a statement must use; empty
 // on PostgreSQL.
@@ -500,7 +594,7 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 	done, err := db.inSlices(ctx, len(work), func(tx *Tx, i int) error {
 		w := work[i]
 		args := append([]any{w.o.state, w.o.attempts, w.o.next, w.o.lastError, w.o.response, w.o.mode, now.UnixMilli(), w.o.sent, owner}, w.ids...)
-		res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ UPDATE deliveries SET state = ?, attempts = ?,
+		res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ UPDATE delivery_state SET state = ?, attempts = ?,
 			next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?,
 			lease_owner = '', lease_until = NULL
 			WHERE lease_owner = ? AND id IN `+sliceIDs, padSlice(args, len(w.ids))...)
@@ -520,7 +614,7 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 // DeliverySweep expires every unsent event past its deadline (pending,
 // retry or paused: Meta would refuse it now) and makes the paused events of
 // sites that are no longer paused due again. Leased events are left to
-// their owner. Unleased events are found through deliveries_claimable, a
+// their owner. Unleased events are found through delivery_state_claimable, a
 // range per site of just the expired ones, so a backlog of a million
 // events (an outage) is not read on the writer at every sweep.
 func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resumed int, err error) {
@@ -535,9 +629,9 @@ func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resume
 			expired += int(n)
 		}
 		// A pause of any platform is in destination_pauses.
-		res, err := tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE deliveries SET state = 'pending', next_at = ?, updated_at = ?
+		res, err := tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE delivery_state SET state = 'pending', next_at = ?, updated_at = ?
 			WHERE state = 'paused' AND NOT EXISTS (SELECT 1 FROM destination_pauses p
-				WHERE p.site_id = deliveries.site_id AND p.destination = deliveries.destination)`,
+				WHERE p.site_id = delivery_state.site_id AND p.destination = delivery_state.destination)`,
 			now.UnixMilli(), now.UnixMilli())
 		if err != nil {
 			return fmt.Errorf("store: resume deliveries: %w", err)
@@ -557,9 +651,9 @@ type sweep struct {
 
 // sweepQueries expire unleased pending and retry events (through the
 // claim's index, per share), paused ones, and those whose lease ran out
-// (through deliveries_leased).
+// (through delivery_state_leased).
 func (q Q) sweepQueries(now time.Time) []sweep {
-	const set = `/* Store.DeliverySweep */ UPDATE deliveries%s SET state = 'expired',
+	const set = `/* Store.DeliverySweep */ UPDATE delivery_state%s SET state = 'expired',
 		last_error = CASE WHEN last_error = '' THEN 'deadline passed before it could be sent' ELSE last_error END,
 		updated_at = ? WHERE deadline_at <= ? AND `
 	ms := now.UnixMilli()
@@ -569,10 +663,10 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 		perShare = append(perShare, d)
 	}
 	return []sweep{
-		{fmt.Sprintf(set, q.indexedBy("deliveries_claimable")) + `site_id IN (SELECT id FROM sites) AND destination IN (?` +
+		{fmt.Sprintf(set, q.indexedBy("delivery_state_claimable")) + `site_id IN (SELECT id FROM sites) AND destination IN (?` +
 			strings.Repeat(", ?", len(dests)-1) + `) AND state IN ('pending', 'retry') AND lease_owner = ''`, perShare},
 		{fmt.Sprintf(set, "") + `state = 'paused'`, []any{ms, ms}},
-		{fmt.Sprintf(set, q.indexedBy("deliveries_leased")) + `state IN ('pending', 'retry') AND lease_owner <> '' AND lease_until <= ?`, []any{ms, ms, ms}},
+		{fmt.Sprintf(set, q.indexedBy("delivery_state_leased")) + `state IN ('pending', 'retry') AND lease_owner <> '' AND lease_until <= ?`, []any{ms, ms, ms}},
 	}
 }
 
@@ -582,9 +676,9 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
 	var queued bool
-	// deliveries_claimable holds next_at: a scan of the index alone, not of
+	// delivery_state_claimable holds next_at: a scan of the index alone, not of
 	// every unsent row (what the planner picks on its own).
-	err := q.queryRow(ctx, `/* Store.DeliveryNextDue */ SELECT (SELECT MIN(next_at) FROM deliveries`+q.claimIndex()+`
+	err := q.queryRow(ctx, `/* Store.DeliveryNextDue */ SELECT (SELECT MIN(next_at) FROM delivery_state`+q.claimIndex()+`
 		WHERE state IN ('pending', 'retry') AND lease_owner = ''), EXISTS (SELECT 1 FROM pageview_queue)`).Scan(&next, &queued)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next due delivery: %w", err)
@@ -599,7 +693,7 @@ func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool,
 // all sites when site is empty, queued PageViews (pending) and those sent
 // from the queue included.
 func (q Q) DeliveryCounts(ctx context.Context, site model.SiteID) (map[model.DeliveryState]int, error) {
-	rows, err := q.query(ctx, `/* Store.DeliveryCounts */ SELECT state, COUNT(*) FROM deliveries
+	rows, err := q.query(ctx, `/* Store.DeliveryCounts */ SELECT state, COUNT(*) FROM delivery_state
 		WHERE site_id = ? OR ? = '' GROUP BY state`, string(site), string(site))
 	if err != nil {
 		return nil, fmt.Errorf("store: delivery counts: %w", err)
@@ -653,6 +747,17 @@ type DeliveryFilter struct {
 
 // DeliveryList returns deliveries newest first.
 func (q Q) DeliveryList(ctx context.Context, f DeliveryFilter) ([]*model.Delivery, error) {
+	query, args := q.deliveryListQuery(f)
+	rows, err := q.query(ctx, query, args...)
+	return scanAll(rows, err, "deliveries", scanDelivery)
+}
+
+// deliveryListQuery is DeliveryList's statement. The page's rows are
+// chosen in delivery_state alone, then read whole: a site's rows of a
+// state through delivery_state_site_state_created (SQLite's planner,
+// without statistics, would otherwise walk every site's rows of the state
+// newest first for the order).
+func (q Q) deliveryListQuery(f DeliveryFilter) (string, []any) {
 	where, args := "1 = 1", []any{}
 	if f.Site != "" {
 		where += " AND site_id = ?"
@@ -664,8 +769,13 @@ func (q Q) DeliveryList(ctx context.Context, f DeliveryFilter) ([]*model.Deliver
 		args = append(args, string(f.State))
 	}
 	where, args = newestFirst(where, args, "created_at", f.Before, f.BeforeID, f.Limit)
-	rows, err := q.query(ctx, `/* Store.DeliveryList */ SELECT `+deliveryColumns+` FROM deliveries WHERE `+where, args...)
-	return scanAll(rows, err, "deliveries", scanDelivery)
+	index := ""
+	if f.Site != "" && f.State != "" {
+		index = q.indexedBy("delivery_state_site_state_created")
+	}
+	return `/* Store.DeliveryList */ SELECT ` + deliveryColumns + ` FROM deliveries
+		WHERE id IN (SELECT id FROM delivery_state` + index + ` WHERE ` + where + `)
+		ORDER BY created_at DESC, id DESC`, args
 }
 
 // CountCap is how far the delivery counts count: a count above it
@@ -680,8 +790,8 @@ var deliveryStates = []model.DeliveryState{model.DeliveryPending, model.Delivery
 // DeliveryStats counts a site's deliveries (every site's when site is
 // empty) of a kind (every kind when empty) by state, created since the given
 // time (all when zero), each up to CountCap+1: a read of the index
-// deliveries_site_state_created alone (deliveries_state_created for every
-// site), at most CountCap+1 entries a state.
+// delivery_state_site_state_created alone (delivery_state_state_created for
+// every site), at most CountCap+1 entries a state.
 func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, since time.Time) (map[model.DeliveryState]int, error) {
 	where, args := "", []any{}
 	if site != "" {
@@ -695,7 +805,7 @@ func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, si
 	parts := make([]string, len(deliveryStates))
 	var all []any
 	for i, st := range deliveryStates {
-		parts[i] = fmt.Sprintf(`SELECT ?, COUNT(*) FROM (SELECT 1 FROM deliveries WHERE state = ? AND created_at >= ?%s LIMIT %d) s%d`,
+		parts[i] = fmt.Sprintf(`SELECT ?, COUNT(*) FROM (SELECT 1 FROM delivery_state WHERE state = ? AND created_at >= ?%s LIMIT %d) s%d`,
 			where, CountCap+1, i)
 		all = append(append(all, string(st), string(st), since.UnixMilli()), args...)
 	}
@@ -728,7 +838,7 @@ func (q Q) DeliveryPayloads(ctx context.Context, site model.SiteID, states []mod
 	if len(states) == 0 {
 		return nil, nil
 	}
-	// One newest-first walk of deliveries_site_state_created per state,
+	// One newest-first walk of delivery_state_site_state_created per state,
 	// each stopping at limit rows, merged: a read of at most limit rows a
 	// state, where one IN (...) would sort every row of the period.
 	var (
@@ -736,9 +846,10 @@ func (q Q) DeliveryPayloads(ctx context.Context, site model.SiteID, states []mod
 		parts = make([]string, len(states))
 	)
 	for i, s := range states {
-		parts[i] = fmt.Sprintf(`SELECT payload, created_at FROM (SELECT payload, created_at FROM deliveries
-			WHERE site_id = ? AND state = ? AND created_at >= ? AND destination = 'meta'
-			ORDER BY created_at DESC LIMIT ?) p%d`, i)
+		parts[i] = fmt.Sprintf(`SELECT payload, created_at FROM (SELECT e.payload, s.created_at FROM delivery_state s
+			JOIN delivery_events e ON e.id = s.id
+			WHERE s.site_id = ? AND s.state = ? AND s.created_at >= ? AND s.destination = 'meta'
+			ORDER BY s.created_at DESC LIMIT ?) p%d`, i)
 		args = append(args, string(site), string(s), since.UnixMilli(), limit)
 	}
 	args = append(args, limit)
@@ -765,7 +876,7 @@ func (q Q) DeliveryPayloads(ctx context.Context, site model.SiteID, states []mod
 // replayed (each destination's row has its own deadline: Meta's 7 days,
 // Google's 90); anything else fails with model.ErrConflict.
 func (q Q) DeliveryReplay(ctx context.Context, id, note string, now time.Time) error {
-	res, err := q.exec(ctx, `/* Store.DeliveryReplay */ UPDATE deliveries
+	res, err := q.exec(ctx, `/* Store.DeliveryReplay */ UPDATE delivery_state
 		SET state = ?, next_at = ?, updated_at = ?, lease_owner = '', lease_until = NULL,
 			last_error = CASE WHEN last_error = '' THEN ? ELSE ? || '; before: ' || last_error END
 		WHERE id = ? AND state = ? AND deadline_at > ?`,

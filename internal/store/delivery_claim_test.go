@@ -226,10 +226,10 @@ func TestDeliverySweep(t *testing.T) {
 		add("old-lease-over", model.DeliveryPending, -time.Minute)
 		add("young", model.DeliveryRetry, time.Hour)
 		add("sent", model.DeliverySent, -time.Minute)
-		if err := db.TestExec(ctx, `UPDATE deliveries SET lease_owner = 'n1', lease_until = ? WHERE id = 'old-leased'`, now.Add(time.Minute).UnixMilli()); err != nil {
+		if err := db.TestExec(ctx, `UPDATE delivery_state SET lease_owner = 'n1', lease_until = ? WHERE id = 'old-leased'`, now.Add(time.Minute).UnixMilli()); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.TestExec(ctx, `UPDATE deliveries SET lease_owner = 'n1', lease_until = ? WHERE id = 'old-lease-over'`, now.Add(-time.Second).UnixMilli()); err != nil {
+		if err := db.TestExec(ctx, `UPDATE delivery_state SET lease_owner = 'n1', lease_until = ? WHERE id = 'old-lease-over'`, now.Add(-time.Second).UnixMilli()); err != nil {
 			t.Fatal(err)
 		}
 		expired, resumed, err := db.DeliverySweep(ctx, now)
@@ -248,8 +248,8 @@ func TestDeliverySweep(t *testing.T) {
 		if db.Dialect() != store.SQLite {
 			return
 		}
-		if plans, err := db.TestSweepPlans(ctx); err != nil || !strings.Contains(plans[0], "deliveries_claimable (site_id=? AND destination=? AND deadline_at<?)") ||
-			!strings.Contains(plans[2], "deliveries_leased") {
+		if plans, err := db.TestSweepPlans(ctx); err != nil || !strings.Contains(plans[0], "delivery_state_claimable (site_id=? AND destination=? AND deadline_at<?)") ||
+			!strings.Contains(plans[2], "delivery_state_leased") {
 			t.Errorf("sweep plans: %q %v", plans, err)
 		}
 	})

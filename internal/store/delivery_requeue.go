@@ -14,9 +14,9 @@ import (
 // to real customer sends what a junk word held back. Only that exact reason
 // matches: an event Meta refused stays dead.
 func (q Q) DeliveryRequeueCancelled(ctx context.Context, id model.LeadID, reason string, now, deadlineAfter time.Time) (int, error) {
-	res, err := q.exec(ctx, `/* Store.DeliveryRequeueCancelled */ UPDATE deliveries
+	res, err := q.exec(ctx, `/* Store.DeliveryRequeueCancelled */ UPDATE delivery_state
 		SET state = ?, next_at = ?, updated_at = ?, last_error = '', lease_owner = '', lease_until = NULL
-		WHERE lead_id = ? AND lead_id <> '' AND state = ? AND last_error = ? AND deadline_at > ?`,
+		WHERE id IN (SELECT id FROM delivery_events WHERE lead_id = ? AND lead_id <> '') AND state = ? AND last_error = ? AND deadline_at > ?`,
 		string(model.DeliveryPending), now.UnixMilli(), now.UnixMilli(),
 		string(id), string(model.DeliveryDead), reason, deadlineAfter.UnixMilli())
 	if err != nil {

@@ -202,3 +202,10 @@ func (db *DB) TestReadinessPlans(ctx context.Context) ([]string, error) {
 	}
 	return plans, nil
 }
+
+// TestDeliveryListPlan returns SQLite's plan for DeliveryList of a site's
+// rows of a state.
+func (db *DB) TestDeliveryListPlan(ctx context.Context) (string, error) {
+	query, args := db.deliveryListQuery(DeliveryFilter{Site: "a", State: model.DeliverySent})
+	return db.plan(ctx, query, args...)
+}

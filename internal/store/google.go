@@ -55,14 +55,14 @@ func (q Q) resumeGoogleOnChange(ctx context.Context, s *model.Site) error {
 // when empty) created since a time, by destination and state: the
 // dashboard shows Meta's and Google's apart, never one event twice. It
 // counts at most CountCap+1 rows of the kind a state, from the index
-// deliveries_site_state_created alone, so a count at CountCap+1 says
+// delivery_state_site_state_created alone, so a count at CountCap+1 says
 // "more".
 func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, kind string, since time.Time) (map[string]map[model.DeliveryState]int, error) {
 	out := map[string]map[model.DeliveryState]int{}
 	parts := make([]string, len(deliveryStates))
 	var args []any
 	for i, st := range deliveryStates {
-		parts[i] = fmt.Sprintf(`SELECT destination, state, COUNT(*) FROM (SELECT destination, state FROM deliveries
+		parts[i] = fmt.Sprintf(`SELECT destination, state, COUNT(*) FROM (SELECT destination, state FROM delivery_state
 			WHERE site_id = ? AND state = ? AND created_at >= ? AND (kind = ? OR ? = '') LIMIT %d) s%d GROUP BY destination, state`,
 			CountCap+1, i)
 		args = append(args, string(site), string(st), since.UnixMilli(), kind, kind)
@@ -103,7 +103,7 @@ func (q Q) DeliveryAnswer(ctx context.Context, d *model.Delivery, now time.Time)
 	if d.State == model.DeliverySent && d.SentAt != nil {
 		sent = d.SentAt.UnixMilli()
 	}
-	_, err := q.exec(ctx, `/* Store.DeliveryAnswer */ UPDATE deliveries SET state = ?, response = ?, last_error = ?,
+	_, err := q.exec(ctx, `/* Store.DeliveryAnswer */ UPDATE delivery_state SET state = ?, response = ?, last_error = ?,
 		updated_at = ?, sent_at = ? WHERE id = ? AND state = 'sent'`,
 		string(d.State), string(d.Response), d.LastError, now.UnixMilli(), sent, d.ID)
 	if err != nil {

@@ -52,7 +52,12 @@ func (q Q) LeadAdsErase(ctx context.Context, site model.SiteID, leadgenID string
 		string(site), leadgenKey(leadgenID), now.UnixMilli()); err != nil {
 		return fmt.Errorf("store: erase Lead Ads lead: %w", err)
 	}
-	if _, err := q.exec(ctx, `/* Store.LeadAdsErase */ DELETE FROM deliveries
+	if _, err := q.exec(ctx, `/* Store.LeadAdsErase */ DELETE FROM delivery_state WHERE id IN (SELECT id FROM delivery_events
+		WHERE site_id = ? AND event_name = 'leadgen' AND event_id = ? AND destination = ?)`,
+		string(site), leadgenID, string(model.DestinationMetaLeadgen)); err != nil {
+		return fmt.Errorf("store: erase Lead Ads fetch jobs: %w", err)
+	}
+	if _, err := q.exec(ctx, `/* Store.LeadAdsErase */ DELETE FROM delivery_events
 		WHERE site_id = ? AND event_name = 'leadgen' AND event_id = ? AND destination = ?`,
 		string(site), leadgenID, string(model.DestinationMetaLeadgen)); err != nil {
 		return fmt.Errorf("store: erase Lead Ads fetch jobs: %w", err)

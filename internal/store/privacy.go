@@ -194,7 +194,7 @@ func (q Q) DeliveriesToRedact(ctx context.Context, leadsBefore, viewsBefore time
 func (q Q) DeliveryRedact(ctx context.Context, id string, payload json.RawMessage, cancel string, now time.Time) (bool, error) {
 	cancelled := false
 	if cancel != "" {
-		res, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE deliveries SET state = ?, last_error = ?, updated_at = ?
+		res, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE delivery_state SET state = ?, last_error = ?, updated_at = ?
 			WHERE id = ? AND state IN (?, ?, ?)`, string(model.DeliveryDead), cancel, now.UnixMilli(), id,
 			string(model.DeliveryPending), string(model.DeliveryRetry), string(model.DeliveryPaused))
 		if err != nil {
@@ -204,7 +204,7 @@ func (q Q) DeliveryRedact(ctx context.Context, id string, payload json.RawMessag
 		cancelled = n > 0
 	}
 	// A Lead Ads lead's event id is its leadgen id: the row keeps its own.
-	if _, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE deliveries SET payload = ?, redacted_at = ?,
+	if _, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE delivery_events SET payload = ?, redacted_at = ?,
 		event_id = CASE WHEN event_id LIKE 'leadads-%' THEN 'erased-' || id ELSE event_id END WHERE id = ?`,
 		string(payload), now.UnixMilli(), id); err != nil {
 		return false, fmt.Errorf("store: redact delivery %s: %w", id, err)

@@ -17,14 +17,15 @@ import (
 const (
 	readinessCountersQuery = `/* Store.ReadinessFigures */ SELECT name, dim, CAST(SUM(n) AS BIGINT) FROM site_counters
 		WHERE site_id = ? AND day >= ? AND day <= ? AND name IN ('verdicts', 'lead_ads') GROUP BY name, dim`
-	readinessEventsQuery = `/* Store.ReadinessFigures */ SELECT l.id, l.received_at, d.kind, d.event_name, d.created_at,
+	readinessEventsQuery = `/* Store.ReadinessFigures */ SELECT l.id, l.received_at, d.kind, e.event_name, d.created_at,
 		COALESCE(d.sent_at, d.created_at), s.at
 		FROM leads l
-		JOIN deliveries d ON d.lead_id = l.id AND d.lead_id <> ''
+		JOIN delivery_events e ON e.lead_id = l.id AND e.lead_id <> ''
+		JOIN delivery_state d ON d.id = e.id
 		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage
 		WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ?
 			AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
-		ORDER BY l.id, d.kind, d.event_name`
+		ORDER BY l.id, d.kind, e.event_name`
 )
 
 // ReadinessFigures reads a site's Conversion Leads figures over [from, to),
@@ -35,7 +36,7 @@ const (
 // accepted (or, on a dry-run site, that were built for it). The events
 // need the deliveries' state, which no counter keeps yet: that statement
 // still reads each lead of the period (a range of leads_site_received),
-// its events through deliveries_lead and their stages through
+// its events through delivery_events_lead and their stages through
 // lead_stages' key. Matchable and Sampled are left to the caller (they come
 // from the payloads).
 func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to time.Time) (*model.ReadinessFigures, error) {

@@ -58,7 +58,7 @@ func addReadyLeads(t *testing.T, db *store.DB, site model.SiteID, leads []readyL
 					return err
 				}
 				// Meta accepted it a minute after it was queued.
-				return tx.TestExec(ctx, `UPDATE deliveries SET state = 'sent', sent_at = ? WHERE id = ?`,
+				return tx.TestExec(ctx, `UPDATE delivery_state SET state = 'sent', sent_at = ? WHERE id = ?`,
 					at.Add(time.Minute).UnixMilli(), d.ID)
 			}
 			if r.sent {
@@ -236,7 +236,7 @@ func TestReadinessPlans(t *testing.T) {
 	if len(plans) == 2 && !strings.Contains(plans[1], "leads_site_received") {
 		t.Errorf("the events are not read from the period's leads through leads_site_received:\n%s", plans[1])
 	}
-	if len(plans) == 2 && (!strings.Contains(plans[1], "deliveries_lead") || !strings.Contains(plans[1], "lead_stages")) {
+	if len(plans) == 2 && (!strings.Contains(plans[1], "delivery_events_lead") || !strings.Contains(plans[1], "lead_stages")) {
 		t.Errorf("the events are not read by their lead:\n%s", plans[1])
 	}
 }

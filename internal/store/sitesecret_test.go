@@ -196,7 +196,7 @@ func TestPlatformPauseLiftedOnChange(t *testing.T) {
 				t.Errorf("%s: %d parked rows went again", tc.name, resumed)
 			}
 			if tc.lifted {
-				db.TestExec(ctx, `UPDATE deliveries SET state = 'paused' WHERE id = 't1'`)
+				db.TestExec(ctx, `UPDATE delivery_state SET state = 'paused' WHERE id = 't1'`)
 			}
 		}
 	})

@@ -160,8 +160,23 @@ func TestLeadRoundTrip(t *testing.T) {
 	})
 }
 
+// TestDeliveryListReadsTheSitesRows checks on SQLite that the deliveries
+// page of one site and state walks that site's rows of the state, not
+// every site's, and reads the payloads of the page's rows alone.
+func TestDeliveryListReadsTheSitesRows(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	plan, err := db.TestDeliveryListPlan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "delivery_state_site_state_created (site_id=? AND state=?)") {
+		t.Errorf("deliveries list plan:\n%s\nwant a walk of the site's rows of the state", plan)
+	}
+}
+
 // TestDeliveryClaimReadsInClaimOrder checks SQLite's plans for the claim.
-// A site's events: a walk of deliveries_claimable from the site's first
+// A site's events: a walk of delivery_state_claimable from the site's first
 // entry, already in (deadline_at, id) order, with no sort; a plan with a
 // sort reads every due event to return the first thousand, on the writer,
 // which a backlog of a million events turns into seconds of intake held up
@@ -176,8 +191,8 @@ func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(plan, "deliveries_claimable (site_id=? AND destination=?") || strings.Contains(plan, "TEMP B-TREE") {
-			t.Errorf("claim plan (cursor %v):\n%s\nwant a walk of deliveries_claimable from the site with no sort", cursor, plan)
+		if !strings.Contains(plan, "delivery_state_claimable (site_id=? AND destination=?") || strings.Contains(plan, "TEMP B-TREE") {
+			t.Errorf("claim plan (cursor %v):\n%s\nwant a walk of delivery_state_claimable from the site with no sort", cursor, plan)
 		}
 		if cursor && !strings.Contains(plan, "(deadline_at,id)>") {
 			t.Errorf("claim plan of a later slice:\n%s\nwant the walk to start past the cursor", plan)
@@ -187,8 +202,8 @@ func TestDeliveryClaimReadsInClaimOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(plan, "deliveries_claimable (site_id=? AND destination=?)") {
-		t.Errorf("claimable sites plan:\n%s\nwant a seek per site and destination into deliveries_claimable", plan)
+	if !strings.Contains(plan, "delivery_state_claimable (site_id=? AND destination=?)") {
+		t.Errorf("claimable sites plan:\n%s\nwant a seek per site and destination into delivery_state_claimable", plan)
 	}
 }
 

@@ -44,7 +44,7 @@ func (q Q) DeliveryFailures(ctx context.Context, site model.SiteID, now time.Tim
 		list = append(list, f)
 		return nil
 	}, `/* Store.DeliveryFailures */ SELECT site_id, destination, state, last_error, MAX(response), COUNT(*),
-		MIN(created_at), MIN(deadline_at) FROM deliveries
+		MIN(created_at), MIN(deadline_at) FROM delivery_state
 		WHERE (state = 'retry' AND attempts > 0 OR state = 'paused' OR state = 'dead' AND deadline_at > ?)
 			AND (site_id = ? OR ? = '')
 		GROUP BY site_id, destination, state, last_error

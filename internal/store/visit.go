@@ -99,8 +99,9 @@ func (q Q) VisitPageView(ctx context.Context, site model.SiteID, eventID string)
 	if d, err := q.queuedPageView(ctx, site, eventID); err == nil || !errors.Is(err, model.ErrNotFound) {
 		return d, err
 	}
-	row := q.queryRow(ctx, `/* Store.VisitPageView */ SELECT `+deliveryColumns+` FROM deliveries
-		WHERE site_id = ? AND kind = ? AND event_id = ?`, string(site), model.KindPageView, eventID)
+	row := q.queryRow(ctx, `/* Store.VisitPageView */ SELECT `+deliveryJoin+` FROM delivery_events e
+		JOIN delivery_state s ON s.id = e.id
+		WHERE e.site_id = ? AND s.kind = ? AND e.event_id = ?`, string(site), model.KindPageView, eventID)
 	d, err := scanDelivery(row)
 	if err != nil {
 		return nil, notFound(err, "PageView "+eventID)
