@@ -83,3 +83,18 @@ func DecodeJSON(b []byte, v any, strict bool) error {
 	}
 	return nil
 }
+
+// StripPort removes a port from a host or address: "example.com:8080",
+// "1.2.3.4:5678", "[::1]:5678"; a bare IPv6 address is left alone.
+func StripPort(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "[") {
+		if end := strings.IndexByte(s, ']'); end > 0 {
+			return s[1:end]
+		}
+	}
+	if strings.Count(s, ":") == 1 {
+		return s[:strings.IndexByte(s, ':')]
+	}
+	return s
+}

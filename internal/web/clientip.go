@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/cleanads/cleanads/internal/source"
 )
 
 // clientIP returns the visitor's address: the peer's, unless the peer is a
@@ -22,7 +24,7 @@ func (s *Server) clientIP(r *http.Request) string {
 	if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
 		hops := strings.Split(strings.Join(xff, ","), ",")
 		for i := len(hops) - 1; i >= 0; i-- {
-			a, err := netip.ParseAddr(strings.TrimSpace(stripPort(hops[i])))
+			a, err := netip.ParseAddr(strings.TrimSpace(source.StripPort(hops[i])))
 			if err != nil {
 				break
 			}
@@ -61,21 +63,6 @@ func peerAddr(remote string) netip.Addr {
 		return netip.Addr{}
 	}
 	return a.Unmap()
-}
-
-// stripPort removes a port from "1.2.3.4:5678" or "[::1]:5678"; a bare
-// IPv6 address is left alone.
-func stripPort(s string) string {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "[") {
-		if end := strings.IndexByte(s, ']'); end > 0 {
-			return s[1:end]
-		}
-	}
-	if strings.Count(s, ":") == 1 {
-		return s[:strings.IndexByte(s, ':')]
-	}
-	return s
 }
 
 // isHTTPS tells whether the browser reached us over https: directly, or

@@ -136,7 +136,7 @@ func (s *Source) cookieDomain(r *http.Request, site *model.Site) string {
 	if d == "" {
 		return ""
 	}
-	host := strings.ToLower(hostOnly(r.Host))
+	host := strings.ToLower(source.StripPort(r.Host))
 	if host == d || strings.HasSuffix(host, "."+d) {
 		return d
 	}

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
@@ -109,18 +108,4 @@ func decodeJSON(r *http.Request, v any) error {
 		return err
 	}
 	return source.DecodeJSON(b, v, true)
-}
-
-// hostOnly removes a port from a Host: "example.com:8080", "[::1]:8080".
-func hostOnly(h string) string {
-	h = strings.TrimSpace(h)
-	if strings.HasPrefix(h, "[") {
-		if end := strings.IndexByte(h, ']'); end > 0 {
-			return h[1:end]
-		}
-	}
-	if strings.Count(h, ":") == 1 {
-		return h[:strings.IndexByte(h, ':')]
-	}
-	return h
 }
