@@ -290,7 +290,7 @@ func (s *Service) redactLead(ctx context.Context, tx *store.Tx, id model.LeadID,
 		if len(clean) == len(h.Data) {
 			continue
 		}
-		if err := tx.HistorySetData(ctx, h.ID, clean); err != nil {
+		if err := tx.HistorySetData(ctx, id, h.ID, clean); err != nil {
 			return n, err
 		}
 		n.history++

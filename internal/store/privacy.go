@@ -157,13 +157,14 @@ func (q Q) leadRedact(ctx context.Context, id model.LeadID, sd, rs string, now t
 	return n, nil
 }
 
-// HistorySetData replaces one history entry's data.
-func (q Q) HistorySetData(ctx context.Context, id string, data map[string]any) error {
+// HistorySetData replaces the data of lead's history entry id.
+func (q Q) HistorySetData(ctx context.Context, lead model.LeadID, id string, data map[string]any) error {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("store: history data: %w", err)
 	}
-	if _, err := q.exec(ctx, `/* Store.HistorySetData */ UPDATE lead_history SET data = ? WHERE id = ?`, string(b), id); err != nil {
+	if _, err := q.exec(ctx, `/* Store.HistorySetData */ UPDATE lead_history SET data = ? WHERE lead_id = ? AND id = ?`, string(b),
+		string(lead), id); err != nil {
 		return fmt.Errorf("store: history %s: %w", id, err)
 	}
 	return nil
