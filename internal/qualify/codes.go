@@ -296,6 +296,10 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"Reads as typed without meaning ({p}% sure): “{quote}”.",
 		"Anlamsız bir giriş gibi okunuyor (%{p} emin): “{quote}”.",
 	},
+	CodeServiceNamed: {
+		"Names a service you sell (“{services}”) and reads like a request ({p}%): the evidence of a customer's request.",
+		"Sattığınız bir hizmeti anıyor (“{services}”) ve talep gibi okunuyor (%{p}): müşteri talebinin kanıtı.",
+	},
 	CodeNoEvidence: {
 		"Nothing shows a concrete request for the business's service yet (the built-in model's best guess: {class}, {p}%): held until the person answers.",
 		"Henüz işletmenin hizmetine yönelik somut bir talep görünmüyor (yerleşik modelin tahmini: {class}, %{p}): kişi yanıt verene kadar bekletilir.",

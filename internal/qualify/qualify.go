@@ -133,7 +133,9 @@ type Rules struct {
 	vendor, job, price, filler, test *phraseMatcher
 	vendorSign, jobSign, company     *phraseMatcher
 	book                             *phraseMatcher
-	disposable, free                 map[string]struct{}
+	// services are the site's own service words (qualify.services).
+	services         *phraseMatcher
+	disposable, free map[string]struct{}
 	// intent is the built-in model that reads what a message means.
 	intent *intent.Model
 }
@@ -223,8 +225,12 @@ func New(s model.Qualify, lists *Lists) (*Rules, error) {
 			merged[list] = append(merged[list], phrases...)
 		}
 	}
+	services := servicePatterns(s.Services, bad)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	if len(services) > 0 {
+		r.services = newPhraseMatcher(services)
 	}
 	r.vendor = newPhraseMatcher(merged[ListVendor])
 	r.job = newPhraseMatcher(merged[ListJob])
@@ -400,9 +406,10 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	meant := r.judgeMeaning(&s, message)
 	meant.comeIn = r.asksToComeIn(msgWords)
 	customer := r.scoreText(&s, c.Text, lead)
+	named := !meant.request() && r.scoreServices(&s, msgWords, meant)
 	// Clean only on evidence: a lead nothing shows to be a customer's
 	// request waits for a reply, a call or the owner's word.
-	r.scoreEvidence(&s, meant, customer)
+	r.scoreEvidence(&s, meant, customer || named)
 
 	return r.decide(s)
 }
