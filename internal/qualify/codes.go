@@ -20,7 +20,10 @@ import (
 // 2026-12-06.1: pitch and job phrases in Spanish, French, Italian,
 // Portuguese and Arabic; the intent model intent-4 (the f-* held-out set now
 // training: 6,323 lines).
-const RulesVersion = "2026-12-06.1"
+// 2026-12-06.2: the site's own service words (SERVICE_NAMED); the intent
+// model intent-5 (the start of the message as a feature, averaged weights,
+// the g-* held-out set now training: 6,655 lines).
+const RulesVersion = "2026-12-06.2"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.

@@ -123,11 +123,14 @@ func TestGreyEveryLanguage(t *testing.T) {
 func TestDigitsEveryScript(t *testing.T) {
 	r := mustRules(t, model.Qualify{})
 	for phone, country := range map[string]string{
-		"٠٥٠٣١٨٢٧٤٦":       "SA",
-		"+٩٦٦ ٥٠ ٣١٨ ٢٧٤٦": "SA",
-		"۰۵۰ ۳۱۸ ۲۷۴۶":     "AE",
-		"٠١٠٠ ٤٨٣ ٢٧١٩":    "EG",
-		"０５３２ ４１８ ２７ ６３":   "TR",
+		"٠٥٠٣١٨٢٧٤٦":        "SA",
+		"+٩٦٦ ٥٠ ٣١٨ ٢٧٤٦":  "SA",
+		"۰۵۰ ۳۱۸ ۲۷۴۶":      "AE",
+		"٠١٠٠ ٤٨٣ ٢٧١٩":     "EG",
+		"０５３２ ４１８ ２７ ６３":    "TR",
+		"＋９０ ５３２ ４１８ ２７ ６３": "TR",
+		"۰۹۱۲ ۴۸۳ ۲۷۱۹":     "IR",
+		"05٣2 418 27 63":    "TR", // digits of two scripts in one number
 	} {
 		if pc := CheckPhone(phone, country); pc.result.code != "" || !pc.result.usable {
 			t.Errorf("%s (%s): %s %v", phone, country, pc.result.code, pc.result.evidence)
@@ -152,7 +155,9 @@ func TestDigitsEveryScript(t *testing.T) {
 func TestCompanyFormInName(t *testing.T) {
 	r := mustRules(t, model.Qualify{})
 	for _, name := range []string{"Nordlicht Media GmbH", "Brightpath Ltd", "Soluciones Web S.L.", "Agence Lumière SARL",
-		"Yıldız Yazılım A.Ş.", "GmbH", "Rossi Impianti S.r.l.", "Construtora Alves Ltda"} {
+		"Yıldız Yazılım A.Ş.", "GmbH", "Rossi Impianti S.r.l.", "Construtora Alves Ltda",
+		"Kraft Bau UG (haftungsbeschränkt)", "Zahnarztpraxis Dr. Weiß GmbH & Co. KG", "Lumière SAS", "Rossi S.p.A.",
+		"Soluciones S.A. de C.V.", "Ribeiro Lda.", "Jansen B.V.", "Nowak Sp. z o.o.", "Özkan Tic. Ltd. Şti.", "شركة النور ذ.م.م"} {
 		l := realLead()
 		l.Name = name
 		if d := r.Score(&l, Context{Country: "TR"}); reasonOf(d, CodeGibberish) != nil {
