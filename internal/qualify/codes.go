@@ -23,7 +23,9 @@ import (
 // 2026-12-06.2: the site's own service words (SERVICE_NAMED); the intent
 // model intent-5 (the start of the message as a feature, averaged weights,
 // the g-* held-out set now training: 6,655 lines).
-const RulesVersion = "2026-12-06.2"
+// 2026-12-06.3: the model's sure reading of a request (97%) outweighs a
+// single pitch or job phrase.
+const RulesVersion = "2026-12-06.3"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.
@@ -245,6 +247,16 @@ var messages = map[string][2]string{ // code -> {en, tr}
 	CodeJobApplication: {
 		"The message reads like a job application ({phrases}).",
 		"Mesaj bir iş başvurusu gibi ({phrases}).",
+	},
+	// A single phrase the model's sure reading of a request outweighs
+	// (outweighPhrase): shown, not counted.
+	CodeVendorPitch + ":outweighed": {
+		"A phrase reads like a sales pitch ({phrases}), but the whole message reads like a customer's request ({request_p}% sure): not counted.",
+		"Bir ifade satış teklifi gibi ({phrases}), ama mesajın tümü bir müşteri talebi gibi okunuyor (%{request_p} emin): sayılmadı.",
+	},
+	CodeJobApplication + ":outweighed": {
+		"A phrase reads like a job application ({phrases}), but the whole message reads like a customer's request ({request_p}% sure): not counted.",
+		"Bir ifade iş başvurusu gibi ({phrases}), ama mesajın tümü bir müşteri talebi gibi okunuyor (%{request_p} emin): sayılmadı.",
 	},
 	CodeMessageHasLink: {
 		"The message contains a link.",

@@ -227,3 +227,29 @@ func TestOwnerWordIsEvidence(t *testing.T) {
 		t.Errorf("in shadow: %s %v", d.Verdict, codesOf(d))
 	}
 }
+
+// TestSureRequestOutweighsPhrase: one pitch or job phrase in a message the
+// model is sure is a customer's request is shown but not counted; with a
+// company in the name, or in a real pitch, the phrase keeps its weight.
+func TestSureRequestOutweighsPhrase(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	l := realLead()
+	l.Message = "My mother passed in May and left no will. My brother and I need advice on the estate and her flat. Could we book a consultation next week?"
+	d := r.Score(&l, Context{Country: "TR"})
+	x := reasonOf(d, CodeVendorPitch)
+	if d.Verdict != model.VerdictClean || x == nil || x.Points != 0 || !strings.Contains(x.Message, "not counted") ||
+		!strings.Contains(Message(x.Code, "tr", x.Evidence), "sayılmadı") {
+		t.Fatalf("a sure request with %q: %s %v %+v", "we book", d.Verdict, codesOf(d), x)
+	}
+	// A company in the name is more than one phrase.
+	l.Name = "Ayşe Yılmaz - Nova Dijital"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict == model.VerdictClean {
+		t.Errorf("with a company in the name: %s %v", d.Verdict, codesOf(d))
+	}
+	// A pitch stays a pitch.
+	l = realLead()
+	l.Message = "We book 20 new patients a month for clinics like yours, free demo this week?"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict == model.VerdictClean {
+		t.Errorf("a pitch: %s %v", d.Verdict, codesOf(d))
+	}
+}

@@ -404,6 +404,7 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	// not evidence of intent.
 	r.scoreGrey(&s, greyWords)
 	meant := r.judgeMeaning(&s, message)
+	r.outweighPhrase(&s, meant)
 	meant.comeIn = r.asksToComeIn(msgWords)
 	customer := r.scoreText(&s, c.Text, lead)
 	named := !meant.request() && r.scoreServices(&s, msgWords, meant)
