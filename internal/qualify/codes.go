@@ -25,7 +25,9 @@ import (
 // the g-* held-out set now training: 6,655 lines).
 // 2026-12-06.3: the model's sure reading of a request (97%) outweighs a
 // single pitch or job phrase.
-const RulesVersion = "2026-12-06.3"
+// 2026-12-06.4: the model's junk reading is a best guess while a request
+// keeps 20%.
+const RulesVersion = "2026-12-06.4"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.

@@ -253,3 +253,27 @@ func TestSureRequestOutweighsPhrase(t *testing.T) {
 		t.Errorf("a pitch: %s %v", d.Verdict, codesOf(d))
 	}
 }
+
+// TestDoubtfulJunkWaits: the model's confident reading of a job seeker or
+// an offer, in a message it still gives a request one chance in five, is
+// only a best guess: the lead waits for review. A plain job seeker stays
+// junk.
+func TestDoubtfulJunkWaits(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	for _, msg := range []string{
+		"I am a qualified electrician moving to Dublin, need a solicitor to check my work contract, what do you charge?",
+		"Experienced chef, 15 years, need advice on my employment contract, my boss owes me wages",
+	} {
+		l := realLead()
+		l.Message = msg
+		d := r.Score(&l, Context{Country: "TR"})
+		if d.Verdict != model.VerdictReview || reasonOf(d, CodeModelJob) == nil && reasonOf(d, CodeModelOffer) == nil {
+			t.Errorf("%q: %s %v", msg, d.Verdict, codesOf(d))
+		}
+	}
+	l := realLead()
+	l.Message = "Kitchen fitter looking for work, can do everything from first fix to worktops"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict != model.VerdictJunk {
+		t.Errorf("a job seeker: %s %v", d.Verdict, codesOf(d))
+	}
+}
