@@ -27,7 +27,9 @@ import (
 // single pitch or job phrase.
 // 2026-12-06.4: the model's junk reading is a best guess while a request
 // keeps 20%.
-const RulesVersion = "2026-12-06.4"
+// 2026-12-06.5: pitch or job phrases alone never make junk a message the
+// model reads as a request.
+const RulesVersion = "2026-12-06.5"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.
@@ -255,6 +257,16 @@ var messages = map[string][2]string{ // code -> {en, tr}
 	CodeVendorPitch + ":outweighed": {
 		"A phrase reads like a sales pitch ({phrases}), but the whole message reads like a customer's request ({request_p}% sure): not counted.",
 		"Bir ifade satış teklifi gibi ({phrases}), ama mesajın tümü bir müşteri talebi gibi okunuyor (%{request_p} emin): sayılmadı.",
+	},
+	// Phrases the model disputes (disputePhrases): they hold the lead
+	// for review, never make it junk alone.
+	CodeVendorPitch + ":disputed": {
+		"The message has a sales pitch's phrases ({phrases}), but the built-in model reads a customer's request ({request_p}%): held for review, not junk.",
+		"Mesajda satış teklifi ifadeleri var ({phrases}), ama yerleşik model bir müşteri talebi okuyor (%{request_p}): çöp değil, incelemeye alındı.",
+	},
+	CodeJobApplication + ":disputed": {
+		"The message has a job application's phrases ({phrases}), but the built-in model reads a customer's request ({request_p}%): held for review, not junk.",
+		"Mesajda iş başvurusu ifadeleri var ({phrases}), ama yerleşik model bir müşteri talebi okuyor (%{request_p}): çöp değil, incelemeye alındı.",
 	},
 	CodeJobApplication + ":outweighed": {
 		"A phrase reads like a job application ({phrases}), but the whole message reads like a customer's request ({request_p}% sure): not counted.",

@@ -138,6 +138,41 @@ func (r *Rules) outweighPhrase(s *scoring, m meaning) {
 	x.Message = Message(x.Code, "en", x.Evidence)
 }
 
+// disputePhrases holds for review, not junk, a lead whose only reasons
+// against it are pitch or job phrases when the model reads the message as a
+// customer's request (its likeliest class, sure or not): the phrases keep
+// the weight of one strong phrase and the message says the two disagree.
+// "personal trainer eşliğinde haftada 2 gün çalışmak istiyorum" has a job
+// seeker's words; a company's wellness programme asking for a corporate
+// membership a pitch's. Cross-validation: the only two lines this touches
+// are those two requests, judged junk before.
+func (r *Rules) disputePhrases(s *scoring, m meaning) {
+	if !m.judged || m.j.Class != intent.Request {
+		return
+	}
+	at := -1
+	for i, x := range s.reasons {
+		switch x.Code {
+		case CodeModelRequest, CodeNoEvidence:
+			continue
+		case CodeVendorPitch, CodeJobApplication:
+			if at < 0 && !x.Final && x.Points > r.Weight(x.Code) {
+				at = i
+				continue
+			}
+		}
+		return
+	}
+	if at < 0 {
+		return
+	}
+	x := &s.reasons[at]
+	x.Points = r.Weight(x.Code)
+	x.Evidence["variant"] = "disputed"
+	x.Evidence["request_p"] = percent(m.j.P)
+	x.Message = Message(x.Code, "en", x.Evidence)
+}
+
 // request reports whether the message shows a request: the model is
 // confident it is one, or it asks to come in and the model does not read
 // it as an offer, a job seeker or nonsense.

@@ -277,3 +277,22 @@ func TestDoubtfulJunkWaits(t *testing.T) {
 		t.Errorf("a job seeker: %s %v", d.Verdict, codesOf(d))
 	}
 }
+
+// TestDisputedPhrasesReview: pitch or job phrases alone never make junk a
+// message the model reads as a customer's request; a pitch the model reads
+// as one stays junk.
+func TestDisputedPhrasesReview(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	l := realLead()
+	l.Message = "dizim ağrıyor, personal trainer ile haftada 3 gün çalışmak istiyorum, akşam 6 gibi uygun mu"
+	d := r.Score(&l, Context{Country: "TR"})
+	x := reasonOf(d, CodeJobApplication)
+	if d.Verdict != model.VerdictReview || x == nil || x.Evidence["variant"] != "disputed" ||
+		!strings.Contains(x.Message, "not junk") || !strings.Contains(Message(x.Code, "tr", x.Evidence), "çöp değil") {
+		t.Fatalf("a request with a job seeker's words: %s %v %+v", d.Verdict, codesOf(d), x)
+	}
+	l.Message = "We are a digital agency, we book 20 new patients a month for clinics like yours, free demo?"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict != model.VerdictJunk {
+		t.Errorf("a pitch: %s %v", d.Verdict, codesOf(d))
+	}
+}

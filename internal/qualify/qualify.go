@@ -405,6 +405,7 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	r.scoreGrey(&s, greyWords)
 	meant := r.judgeMeaning(&s, message)
 	r.outweighPhrase(&s, meant)
+	r.disputePhrases(&s, meant)
 	meant.comeIn = r.asksToComeIn(msgWords)
 	customer := r.scoreText(&s, c.Text, lead)
 	named := !meant.request() && r.scoreServices(&s, msgWords, meant)
