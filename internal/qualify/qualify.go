@@ -286,6 +286,9 @@ type scoring struct {
 	r       *Rules
 	reasons []model.Reason
 	floor   bool // an AtLeastReview rule fired
+	// atMostReview: nothing but the grey area speaks, so the score alone
+	// never makes the lead junk (greyWithoutContact).
+	atMostReview bool
 }
 
 // add gives a reason with points derived from the site's weight for code:
@@ -412,6 +415,7 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	// Clean only on evidence: a lead nothing shows to be a customer's
 	// request waits for a reply, a call or the owner's word.
 	r.scoreEvidence(&s, meant, customer || named)
+	r.greyWithoutContact(&s, meant)
 
 	return r.decide(s)
 }
@@ -426,7 +430,7 @@ func (r *Rules) decide(s scoring) model.Decision {
 	score = max(0, min(score, 100))
 	v := model.VerdictClean
 	switch {
-	case final || score >= r.junkFrom:
+	case final || score >= r.junkFrom && !s.atMostReview:
 		v = model.VerdictJunk
 	case score >= r.reviewFrom || s.floor:
 		v = model.VerdictReview
