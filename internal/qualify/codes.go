@@ -31,7 +31,8 @@ import (
 // model reads as a request.
 // 2026-12-06.6: an offer or job reading is confident from 85% of junk.
 // 2026-12-06.7: the grey area with no contact waits in review.
-const RulesVersion = "2026-12-06.7"
+// 2026-12-06.8: a repeated unit is gibberish in any script.
+const RulesVersion = "2026-12-06.8"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.
