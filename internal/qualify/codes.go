@@ -32,7 +32,8 @@ import (
 // 2026-12-06.6: an offer or job reading is confident from 85% of junk.
 // 2026-12-06.7: the grey area with no contact waits in review.
 // 2026-12-06.8: a repeated unit is gibberish in any script.
-const RulesVersion = "2026-12-06.8"
+// 2026-12-06.9: GIBBERISH counts the message twice.
+const RulesVersion = "2026-12-06.9"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.

@@ -704,8 +704,14 @@ func (r *Rules) scoreGibberish(s *scoring, name, msg []string, emailLocal string
 		}
 	}
 	if len(fields) > 0 {
-		// One field: the weight; each further field adds half.
-		s.add(CodeGibberish, len(fields)+1, 2, map[string]any{"fields": fields, "kinds": kinds})
+		// One field: the weight; each further field adds half. The
+		// message counts twice: a message of nothing but mash is junk
+		// whatever the name says.
+		units := len(fields) + 1
+		if slices.Contains(fields, "message") {
+			units++
+		}
+		s.add(CodeGibberish, units, 2, map[string]any{"fields": fields, "kinds": kinds})
 	}
 }
 
