@@ -127,6 +127,10 @@ type Qualify struct {
 	// Phrases adds phrases per list and language, e.g.
 	// {"vendor": {"tr": ["reklam ajansı"]}}.
 	Phrases map[string]map[string][]string `json:"phrases,omitempty" yaml:"phrases"`
+	// Services are the words of the services the site sells ("implant",
+	// "diş beyazlatma"): named in a message the built-in model reads as a
+	// request, they are evidence of one (qualify's SERVICE_NAMED).
+	Services []string `json:"services,omitempty" yaml:"services"`
 	// TextModel sets the model the site learns from the owner's word.
 	TextModel TextModelSettings `json:"text_model,omitempty" yaml:"text_model"`
 }

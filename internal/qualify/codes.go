@@ -20,7 +20,20 @@ import (
 // 2026-12-06.1: pitch and job phrases in Spanish, French, Italian,
 // Portuguese and Arabic; the intent model intent-4 (the f-* held-out set now
 // training: 6,323 lines).
-const RulesVersion = "2026-12-06.1"
+// 2026-12-06.2: the site's own service words (SERVICE_NAMED); the intent
+// model intent-5 (the start of the message as a feature, averaged weights,
+// the g-* held-out set now training: 6,655 lines).
+// 2026-12-06.3: the model's sure reading of a request (97%) outweighs a
+// single pitch or job phrase.
+// 2026-12-06.4: the model's junk reading is a best guess while a request
+// keeps 20%.
+// 2026-12-06.5: pitch or job phrases alone never make junk a message the
+// model reads as a request.
+// 2026-12-06.6: an offer or job reading is confident from 85% of junk.
+// 2026-12-06.7: the grey area with no contact waits in review.
+// 2026-12-06.8: a repeated unit is gibberish in any script.
+// 2026-12-06.9: GIBBERISH counts the message twice.
+const RulesVersion = "2026-12-06.9"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.
@@ -243,6 +256,26 @@ var messages = map[string][2]string{ // code -> {en, tr}
 		"The message reads like a job application ({phrases}).",
 		"Mesaj bir iş başvurusu gibi ({phrases}).",
 	},
+	// A single phrase the model's sure reading of a request outweighs
+	// (outweighPhrase): shown, not counted.
+	CodeVendorPitch + ":outweighed": {
+		"A phrase reads like a sales pitch ({phrases}), but the whole message reads like a customer's request ({request_p}% sure): not counted.",
+		"Bir ifade satış teklifi gibi ({phrases}), ama mesajın tümü bir müşteri talebi gibi okunuyor (%{request_p} emin): sayılmadı.",
+	},
+	// Phrases the model disputes (disputePhrases): they hold the lead
+	// for review, never make it junk alone.
+	CodeVendorPitch + ":disputed": {
+		"The message has a sales pitch's phrases ({phrases}), but the built-in model reads a customer's request ({request_p}%): held for review, not junk.",
+		"Mesajda satış teklifi ifadeleri var ({phrases}), ama yerleşik model bir müşteri talebi okuyor (%{request_p}): çöp değil, incelemeye alındı.",
+	},
+	CodeJobApplication + ":disputed": {
+		"The message has a job application's phrases ({phrases}), but the built-in model reads a customer's request ({request_p}%): held for review, not junk.",
+		"Mesajda iş başvurusu ifadeleri var ({phrases}), ama yerleşik model bir müşteri talebi okuyor (%{request_p}): çöp değil, incelemeye alındı.",
+	},
+	CodeJobApplication + ":outweighed": {
+		"A phrase reads like a job application ({phrases}), but the whole message reads like a customer's request ({request_p}% sure): not counted.",
+		"Bir ifade iş başvurusu gibi ({phrases}), ama mesajın tümü bir müşteri talebi gibi okunuyor (%{request_p} emin): sayılmadı.",
+	},
 	CodeMessageHasLink: {
 		"The message contains a link.",
 		"Mesajda bağlantı (link) var.",
@@ -295,6 +328,10 @@ var messages = map[string][2]string{ // code -> {en, tr}
 	CodeModelNonsense: {
 		"Reads as typed without meaning ({p}% sure): “{quote}”.",
 		"Anlamsız bir giriş gibi okunuyor (%{p} emin): “{quote}”.",
+	},
+	CodeServiceNamed: {
+		"Names a service you sell (“{services}”) and reads like a request ({p}%): the evidence of a customer's request.",
+		"Sattığınız bir hizmeti anıyor (“{services}”) ve talep gibi okunuyor (%{p}): müşteri talebinin kanıtı.",
 	},
 	CodeNoEvidence: {
 		"Nothing shows a concrete request for the business's service yet (the built-in model's best guess: {class}, {p}%): held until the person answers.",

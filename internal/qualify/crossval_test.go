@@ -88,7 +88,9 @@ func dumpLines(f *os.File, r *Rules, es []intent.Example) {
 		d := r.Score(l, c)
 		base, floor, final := 0, false, false
 		var codes []string
+		ev := map[string]any{}
 		for _, x := range d.Reasons {
+			ev[x.Code] = x.Evidence
 			switch x.Code {
 			case CodeModelRequest, CodeModelOffer, CodeModelJob, CodeModelNonsense, CodeNoEvidence:
 				continue
@@ -101,7 +103,7 @@ func dumpLines(f *os.File, r *Rules, es []intent.Example) {
 		j := r.intent.Judge(intent.Digits(e.Message))
 		comeIn := r.asksToComeIn(tokens(fold(intent.Digits(e.Message)), nil))
 		enc.Encode(map[string]any{"id": e.File + "/" + e.ID, "class": e.Class, "lang": e.Lang,
-			"probs": j.Probs, "words": j.Words, "base": base, "floor": floor, "final": final,
+			"probs": j.Probs, "words": j.Words, "jclass": j.Class.String(), "confident": j.Confident, "evidence": ev, "base": base, "floor": floor, "final": final,
 			"comein": comeIn, "codes": codes, "verdict": d.Verdict, "msg": e.Message})
 	}
 }

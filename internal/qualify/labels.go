@@ -37,6 +37,7 @@ var labels = map[string][2]string{ // code -> {en, tr}
 	CodeModelOffer:       {"Reads like an offer to you", "Size teklif gibi okunuyor"},
 	CodeModelJob:         {"Reads like someone seeking work", "İş arayan biri gibi okunuyor"},
 	CodeModelNonsense:    {"Reads as nonsense", "Anlamsız okunuyor"},
+	CodeServiceNamed:     {"Names a service you sell", "Sattığınız hizmeti anıyor"},
 	CodeNoEvidence:       {"No concrete request yet", "Henüz somut talep yok"},
 	CodeTextModel:        {"Like leads you judged", "Değerlendirdiğiniz taleplere benziyor"},
 }

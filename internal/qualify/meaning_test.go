@@ -123,11 +123,14 @@ func TestGreyEveryLanguage(t *testing.T) {
 func TestDigitsEveryScript(t *testing.T) {
 	r := mustRules(t, model.Qualify{})
 	for phone, country := range map[string]string{
-		"٠٥٠٣١٨٢٧٤٦":       "SA",
-		"+٩٦٦ ٥٠ ٣١٨ ٢٧٤٦": "SA",
-		"۰۵۰ ۳۱۸ ۲۷۴۶":     "AE",
-		"٠١٠٠ ٤٨٣ ٢٧١٩":    "EG",
-		"０５３２ ４１８ ２７ ６３":   "TR",
+		"٠٥٠٣١٨٢٧٤٦":        "SA",
+		"+٩٦٦ ٥٠ ٣١٨ ٢٧٤٦":  "SA",
+		"۰۵۰ ۳۱۸ ۲۷۴۶":      "AE",
+		"٠١٠٠ ٤٨٣ ٢٧١٩":     "EG",
+		"０５３２ ４１８ ２７ ６３":    "TR",
+		"＋９０ ５３２ ４１８ ２７ ６３": "TR",
+		"۰۹۱۲ ۴۸۳ ۲۷۱۹":     "IR",
+		"05٣2 418 27 63":    "TR", // digits of two scripts in one number
 	} {
 		if pc := CheckPhone(phone, country); pc.result.code != "" || !pc.result.usable {
 			t.Errorf("%s (%s): %s %v", phone, country, pc.result.code, pc.result.evidence)
@@ -152,7 +155,9 @@ func TestDigitsEveryScript(t *testing.T) {
 func TestCompanyFormInName(t *testing.T) {
 	r := mustRules(t, model.Qualify{})
 	for _, name := range []string{"Nordlicht Media GmbH", "Brightpath Ltd", "Soluciones Web S.L.", "Agence Lumière SARL",
-		"Yıldız Yazılım A.Ş.", "GmbH", "Rossi Impianti S.r.l.", "Construtora Alves Ltda"} {
+		"Yıldız Yazılım A.Ş.", "GmbH", "Rossi Impianti S.r.l.", "Construtora Alves Ltda",
+		"Kraft Bau UG (haftungsbeschränkt)", "Zahnarztpraxis Dr. Weiß GmbH & Co. KG", "Lumière SAS", "Rossi S.p.A.",
+		"Soluciones S.A. de C.V.", "Ribeiro Lda.", "Jansen B.V.", "Nowak Sp. z o.o.", "Özkan Tic. Ltd. Şti.", "شركة النور ذ.م.م"} {
 		l := realLead()
 		l.Name = name
 		if d := r.Score(&l, Context{Country: "TR"}); reasonOf(d, CodeGibberish) != nil {
@@ -220,5 +225,98 @@ func TestOwnerWordIsEvidence(t *testing.T) {
 	shadow := &Text{Model: TrainText(js[:MinJudged-1], trainedAt)}
 	if d := r.Score(&l, Context{Country: "TR", Text: shadow}); d.Verdict == model.VerdictClean {
 		t.Errorf("in shadow: %s %v", d.Verdict, codesOf(d))
+	}
+}
+
+// TestSureRequestOutweighsPhrase: one pitch or job phrase in a message the
+// model is sure is a customer's request is shown but not counted; with a
+// company in the name, or in a real pitch, the phrase keeps its weight.
+func TestSureRequestOutweighsPhrase(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	l := realLead()
+	l.Message = "My mother passed in May and left no will. My brother and I need advice on the estate and her flat. Could we book a consultation next week?"
+	d := r.Score(&l, Context{Country: "TR"})
+	x := reasonOf(d, CodeVendorPitch)
+	if d.Verdict != model.VerdictClean || x == nil || x.Points != 0 || !strings.Contains(x.Message, "not counted") ||
+		!strings.Contains(Message(x.Code, "tr", x.Evidence), "sayılmadı") {
+		t.Fatalf("a sure request with %q: %s %v %+v", "we book", d.Verdict, codesOf(d), x)
+	}
+	// A company in the name is more than one phrase.
+	l.Name = "Ayşe Yılmaz - Nova Dijital"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict == model.VerdictClean {
+		t.Errorf("with a company in the name: %s %v", d.Verdict, codesOf(d))
+	}
+	// A pitch stays a pitch.
+	l = realLead()
+	l.Message = "We book 20 new patients a month for clinics like yours, free demo this week?"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict == model.VerdictClean {
+		t.Errorf("a pitch: %s %v", d.Verdict, codesOf(d))
+	}
+}
+
+// TestDoubtfulJunkWaits: the model's confident reading of a job seeker or
+// an offer, in a message it still gives a request one chance in five, is
+// only a best guess: the lead waits for review. A plain job seeker stays
+// junk.
+func TestDoubtfulJunkWaits(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	for _, msg := range []string{
+		"I am a qualified electrician moving to Dublin, need a solicitor to check my work contract, what do you charge?",
+		"Experienced chef, 15 years, need advice on my employment contract, my boss owes me wages",
+	} {
+		l := realLead()
+		l.Message = msg
+		d := r.Score(&l, Context{Country: "TR"})
+		if d.Verdict != model.VerdictReview || reasonOf(d, CodeModelJob) == nil && reasonOf(d, CodeModelOffer) == nil {
+			t.Errorf("%q: %s %v", msg, d.Verdict, codesOf(d))
+		}
+	}
+	l := realLead()
+	l.Message = "Kitchen fitter looking for work, can do everything from first fix to worktops"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict != model.VerdictJunk {
+		t.Errorf("a job seeker: %s %v", d.Verdict, codesOf(d))
+	}
+}
+
+// TestDisputedPhrasesReview: pitch or job phrases alone never make junk a
+// message the model reads as a customer's request; a pitch the model reads
+// as one stays junk.
+func TestDisputedPhrasesReview(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	l := realLead()
+	l.Message = "dizim ağrıyor, personal trainer ile haftada 3 gün çalışmak istiyorum, akşam 6 gibi uygun mu"
+	d := r.Score(&l, Context{Country: "TR"})
+	x := reasonOf(d, CodeJobApplication)
+	if d.Verdict != model.VerdictReview || x == nil || x.Evidence["variant"] != "disputed" ||
+		!strings.Contains(x.Message, "not junk") || !strings.Contains(Message(x.Code, "tr", x.Evidence), "çöp değil") {
+		t.Fatalf("a request with a job seeker's words: %s %v %+v", d.Verdict, codesOf(d), x)
+	}
+	l.Message = "We are a digital agency, we book 20 new patients a month for clinics like yours, free demo?"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict != model.VerdictJunk {
+		t.Errorf("a pitch: %s %v", d.Verdict, codesOf(d))
+	}
+}
+
+// TestGreyWithoutContactWaits: a greeting or a price question with no
+// phone and no e-mail waits in review, as the grey area does; mash with no
+// contact, or a fast fill, stays junk.
+func TestGreyWithoutContactWaits(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	for _, msg := range []string{"merhaba", "Preis?", "info please"} {
+		l := realLead()
+		l.Phone, l.Email, l.Message = "", "", msg
+		d := r.Score(&l, Context{Country: "TR"})
+		if d.Verdict != model.VerdictReview || !slices.Contains(codesOf(d), CodePhoneMissing) {
+			t.Errorf("%q without contact: %s %v", msg, d.Verdict, codesOf(d))
+		}
+		l.FillMS = ms(400)
+		if d := r.Score(&l, Context{Country: "TR"}); d.Verdict != model.VerdictJunk {
+			t.Errorf("%q without contact, fast fill: %s %v", msg, d.Verdict, codesOf(d))
+		}
+	}
+	l := realLead()
+	l.Phone, l.Email, l.Message = "", "", "sdgsdg sdgsdg 4545"
+	if d := r.Score(&l, Context{Country: "TR"}); d.Verdict != model.VerdictJunk {
+		t.Errorf("mash without contact: %s %v", d.Verdict, codesOf(d))
 	}
 }

@@ -133,7 +133,9 @@ type Rules struct {
 	vendor, job, price, filler, test *phraseMatcher
 	vendorSign, jobSign, company     *phraseMatcher
 	book                             *phraseMatcher
-	disposable, free                 map[string]struct{}
+	// services are the site's own service words (qualify.services).
+	services         *phraseMatcher
+	disposable, free map[string]struct{}
 	// intent is the built-in model that reads what a message means.
 	intent *intent.Model
 }
@@ -223,8 +225,12 @@ func New(s model.Qualify, lists *Lists) (*Rules, error) {
 			merged[list] = append(merged[list], phrases...)
 		}
 	}
+	services := servicePatterns(s.Services, bad)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	if len(services) > 0 {
+		r.services = newPhraseMatcher(services)
 	}
 	r.vendor = newPhraseMatcher(merged[ListVendor])
 	r.job = newPhraseMatcher(merged[ListJob])
@@ -280,6 +286,9 @@ type scoring struct {
 	r       *Rules
 	reasons []model.Reason
 	floor   bool // an AtLeastReview rule fired
+	// atMostReview: nothing but the grey area speaks, so the score alone
+	// never makes the lead junk (greyWithoutContact).
+	atMostReview bool
 }
 
 // add gives a reason with points derived from the site's weight for code:
@@ -398,11 +407,15 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	// not evidence of intent.
 	r.scoreGrey(&s, greyWords)
 	meant := r.judgeMeaning(&s, message)
+	r.outweighPhrase(&s, meant)
+	r.disputePhrases(&s, meant)
 	meant.comeIn = r.asksToComeIn(msgWords)
 	customer := r.scoreText(&s, c.Text, lead)
+	named := !meant.request() && r.scoreServices(&s, msgWords, meant)
 	// Clean only on evidence: a lead nothing shows to be a customer's
 	// request waits for a reply, a call or the owner's word.
-	r.scoreEvidence(&s, meant, customer)
+	r.scoreEvidence(&s, meant, customer || named)
+	r.greyWithoutContact(&s, meant)
 
 	return r.decide(s)
 }
@@ -417,7 +430,7 @@ func (r *Rules) decide(s scoring) model.Decision {
 	score = max(0, min(score, 100))
 	v := model.VerdictClean
 	switch {
-	case final || score >= r.junkFrom:
+	case final || score >= r.junkFrom && !s.atMostReview:
 		v = model.VerdictJunk
 	case score >= r.reviewFrom || s.floor:
 		v = model.VerdictReview
@@ -691,8 +704,14 @@ func (r *Rules) scoreGibberish(s *scoring, name, msg []string, emailLocal string
 		}
 	}
 	if len(fields) > 0 {
-		// One field: the weight; each further field adds half.
-		s.add(CodeGibberish, len(fields)+1, 2, map[string]any{"fields": fields, "kinds": kinds})
+		// One field: the weight; each further field adds half. The
+		// message counts twice: a message of nothing but mash is junk
+		// whatever the name says.
+		units := len(fields) + 1
+		if slices.Contains(fields, "message") {
+			units++
+		}
+		s.add(CodeGibberish, units, 2, map[string]any{"fields": fields, "kinds": kinds})
 	}
 }
 

@@ -125,6 +125,11 @@ func TestScoreRules(t *testing.T) {
 		{name: "home-row mash name", edit: func(l *model.Lead) { l.Name = "Kdjfhs" }, ctx: tr, want: []string{CodeGibberish}},
 		{name: "company form is no gibberish", edit: func(l *model.Lead) { l.Name = "Nordlicht Media GmbH" }, ctx: tr, notWant: []string{CodeGibberish}},
 		{name: "mashed message and name", edit: func(l *model.Lead) { l.Name, l.Message = "sdfgh", "jhgjhgjhg" }, ctx: tr, want: []string{CodeGibberish}, verdict: model.VerdictJunk},
+		{name: "a message of nothing but mash", edit: func(l *model.Lead) { l.Message = "rsrsrsrsrs" }, ctx: tr, want: []string{CodeGibberish}, verdict: model.VerdictJunk},
+		{name: "a unit repeated in Arabic script", edit: func(l *model.Lead) { l.Message = "لالالالالا سيبسيبسيب" }, ctx: tr, want: []string{CodeGibberish}},
+		{name: "an Arabic request is no gibberish", edit: func(l *model.Lead) {
+			l.Message = "أريد حجز موعد لتبييض الأسنان الأسبوع القادم"
+		}, ctx: tr, notWant: []string{CodeGibberish}},
 		{name: "texting abbreviations are not gibberish", edit: func(l *model.Lead) { l.Message = "mrb slm randevu lazım" }, ctx: tr, notWant: []string{CodeGibberish}},
 		{name: "vendor pitch", edit: func(l *model.Lead) {
 			l.Message = "Dijital ajans olarak Google reklamları ve sosyal medya yönetimi sunuyoruz."

@@ -137,7 +137,13 @@ func mash(w string) string {
 	}
 	for i := 0; i < len(w); i++ {
 		if c := w[i]; c < 'a' || c > 'z' {
-			return "" // digits or non-ASCII letters: not judged here
+			// Digits or letters of other scripts: only a unit said
+			// again and again ("لالالالالا", "سيبسيبسيب") is judged
+			// here, in any script.
+			if c >= utf8.RuneSelf && repeatedRunes(w) {
+				return "repeated"
+			}
+			return ""
 		}
 	}
 	if repeatedUnit(w) {
@@ -178,6 +184,35 @@ func repeatedUnit(w string) bool {
 		ok := true
 		for i := unit; i < len(w); i++ {
 			if w[i] != w[i-unit] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// repeatedRunes is repeatedUnit over the letters of any script: one unit
+// of one to three letters, said at least three times.
+func repeatedRunes(w string) bool {
+	var buf [32]rune
+	rs := buf[:0]
+	for _, c := range w {
+		if !unicode.IsLetter(c) || len(rs) == len(buf) {
+			return false
+		}
+		rs = append(rs, c)
+	}
+	for unit := 1; unit <= 3; unit++ {
+		if len(rs) < 3*unit || len(rs)%unit != 0 {
+			continue
+		}
+		ok := true
+		for i := unit; i < len(rs); i++ {
+			if rs[i] != rs[i-unit] {
 				ok = false
 				break
 			}

@@ -366,7 +366,7 @@ var textCodes = map[string]bool{CodeVendorPitch: true, CodeJobApplication: true,
 // RuleReason tells whether a reason code is one the rules give (the text
 // model's included), not one added by evidence or a person.
 func RuleReason(code string) bool {
-	return ruleIndex(code) >= 0 || code == CodeTextModel || code == CodeModelRequest
+	return ruleIndex(code) >= 0 || code == CodeTextModel || code == CodeModelRequest || code == CodeServiceNamed
 }
 
 // TextReason returns a decision's text-model reason, if it has one.

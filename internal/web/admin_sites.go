@@ -69,7 +69,10 @@ type siteForm struct {
 	ID, Name, Origins, Country, CookieDomain, ThankYouURL, Consent string
 	PixelID, Token, Mode, TestEventCode, LeadEvent, QualifiedEvent string
 	ReviewFrom, JunkFrom                                           string
-	Problems                                                       map[string]string
+	// Services are the site's service words (qualify.services), one a
+	// line.
+	Services string
+	Problems map[string]string
 }
 
 // adminSites lists the sites, with a form to add one.
@@ -229,7 +232,7 @@ func (s *Server) adminSiteSave(w http.ResponseWriter, r *http.Request) {
 		"cookie_domain": &form.CookieDomain, "thank_you_url": &form.ThankYouURL, "consent": &form.Consent,
 		"pixel_id": &form.PixelID, "access_token": &form.Token, "mode": &form.Mode, "test_event_code": &form.TestEventCode,
 		"lead_event": &form.LeadEvent, "qualified_event": &form.QualifiedEvent,
-		"review_from": &form.ReviewFrom, "junk_from": &form.JunkFrom}
+		"review_from": &form.ReviewFrom, "junk_from": &form.JunkFrom, "services": &form.Services}
 	for k, dst := range fields {
 		*dst = r.PostFormValue(k)
 	}
@@ -285,6 +288,7 @@ func formOf(site *model.Site) siteForm {
 	if q.JunkFrom != 0 {
 		f.JunkFrom = strconv.Itoa(q.JunkFrom)
 	}
+	f.Services = strings.Join(q.Services, "\n")
 	return f
 }
 
@@ -335,6 +339,12 @@ func (f *siteForm) config(old *model.Site) (*config.Site, map[string]string) {
 				*th.dst = n
 			}
 		}
+		cs.Qualify.Services = nil
+		for _, line := range strings.Split(f.Services, "\n") {
+			if w := strings.TrimSpace(line); w != "" {
+				cs.Qualify.Services = append(cs.Qualify.Services, w)
+			}
+		}
 	}
 	for _, pr := range config.CheckSite(cs) {
 		field := pr.Key
@@ -342,7 +352,7 @@ func (f *siteForm) config(old *model.Site) (*config.Site, map[string]string) {
 			field = field[:i]
 		}
 		field = strings.TrimPrefix(strings.TrimPrefix(field, "meta."), "qualify.")
-		if i := strings.IndexByte(field, '.'); i >= 0 {
+		if i := strings.IndexAny(field, ".["); i >= 0 {
 			field = field[:i]
 		}
 		if field == "qualify" {

@@ -241,6 +241,8 @@ var turkish = map[string]string{
 	"Junk from score":                             "Çöp eşiği",
 	"0–100; empty for the default.":               "0–100; varsayılan için boş bırakın.",
 	"0–100; above review; empty for the default.": "0–100; inceleme eşiğinden yüksek; varsayılan için boş bırakın.",
+	"Services you sell":                           "Sattığınız hizmetler",
+	"One a line, in your customers' words, e.g. implant or teeth whitening. A message that names one and reads like a request is clean; never a price question, a pitch or a job seeker.": "Her satıra bir tane, müşterilerinizin kelimeleriyle, örneğin implant ya da diş beyazlatma. Birini anan ve talep gibi okunan mesaj temiz sayılır; fiyat sorusu, satış teklifi ya da iş başvurusu asla.",
 	"Save": "Kaydet",
 
 	// Dashboard.

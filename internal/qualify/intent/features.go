@@ -25,6 +25,7 @@ const (
 	kindLength = 'l'
 	kindShape  = 's'
 	kindCross  = 'x'
+	kindStart  = '^'
 )
 
 // word is one word of a message: its normalised form and where it stands
@@ -240,7 +241,9 @@ func bucket(h uint32) uint32 {
 }
 
 // extract appends the features of words to dst: each word, each pair of
-// neighbouring words, the character n-grams (2 to 5 letters) of each word
+// neighbouring words, the first word and the first two words as the start
+// of the message (pitches and applications open alike in every language:
+// "could we", "wir sind", "somos", "je suis"), the character n-grams (2 to 5 letters) of each word
 // with its boundaries marked, the n-grams (3 to 5) across the boundary of
 // each pair of neighbouring words, the length of the message in words, and the
 // shape of the text (how many words have no vowel-like letter, how many are
@@ -261,6 +264,14 @@ func extract(words []word, buf []byte, dst []feature) []feature {
 		}
 		if i > 0 {
 			dst = crossGrams(words[i-1], w, buf, int16(i), dst)
+		}
+		if i < 2 {
+			// How the message starts: "could we", "wir sind", "somos".
+			h := hashString(hashByte(fnvOffset, kindStart), norm)
+			if i == 1 {
+				h = hashString(hashByte(hashString(hashByte(fnvOffset, kindStart), buf[words[0].ns:words[0].ne]), ' '), norm)
+			}
+			dst = append(dst, feature{h: bucket(h), a: 0, b: wi})
 		}
 		// "<word>" in runes: the marks count as one rune each.
 		s := append(append(append(gramBuf[:0], '<'), norm...), '>')

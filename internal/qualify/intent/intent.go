@@ -7,8 +7,9 @@
 //
 // It is a multinomial logistic regression over hashed character n-grams
 // (2 to 5 letters, on lower-cased text with diacritics, Arabic letter
-// variants and digits folded) and word unigrams and bigrams, so unseen word
-// forms of Turkish, German or Arabic still count by their pieces. It is
+// variants and digits folded), word unigrams and bigrams and how the
+// message starts, so unseen word forms of Turkish, German or Arabic still
+// count by their pieces. It is
 // trained by `go generate` (train/) on the labelled corpus in
 // ../corpus, deterministically, with its probabilities calibrated by a
 // temperature; the weights are quantised to int8 and embedded (model.bin).
