@@ -189,18 +189,18 @@ func (db *DB) TestReportPlans(ctx context.Context) ([]string, error) {
 	return plans, nil
 }
 
-// TestReadinessPlans returns SQLite's plans for ReadinessFigures' two
-// statements.
+// TestReadinessPlans returns SQLite's plans for ReadinessFigures'
+// statement and readyCount's (of one outbox row).
 func (db *DB) TestReadinessPlans(ctx context.Context) ([]string, error) {
-	var plans []string
-	for _, q := range []string{readinessCountersQuery, readinessEventsQuery} {
-		p, err := db.plan(ctx, q, "dent", int64(0), int64(1))
-		if err != nil {
-			return nil, err
-		}
-		plans = append(plans, p)
+	p, err := db.plan(ctx, readinessCountersQuery, "dent", int64(0), int64(1))
+	if err != nil {
+		return nil, err
 	}
-	return plans, nil
+	c, err := db.plan(ctx, readyEventsSQL+readyAllSQL+readyFromSQL+` AND d.id IN (?)`, "dl_1")
+	if err != nil {
+		return nil, err
+	}
+	return []string{p, c}, nil
 }
 
 // TestDeliveryListPlan returns SQLite's plan for DeliveryList of a site's
