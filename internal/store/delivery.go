@@ -630,6 +630,30 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 			missed[i] = len(w.ids) - int(n)
 			return nil
 		}
+		if tx.dialect == Postgres {
+			var list []readyRow
+			n := 0
+			err := tx.eachRow(ctx, func(r *sql.Rows) error {
+				var (
+					x    readyRow
+					id   string
+					lead bool
+				)
+				if err := r.Scan(&id, &lead, &x.site, &x.kind, &x.name, &x.lead, &x.day, &x.bucket, &x.upload, &x.all); err != nil {
+					return err
+				}
+				n++
+				if lead && counted[id] {
+					list = append(list, x)
+				}
+				return nil
+			}, `/* Store.DeliveryRecord */ `+readyRecordSQL(update), padSlice(args, len(w.ids))...)
+			if err != nil {
+				return fmt.Errorf("store: record deliveries: %w", err)
+			}
+			missed[i] = len(w.ids) - n
+			return tx.readyAdd(ctx, list, true)
+		}
 		var ids []string
 		err := tx.eachRow(ctx, func(r *sql.Rows) error {
 			var id string

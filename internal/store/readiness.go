@@ -147,24 +147,38 @@ func (q Q) readyCount(ctx context.Context, ids []string) error {
 	for i, id := range ids {
 		args[i] = id
 	}
-	type row struct {
-		site, kind, name, lead string
-		day, bucket, upload    int64
-		all                    int
-	}
-	var list []row
-	perLead := map[string]int{}
+	var list []readyRow
 	err := q.eachRow(ctx, func(r *sql.Rows) error {
-		var x row
+		var x readyRow
 		if err := r.Scan(&x.site, &x.kind, &x.name, &x.lead, &x.day, &x.bucket, &x.upload, &x.all); err != nil {
 			return err
 		}
 		list = append(list, x)
-		perLead[x.lead]++
 		return nil
 	}, `/* Store.readyCount */ `+readyEventsSQL+readyAllSQL+readyFromSQL+` AND d.id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("store: readiness counters: %w", err)
+	}
+	return q.readyAdd(ctx, list, false)
+}
+
+// readyRow is one event readyAdd counts: its site, kind, name, lead, the
+// lead's day, its wait bucket, its upload day, and how many uploaded Meta
+// events its lead has (with it, or before it: readyAdd's before).
+type readyRow struct {
+	site, kind, name, lead string
+	day, bucket, upload    int64
+	all                    int
+}
+
+// readyAdd adds the readiness counters of events just recorded sent or
+// built. A lead's first such event joins CounterReadyUploaded: the lead
+// has no other than those in list (all counts them, or, with before, it
+// counts the ones before them and is 0).
+func (q Q) readyAdd(ctx context.Context, list []readyRow, before bool) error {
+	perLead := map[string]int{}
+	for _, x := range list {
+		perLead[x.lead]++
 	}
 	type at struct {
 		site string
@@ -185,7 +199,8 @@ func (q Q) readyCount(ctx context.Context, ids []string) error {
 	for _, x := range list {
 		add(at{x.site, x.day}, x.lead, model.Count{Name: model.CounterReadyWaits, Dim: model.ReadyWaitDim(x.kind, x.name, int(x.bucket)), N: 1})
 		add(at{x.site, x.upload}, x.lead, model.Count{Name: model.CounterReadyUploads, N: 1})
-		if n, ok := perLead[x.lead]; ok && n == x.all {
+		n, ok := perLead[x.lead]
+		if ok && ((before && x.all == 0) || (!before && n == x.all)) {
 			add(at{x.site, x.day}, x.lead, model.Count{Name: model.CounterReadyUploaded, N: 1})
 			delete(perLead, x.lead)
 		}
@@ -196,6 +211,24 @@ func (q Q) readyCount(ctx context.Context, ids []string) error {
 		}
 	}
 	return nil
+}
+
+// readyRecordSQL is DeliveryRecord's update of a slice (update, ending in
+// its WHERE) on PostgreSQL when the slice holds Meta events of leads
+// recorded sent or built: one statement whose data-modifying CTE updates
+// the rows and whose read returns each updated row's id with, for a Meta
+// event of a lead, what readyAdd counts; the read sees the database before
+// the update, so its count of the lead's uploaded events is of those
+// before (readyAdd's before).
+func readyRecordSQL(update string) string {
+	return `WITH d AS (` + update + ` RETURNING id, site_id, destination, kind, created_at, sent_at)
+		SELECT d.id, l.id IS NOT NULL, d.site_id, d.kind, COALESCE(e.event_name, ''), COALESCE(l.id, ''),
+			COALESCE(l.received_at / 86400000, 0), CASE WHEN l.id IS NULL THEN 0 ELSE ` + readyBucketSQL + ` END,
+			COALESCE(d.sent_at, d.created_at) / 86400000,
+			CASE WHEN l.id IS NULL THEN 0 ELSE ` + readyAllSQL[2:] + ` END
+		FROM d LEFT JOIN delivery_events e ON e.id = d.id AND e.lead_id <> '' AND d.destination = 'meta'
+		LEFT JOIN leads l ON l.id = e.lead_id
+		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage`
 }
 
 // readyRecount are the statements of CountersRebuild that recount the
