@@ -204,6 +204,11 @@ func (db *DB) TestReadinessPlans(ctx context.Context) ([]string, error) {
 	return []string{p, c}, nil
 }
 
+// TestWebhookDeliveriesPlan returns SQLite's plan for WebhookDeliveries.
+func (db *DB) TestWebhookDeliveriesPlan(ctx context.Context) (string, error) {
+	return db.plan(ctx, webhookDeliveriesQuery, "a", 20)
+}
+
 // TestDeliveryListPlan returns SQLite's plan for DeliveryList of a site's
 // rows of a state.
 func (db *DB) TestDeliveryListPlan(ctx context.Context) (string, error) {

@@ -118,9 +118,15 @@ func (q Q) WebhookBlocker(ctx context.Context, d *model.Delivery) (*model.Delive
 }
 
 // WebhookDeliveries returns a site's latest webhook posts, newest first.
+// webhookDeliveriesQuery reads a site's newest webhook posts. The
+// destination is written out, not a parameter, so that SQLite and
+// PostgreSQL walk the partial index delivery_state_webhook_recent (migration
+// 0380) from the site's newest post: without it the site's page read every
+// delivery of the site to keep twenty.
+const webhookDeliveriesQuery = `/* Store.WebhookDeliveries */ SELECT ` + deliveryColumns + ` FROM deliveries
+		WHERE site_id = ? AND destination = '` + model.DestinationWebhook + `' ORDER BY created_at DESC, id DESC LIMIT ?`
+
 func (q Q) WebhookDeliveries(ctx context.Context, site model.SiteID, limit int) ([]*model.Delivery, error) {
-	rows, err := q.query(ctx, `/* Store.WebhookDeliveries */ SELECT `+deliveryColumns+` FROM deliveries
-		WHERE site_id = ? AND destination = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
-		string(site), model.DestinationWebhook, limit)
+	rows, err := q.query(ctx, webhookDeliveriesQuery, string(site), limit)
 	return scanAll(rows, err, "webhook deliveries", scanDelivery)
 }
