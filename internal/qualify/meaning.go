@@ -115,8 +115,12 @@ func (r *Rules) judgeMeaning(s *scoring, message string) meaning {
 // reading of the whole message outweighs one pitch or job phrase: a phrase
 // like "we book" or "çalışmak istiyorum" also sits in a customer's "could we
 // book a consultation for my father". Cross-validation: from 0.95 up, only
-// requests are rescued (7 at 0.95, 6 at 0.97, 3 at 0.99), no junk.
-const sureRequest = 0.97
+// requests are rescued (7 at 0.95, 6 at 0.97, 3 at 0.99), no junk. With
+// j-*.jsonl training, the requests it rescues are all read at 99% or more,
+// and a parent's "my daughter is 16 ... she'd love a saturday job" at 97.6%
+// was judged clean over its job phrase: from 0.985 the phrase keeps its
+// weight there, and every request it rescued still is.
+const sureRequest = 0.985
 
 // outweighPhrase lets the model's sure reading of a request outweigh a
 // single pitch or job phrase (one strong phrase or two signs, nothing about
