@@ -34,7 +34,9 @@ import (
 // 2026-12-06.8: a repeated unit is gibberish in any script.
 // 2026-12-06.9: GIBBERISH counts the message twice.
 // 2026-12-06.10: a sure request outweighs a single phrase from 98.5%, not 97%.
-const RulesVersion = "2026-12-06.10"
+// 2026-12-06.11: a request read at 96% or more is confident whatever
+// threshold training chose.
+const RulesVersion = "2026-12-06.11"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.
