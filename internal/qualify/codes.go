@@ -33,7 +33,10 @@ import (
 // 2026-12-06.7: the grey area with no contact waits in review.
 // 2026-12-06.8: a repeated unit is gibberish in any script.
 // 2026-12-06.9: GIBBERISH counts the message twice.
-const RulesVersion = "2026-12-06.9"
+// 2026-12-06.10: a sure request outweighs a single phrase from 98.5%, not 97%.
+// 2026-12-06.11: a request read at 96% or more is confident whatever
+// threshold training chose.
+const RulesVersion = "2026-12-06.11"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.
