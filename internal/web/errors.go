@@ -41,7 +41,7 @@ func (s *Server) statusOf(w http.ResponseWriter, r *http.Request, err error) (in
 			w.Header().Set("Retry-After", strconv.Itoa(he.RetryAfter))
 		}
 	case errors.As(err, &mb):
-		status, msg = http.StatusRequestEntityTooLarge, "body too large: the limit is 64 KiB"
+		status, msg = http.StatusRequestEntityTooLarge, "body too large: the limit is "+bytesWords(mb.Limit)
 
 	case errors.As(err, &ie):
 		status, msg = http.StatusBadRequest, err.Error()
@@ -59,6 +59,17 @@ func (s *Server) statusOf(w http.ResponseWriter, r *http.Request, err error) (in
 		s.log.ErrorContext(r.Context(), "request failed", "path", logPath(r.URL.Path), "err", err)
 	}
 	return status, msg
+}
+
+// bytesWords writes a size limit as people read it: 64 KiB, 1 MiB.
+func bytesWords(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // readError turns a failure to read the request body into its answer (see
