@@ -38,7 +38,9 @@ import (
 // threshold training chose.
 // 2026-12-06.12: the i-* held-out set trains (7,499 lines); a rare letter
 // pair is a share of the corpus's letter pairs, not a count.
-const RulesVersion = "2026-12-06.12"
+// 2026-12-06.13: asking for a quote or a visit is evidence of a request
+// where the model reads one at 80% or more.
+const RulesVersion = "2026-12-06.13"
 
 // The reason codes the rules give. They are stable: stored decisions, site
 // weights and dashboards refer to them.
