@@ -181,6 +181,41 @@ func (r *Rules) outweighPhrase(s *scoring, m meaning) {
 	x.Message = Message(x.Code, "en", x.Evidence)
 }
 
+// agreeJunk makes junk a lead whose message the model takes for an offer or
+// a job seeker only as its best guess (a quarter of the weight) when the
+// phrases of a pitch or a job seeker hold it for review on their own (at
+// least their rule's weight): two readings that agree, each of which alone
+// would only hold it, as long as a request keeps under doubtRequest (an
+// electrician who needs a solicitor for his work contract has a job
+// seeker's words and reads partly as one, and waits). The model's reason
+// takes its full weight and says the phrases agree. Cross-validation (7,625
+// lines): 5 offers and job seekers junk instead of held, no request or grey
+// line changes.
+func (r *Rules) agreeJunk(s *scoring, m meaning) {
+	if !m.judged || m.j.Confident || (m.j.Class != intent.Offer && m.j.Class != intent.Job) ||
+		m.j.Probs[intent.Request] >= doubtRequest {
+		return
+	}
+	phrases := false
+	for _, x := range s.reasons {
+		if (x.Code == CodeVendorPitch || x.Code == CodeJobApplication) && x.Points >= r.Weight(x.Code) {
+			phrases = true
+		}
+	}
+	if !phrases {
+		return
+	}
+	for i := range s.reasons {
+		x := &s.reasons[i]
+		if x.Code != modelCode[m.j.Class] {
+			continue
+		}
+		x.Points = r.Weight(x.Code)
+		x.Evidence["variant"] = "agrees"
+		x.Message = Message(x.Code, "en", x.Evidence)
+	}
+}
+
 // disputePhrases holds for review, not junk, a lead whose only reasons
 // against it are pitch or job phrases when the model reads the message as a
 // customer's request (its likeliest class, sure or not): the phrases keep

@@ -342,3 +342,20 @@ func TestQuoteIsEvidence(t *testing.T) {
 		}
 	}
 }
+
+// TestAgreeingReadingsJunk: the model's best guess of an offer and a
+// pitch's phrase, each of which alone would only hold the lead, make it
+// junk together; the model's reason says the phrases agree.
+func TestAgreeingReadingsJunk(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	l := realLead()
+	l.Message = "Hi, I run a small SEO services agency, would love to help"
+	d := r.Score(&l, Context{Country: "TR"})
+	x := reasonOf(d, CodeModelOffer)
+	if d.Verdict != model.VerdictJunk || x == nil || x.Evidence["variant"] != "agrees" {
+		t.Fatalf("%s %v", d.Verdict, codesOf(d))
+	}
+	if !strings.Contains(x.Message, "phrases say so too") {
+		t.Errorf("message %q", x.Message)
+	}
+}

@@ -410,6 +410,7 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	meant := r.judgeMeaning(&s, message)
 	r.outweighPhrase(&s, meant)
 	r.disputePhrases(&s, meant)
+	r.agreeJunk(&s, meant)
 	meant.comeIn = r.asksToComeIn(msgWords)
 	meant.quote = r.asksForQuote(msgWords)
 	customer := r.scoreText(&s, c.Text, lead)
