@@ -30,11 +30,14 @@ const (
 	// ListBook is asking to come in (an appointment, a visit): intent beyond
 	// a price, so never PRICE_ONLY or NO_MESSAGE.
 	ListBook = "book"
+	// ListQuote is asking for a quote or for someone to come and see the
+	// job: evidence of a request where the model already leans to one.
+	ListQuote = "quote"
 )
 
 // ListNames are the names of the phrase lists, in a fixed order.
 func ListNames() []string {
-	return []string{ListVendor, ListJob, ListPrice, ListFiller, ListTest, ListVendorSign, ListJobSign, ListCompany, ListBook}
+	return []string{ListVendor, ListJob, ListPrice, ListFiller, ListTest, ListVendorSign, ListJobSign, ListCompany, ListBook, ListQuote}
 }
 
 //go:embed data/phrases/*.txt data/disposable_email_blocklist.conf data/free_email_domains.txt

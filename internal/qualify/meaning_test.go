@@ -320,3 +320,42 @@ func TestGreyWithoutContactWaits(t *testing.T) {
 		t.Errorf("mash without contact: %s %v", d.Verdict, codesOf(d))
 	}
 }
+
+// TestQuoteIsEvidence: a message that asks for a quote or a visit is
+// evidence of a request where the model leans to one (80% or more) without
+// being sure; a quote asked alone stays a price question, and a supplier
+// offering a quote stays junk.
+func TestQuoteIsEvidence(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	const org = "We are a logistics company with 30 drivers. We would like an on-site first aid course for our team"
+	for msg, want := range map[string]model.Verdict{
+		org + ", please send a quote.": model.VerdictClean,
+		org + ".":                      model.VerdictReview,
+		"quote please":                 model.VerdictReview,
+		"Preventivo?":                  model.VerdictReview,
+		"We supply branded uniforms to clinics at trade prices, happy to send a quote for your team": model.VerdictJunk,
+	} {
+		l := realLead()
+		l.Message = msg
+		if d := r.Score(&l, Context{Country: "TR"}); d.Verdict != want {
+			t.Errorf("%q: %s %v, want %s", msg, d.Verdict, codesOf(d), want)
+		}
+	}
+}
+
+// TestAgreeingReadingsJunk: the model's best guess of an offer and a
+// pitch's phrase, each of which alone would only hold the lead, make it
+// junk together; the model's reason says the phrases agree.
+func TestAgreeingReadingsJunk(t *testing.T) {
+	r := mustRules(t, model.Qualify{})
+	l := realLead()
+	l.Message = "Hi, I run a small SEO services agency, would love to help"
+	d := r.Score(&l, Context{Country: "TR"})
+	x := reasonOf(d, CodeModelOffer)
+	if d.Verdict != model.VerdictJunk || x == nil || x.Evidence["variant"] != "agrees" {
+		t.Fatalf("%s %v", d.Verdict, codesOf(d))
+	}
+	if !strings.Contains(x.Message, "phrases say so too") {
+		t.Errorf("message %q", x.Message)
+	}
+}

@@ -132,7 +132,7 @@ type Rules struct {
 
 	vendor, job, price, filler, test *phraseMatcher
 	vendorSign, jobSign, company     *phraseMatcher
-	book                             *phraseMatcher
+	book, quote                      *phraseMatcher
 	// services are the site's own service words (qualify.services).
 	services         *phraseMatcher
 	disposable, free map[string]struct{}
@@ -241,6 +241,7 @@ func New(s model.Qualify, lists *Lists) (*Rules, error) {
 	r.jobSign = newPhraseMatcher(merged[ListJobSign])
 	r.company = newPhraseMatcher(merged[ListCompany])
 	r.book = newPhraseMatcher(merged[ListBook])
+	r.quote = newPhraseMatcher(merged[ListQuote])
 	return r, nil
 }
 
@@ -409,7 +410,9 @@ func (r *Rules) Score(lead *model.Lead, c Context) model.Decision {
 	meant := r.judgeMeaning(&s, message)
 	r.outweighPhrase(&s, meant)
 	r.disputePhrases(&s, meant)
+	r.agreeJunk(&s, meant)
 	meant.comeIn = r.asksToComeIn(msgWords)
+	meant.quote = r.asksForQuote(msgWords)
 	customer := r.scoreText(&s, c.Text, lead)
 	named := !meant.request() && r.scoreServices(&s, msgWords, meant)
 	// Clean only on evidence: a lead nothing shows to be a customer's
@@ -849,6 +852,14 @@ func (r *Rules) scoreGrey(s *scoring, msg []string) {
 	case other == 0:
 		s.add(CodeNoMessage, 1, 1, map[string]any{"empty": false})
 	}
+}
+
+// asksForQuote reports whether the words ask for a quote or for someone to
+// come and see the job (the quote list): "devis", "presupuesto", "keşfe
+// gelin".
+func (r *Rules) asksForQuote(msg []string) bool {
+	var buf [4]span
+	return len(r.quote.find(msg, buf[:0])) > 0
 }
 
 // asksToComeIn reports whether the words ask to come in (the book list):

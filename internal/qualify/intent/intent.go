@@ -90,6 +90,9 @@ type Header struct {
 	Trained     [NumClasses]int `json:"trained"`
 	Calibration string          `json:"calibration"`
 	Options     TrainOptions    `json:"options"`
+	// LetterPairs is how many letter pairs the letter statistics counted
+	// in all (letters.go): what a pair's count is measured against.
+	LetterPairs int `json:"letter_pairs"`
 }
 
 // Model is the built-in intent model. It is immutable and safe for

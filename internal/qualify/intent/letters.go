@@ -10,9 +10,13 @@ import "unicode/utf8"
 const (
 	letterBits    = 15
 	letterBuckets = 1 << letterBits
-	// rarePair: a pair seen fewer times than this in the corpus is rare. It
-	// grows with the corpus: 3 for 2,800 training lines, 5 for 5,100.
-	rarePair = 5
+	// rarePerMillion: a pair is rare when it makes fewer than this many of
+	// every million letter pairs the corpus's words hold (Header.LetterPairs),
+	// uncommon under twice that. A rate, not a count: as the corpus grows,
+	// every pair is seen more often, mash's pairs too ("kd", "fh"), and a
+	// fixed count would call fewer and fewer of them rare (5 was right for
+	// 5,100 lines, about 10 in a million; with 7,500 lines "kdjfhs" passed).
+	rarePerMillion = 10
 )
 
 // letterPairs calls f with the bucket of each pair of neighbouring letters
@@ -40,23 +44,27 @@ func letterBucket(a, b rune) uint32 {
 	return (h ^ h>>letterBits) & (letterBuckets - 1)
 }
 
-// countLetters adds the letter pairs of text's words to counts.
-func countLetters(counts []uint8, text string) {
+// countLetters adds the letter pairs of text's words to counts and
+// returns how many it counted.
+func countLetters(counts []uint8, text string) int {
+	n := 0
 	words, buf := splitWords(text, nil, nil)
 	for _, w := range words {
 		letterPairs(string(buf[w.ns:w.ne]), func(b uint32) {
+			n++
 			if counts[b] < 255 {
 				counts[b]++
 			}
 		})
 	}
+	return n
 }
 
 // Unusual reports whether a word looks typed without meaning by the
 // statistics of its letters: most of its neighbouring letters are pairs
-// people rarely write in the corpus's languages (seen fewer than rarePair
-// times), or all its letters are on one row of a keyboard and a third of its
-// pairs are uncommon (seen fewer than twice that). So "xjqzkv", "kdjfhs" and
+// people rarely write in the corpus's languages (fewer than rarePerMillion
+// in a million of the corpus's letter pairs), or all its letters are on one
+// row of a keyboard and a third of its pairs are uncommon (under twice that). So "xjqzkv", "kdjfhs" and
 // "ضصثقف" are, and "GmbH", "Szczepański", "Nguyen" or "glass" are not. Words
 // of fewer than five letters are not judged. rare and pairs say how many of
 // its letter pairs were rare.
@@ -71,16 +79,19 @@ func (m *Model) Unusual(word string) (unusual bool, rare, pairs int) {
 			letters++
 		}
 	}
-	if letters < 5 || len(m.letters) != letterBuckets {
+	if letters < 5 || len(m.letters) != letterBuckets || m.LetterPairs <= 0 {
 		return false, 0, 0
 	}
+	// A pair seen c times is rare when c/LetterPairs < rarePerMillion/1e6.
+	rareUnder := float64(m.LetterPairs) * rarePerMillion / 1e6
 	uncommon := 0
 	letterPairs(word, func(b uint32) {
 		pairs++
-		if m.letters[b] < rarePair {
+		c := float64(m.letters[b])
+		if c < rareUnder {
 			rare++
 		}
-		if m.letters[b] < 2*rarePair {
+		if c < 2*rareUnder {
 			uncommon++
 		}
 	})

@@ -227,22 +227,23 @@ func Train(all []Example, corpus string, o TrainOptions) (*Model, Report, error)
 	rep.Accuracy /= float64(len(docs))
 	h.Confident, h.Calibration = thresholds(probs, docs)
 	final := fitModel(docs, o, h)
-	final.letters = letterCounts(train)
+	final.letters, final.LetterPairs = letterCounts(train)
 	return final, rep, nil
 }
 
 // letterCounts counts the letter pairs of the messages and names of the
-// lines that are not nonsense.
-func letterCounts(es []Example) []uint8 {
+// lines that are not nonsense, per bucket (up to 255) and in all.
+func letterCounts(es []Example) ([]uint8, int) {
 	counts := make([]uint8, letterBuckets)
+	total := 0
 	for _, e := range es {
 		if e.Class == Nonsense.String() {
 			continue
 		}
-		countLetters(counts, e.Message)
-		countLetters(counts, e.Name)
+		total += countLetters(counts, e.Message)
+		total += countLetters(counts, e.Name)
 	}
-	return counts
+	return counts, total
 }
 
 func argmax(p [NumClasses]float64) Class {
