@@ -17,13 +17,12 @@ import (
 // docs/qualification.md), less a small margin; a change that loses more, lets
 // a junk lead through or turns a second real request into junk fails.
 const (
-	// heldoutMinAccuracy is the floor of the held-out set in the corpus.
-	// The last one, i-*.jsonl, written blind, reached 93.3% when it was
-	// scored once (2026-12-06, rules 2026-12-06.11; h-*.jsonl before it
-	// 92.5%; issue 29 asks for 95%) and trains now, so no line is held out
-	// and TestHeldout skips, saying so. The next set, k-*.jsonl, is written
-	// blind while this round is tuned and merged after it; the floor stays.
-	heldoutMinAccuracy    = 0.92
+	// heldoutMinAccuracy is the floor of the held-out set in the corpus:
+	// k-*.jsonl, written blind while rules 2026-12-06.12-14 were tuned and
+	// merged after them, reached 95.4% when it was scored once (2026-12-06,
+	// rules 2026-12-06.14; i-*.jsonl before it 93.3%, h-*.jsonl 92.5%). The
+	// next round of tuning moves it to training first.
+	heldoutMinAccuracy    = 0.94
 	heldoutMaxRequestJunk = 1
 )
 
