@@ -83,8 +83,9 @@ func (q Q) counters(ctx context.Context, site model.SiteID, first, last int64, l
 }
 
 // CountersRebuild recounts a site's visit, lead, verdict, stage, reason,
-// agreement and campaign report counters of the days from first to last
-// (inclusive) from the visits, leads, their history and stages stored: for
+// agreement, readiness and campaign report counters of the days from first to last
+// (inclusive) from the visits, leads, their history, stages and Meta
+// events stored: for
 // when they are in doubt. Days whose rows retention already deleted would be
 // counted as empty: keep the range within the kept ones. On PostgreSQL the
 // counters are locked for the transaction, so that an intake committing
@@ -103,7 +104,8 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
 			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'lead_ads', 'verdicts', 'stages', 'stage_cents',
 			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement',
-			'report_verdicts', 'report_junk', 'report_stages', 'report_cents', 'report_valued')`,
+			'report_verdicts', 'report_junk', 'report_stages', 'report_cents', 'report_valued',
+			'ready_waits', 'ready_uploaded', 'ready_uploads')`,
 			[]any{string(site), first, last}},
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
@@ -132,7 +134,7 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? AND s.value IS NOT NULL AND s.currency <> ''
 			GROUP BY l.site_id, s.at / 86400000, s.stage, s.currency`, []any{string(site), from, to}},
 	}
-	for _, a := range q.agreementRecount() {
+	for _, a := range append(q.agreementRecount(), readyRecount()...) {
 		stmts = append(stmts, struct {
 			sql  string
 			args []any
