@@ -263,7 +263,7 @@ func (db *DB) inSlices(ctx context.Context, n int, step func(tx *Tx, i int) erro
 	done := 0
 	for done < n {
 		end := done
-		err := db.InTx(ctx, func(tx *Tx) error {
+		err := db.inTxRetry(ctx, func(tx *Tx) error {
 			for end = done; end < n; {
 				if err := step(tx, end); err != nil {
 					return err

@@ -273,3 +273,8 @@ func (db *DB) TestReadinessScan(ctx context.Context, site model.SiteID, from, to
 		string(site), from.UnixMilli(), to.UnixMilli()).Scan(&f.UploadDays)
 	return f, err
 }
+
+// TestInTxRetry runs fn as the drain's outcome records run (inTxRetry).
+func (db *DB) TestInTxRetry(ctx context.Context, fn func(*Tx) error) error {
+	return db.inTxRetry(ctx, fn)
+}
