@@ -23,11 +23,14 @@ type RetentionPolicy struct {
 // RetentionResult counts what one retention run removed.
 type RetentionResult struct {
 	Leads, Deliveries, Visits, Visitors, FormTokens, Receipts int
+	// PageViews is the outbox rows of page views never sent (dry run,
+	// dead, expired) deleted after VisitDays.
+	PageViews int
 }
 
 // Total is everything removed.
 func (r RetentionResult) Total() int {
-	return r.Leads + r.Deliveries + r.Visits + r.Visitors + r.FormTokens + r.Receipts
+	return r.Leads + r.Deliveries + r.Visits + r.Visitors + r.FormTokens + r.Receipts + r.PageViews
 }
 
 // retentionBatch is how many leads one transaction redacts.
@@ -40,7 +43,8 @@ const formTokenKeep = 2 * TokenMaxAge
 // Retain removes personal data past the policy: the contact details of
 // leads older than LeadDays (verdict, reasons, times stay), the clear
 // values (IP, user agent, fbc, fbp, URL) of their finished outbox rows
-// (hashes stay), visits and idle visitors older than VisitDays, inbound
+// (hashes stay), visits, idle visitors and the outbox rows of page views
+// never sent (dry run, dead, expired) older than VisitDays, inbound
 // messages' and calls' receipts older than ReceiptDays, and used form-token
 // nonces past any use. It is idempotent and works in batches.
 func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResult, error) {
@@ -77,6 +81,14 @@ func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResul
 			if len(ids) < retentionBatch {
 				break
 			}
+		}
+	}
+	if p.VisitDays > 0 {
+		// Deleted before the redaction below, which would clear them.
+		n, err := s.db.PageViewsDeleteBefore(ctx, visitsBefore)
+		res.PageViews += n
+		if err != nil {
+			return res, err
 		}
 	}
 	if p.LeadDays > 0 || p.VisitDays > 0 {

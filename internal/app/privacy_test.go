@@ -75,7 +75,9 @@ func TestRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Leads != 1 || res.Visits != 1 || res.Visitors != 1 || res.Deliveries != 3 {
+	// The lead's two events are cleared; the visit's PageView, built in
+	// dry run and never sent, goes.
+	if res.Leads != 1 || res.Visits != 1 || res.Visitors != 1 || res.Deliveries != 2 || res.PageViews != 1 {
 		t.Errorf("removed %+v", res)
 	}
 	text := f.leadText(old.ID)
@@ -137,6 +139,53 @@ func TestRetentionReceipts(t *testing.T) {
 		if fresh == kept {
 			t.Errorf("receipt %d: kept %v, but a retry claimed it anew: %v", i, kept, fresh)
 		}
+	}
+}
+
+// TestRetentionPageViewsNeverSent: the outbox rows of page views never
+// sent (built in dry run, dead, expired) go after VisitDays (none with 0);
+// a recent one, one still waiting, and a lead's event stay.
+func TestRetentionPageViewsNeverSent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	now := f.clk.Now()
+	old := now.Add(-91 * 24 * time.Hour)
+	for i, r := range []struct {
+		kind  string
+		lead  model.LeadID
+		state model.DeliveryState
+		at    time.Time
+	}{
+		{model.KindPageView, "", model.DeliveryDryRun, old},
+		{model.KindPageView, "", model.DeliveryDead, old},
+		{model.KindPageView, "", model.DeliveryExpired, old},
+		{model.KindPageView, "", model.DeliveryDryRun, now.Add(-89 * 24 * time.Hour)},
+		{model.KindPageView, "", model.DeliveryPending, old},
+		{model.KindLead, "ld_x", model.DeliveryDead, old},
+	} {
+		d := &model.Delivery{ID: fmt.Sprintf("dl_pv%d", i), SiteID: "dent", LeadID: r.lead, Kind: r.kind, EventName: "PageView",
+			EventID: fmt.Sprintf("pv%d", i), PixelID: "111", Payload: []byte(`{}`), State: r.state, NextAt: r.at,
+			DeadlineAt: r.at.Add(7 * 24 * time.Hour), CreatedAt: r.at, UpdatedAt: r.at}
+		if _, err := f.db.DeliveryInsert(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := f.svc.Retain(ctx, app.RetentionPolicy{}); err != nil || res.PageViews != 0 {
+		t.Fatalf("keep forever removed %+v %v", res, err)
+	}
+	res, err := f.svc.Retain(ctx, app.RetentionPolicy{VisitDays: 90})
+	if err != nil || res.PageViews != 3 {
+		t.Fatalf("removed %+v %v, want 3 page views", res, err)
+	}
+	for i, kept := range []bool{false, false, false, true, true, true} {
+		_, err := f.db.DeliveryByID(ctx, fmt.Sprintf("dl_pv%d", i))
+		if got := err == nil; got != kept {
+			t.Errorf("row %d: kept %v, want %v (%v)", i, got, kept, err)
+		}
+	}
+	if res, err := f.svc.Retain(ctx, app.RetentionPolicy{VisitDays: 90}); err != nil || res.PageViews != 0 {
+		t.Errorf("second run: %+v %v", res, err)
 	}
 }
 

@@ -2,6 +2,8 @@ package model
 
 import (
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -66,7 +68,93 @@ const (
 	CounterReportStages   = "report_stages"
 	CounterReportCents    = "report_cents"
 	CounterReportValued   = "report_valued"
+
+	// The readiness page's counters of the Meta events that Meta accepted
+	// (or that were built for a dry-run site) of the leads that have one:
+	// counted when the event is recorded sent or built (store's
+	// DeliveryRecord and DeliveryInsertAll), never moved after (a sent
+	// event stays sent; erasure keeps the lead's row, times and events).
+	// 'ready_waits' counts them on the lead's day of receipt by kind,
+	// event name and how long after the lead the event's moment came, in
+	// WaitBucket's tenths of a day (Dim, ReadyWaitDim): the stage's leads
+	// and their median wait. 'ready_uploaded' counts the leads received on
+	// the day that have at least one such event (a lead counts when its
+	// first one is recorded). 'ready_uploads' counts the events by the day
+	// they were accepted (or built), whichever day their lead came.
+	CounterReadyWaits    = "ready_waits"
+	CounterReadyUploaded = "ready_uploaded"
+	CounterReadyUploads  = "ready_uploads"
 )
+
+// WaitTenth is a readiness wait bucket's width, a tenth of a day, and
+// WaitBuckets caps the buckets: a wait of WaitBuckets tenths of a day or
+// more (a year) is counted in the last.
+const (
+	WaitTenth   = 24 * time.Hour / 10
+	WaitBuckets = 3650
+)
+
+// WaitBucket is the bucket of a wait: whole tenths of a day, 0 for a
+// negative one, WaitBuckets at most.
+func WaitBucket(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(min(d/WaitTenth, WaitBuckets))
+}
+
+// ReadyWaitDim is CounterReadyWaits' Dim: the event's kind, name and wait
+// bucket, joined by "|" (a kind has none).
+func ReadyWaitDim(kind, name string, bucket int) string {
+	return kind + "|" + name + "|" + strconv.Itoa(bucket)
+}
+
+// ParseReadyWaitDim splits ReadyWaitDim; ok is false for a Dim it did not
+// make.
+func ParseReadyWaitDim(dim string) (kind, name string, bucket int, ok bool) {
+	i, j := strings.Index(dim, "|"), strings.LastIndex(dim, "|")
+	if i < 0 || j <= i {
+		return "", "", 0, false
+	}
+	b, err := strconv.Atoi(dim[j+1:])
+	if err != nil {
+		return "", "", 0, false
+	}
+	return dim[:i], dim[i+1 : j], b, true
+}
+
+// MedianBucketDays is the median of waits counted in WaitBucket buckets
+// (bucket -> how many), in days, each wait taken at its bucket's start:
+// MedianDays of the waits rounded down to a tenth of a day. 0 for none.
+func MedianBucketDays(buckets map[int]int) float64 {
+	n := 0
+	keys := make([]int, 0, len(buckets))
+	for b, c := range buckets {
+		if c > 0 {
+			keys = append(keys, b)
+			n += c
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	slices.Sort(keys)
+	// at returns the bucket of the i-th wait (from 0) in order.
+	at := func(i int) int {
+		for _, b := range keys {
+			if i < buckets[b] {
+				return b
+			}
+			i -= buckets[b]
+		}
+		return keys[len(keys)-1]
+	}
+	m := float64(at(n / 2))
+	if n%2 == 0 {
+		m = (float64(at(n/2-1)) + m) / 2
+	}
+	return m / 10
+}
 
 // The Dims of CounterAgreement.
 const (

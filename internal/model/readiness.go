@@ -54,7 +54,8 @@ type ReadinessFigures struct {
 	// the leads that reached it, the lead event first, then by leads.
 	Stages []StageFigure
 	// UploadDays is the days of the period (UTC) on which Meta accepted an
-	// event of the period's leads.
+	// event of a lead (or, on a dry-run site, one was built), whenever the
+	// lead came.
 	UploadDays int
 	// Matchable of Sampled sent events carry lead_id, an e-mail or a phone
 	// (read from the payloads, as the dashboard's coverage is).
@@ -69,7 +70,9 @@ type StageFigure struct {
 	Kind string
 	// Leads of the period that reached it, with an event sent.
 	Leads int
-	// MedianDays is the median time from the lead to the stage, in days.
+	// MedianDays is the median time from the lead to the stage, in days
+	// (from counters: the waits rounded down to a tenth of a day,
+	// MedianBucketDays).
 	MedianDays float64
 }
 

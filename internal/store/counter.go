@@ -1,9 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -29,24 +32,176 @@ func (q Q) shard(key string) int {
 	return int(h.Sum32() % counterShards)
 }
 
-// CountersAdd adds counts to a site's counters of a day (model.Day), in one
-// statement; key, an id of the row being counted, picks the shard. Call it
-// in the transaction that stores what it counts (VisitInsert and
-// LeadInsert do).
+// CountersAdd adds counts to a site's counters of a day (model.Day); key,
+// an id of the row being counted, picks the shard. Call it in the
+// transaction that stores what it counts (VisitInsert and LeadInsert do):
+// there the counts are kept until the transaction's work is done and then
+// written all at once (counterTally.flush), so that the counter rows are
+// the last rows it locks and are locked in one order in every transaction.
+// Outside a transaction they are written at once, in that order too.
 func (q Q) CountersAdd(ctx context.Context, site model.SiteID, day int64, key string, counts ...model.Count) error {
 	if len(counts) == 0 {
 		return nil
 	}
+	t := q.tally
+	if t == nil {
+		t = &counterTally{}
+	}
 	shard := q.shard(key)
+	for _, c := range counts {
+		t.add(counterKey{site: string(site), day: day, name: c.Name, dim: c.Dim, shard: shard}, c.N)
+	}
+	if q.tally == nil {
+		return t.flush(ctx, q)
+	}
+	return nil
+}
+
+// counterKey is one row of site_counters.
+type counterKey struct {
+	site      string
+	day       int64
+	name, dim string
+	shard     int
+}
+
+// less is the one order every transaction locks counter rows in: two
+// transactions that upsert rows they share each take the first shared row
+// before any other, so neither can hold one the other waits for while it
+// waits for one the other holds. (PostgreSQL aborted one of two nodes
+// recording outcomes in their own orders with a deadlock; its event was
+// then sent again when its lease ran out.)
+func (k counterKey) less(o counterKey) bool {
+	if k.site != o.site {
+		return k.site < o.site
+	}
+	if k.day != o.day {
+		return k.day < o.day
+	}
+	if k.name != o.name {
+		return k.name < o.name
+	}
+	if k.dim != o.dim {
+		return k.dim < o.dim
+	}
+	return k.shard < o.shard
+}
+
+// pageViewKey is one row of pageview_counts.
+type pageViewKey struct {
+	site string
+	day  int64
+}
+
+// counterTally keeps a transaction's counts (site_counters and
+// pageview_counts) until its work is done: DB.InTx has it flushed after
+// the caller's function, so the counter rows are the last the transaction
+// locks, each once, in one order (site_counters by counterKey.less, then
+// pageview_counts by site and day). A transaction that holds a counter
+// row then only ever waits for a counter row later in that order, and a
+// cycle of waits would need a row before itself: no deadlock can involve
+// a counter row.
+type counterTally struct {
+	counters  map[counterKey]int64
+	pageViews map[pageViewKey]int64
+}
+
+func (t *counterTally) add(k counterKey, n int64) {
+	if t.counters == nil {
+		t.counters = map[counterKey]int64{}
+	}
+	t.counters[k] += n
+}
+
+func (t *counterTally) addPageViews(site model.SiteID, day, n int64) {
+	if t.pageViews == nil {
+		t.pageViews = map[pageViewKey]int64{}
+	}
+	t.pageViews[pageViewKey{string(site), day}] += n
+}
+
+// counterRows is how many counter rows one statement upserts at most
+// (six arguments each: under SQLite's 32,766 and PostgreSQL's 65,535).
+const counterRows = 500
+
+// flush writes the counts kept and forgets them: counts that came to 0 are
+// left out, the rest upserted in order, counterRows rows a statement (a
+// multi-row VALUES list upserts its rows one after the other, in the
+// list's order).
+func (t *counterTally) flush(ctx context.Context, q Q) error {
+	keys := make([]counterKey, 0, len(t.counters))
+	for k, n := range t.counters {
+		if n != 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b counterKey) int {
+		switch {
+		case a.less(b):
+			return -1
+		case b.less(a):
+			return 1
+		}
+		return 0
+	})
+	for len(keys) > 0 {
+		n := min(len(keys), counterRows)
+		if err := t.upsert(ctx, q, keys[:n]); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	t.counters = nil
+	pvs := make([]pageViewKey, 0, len(t.pageViews))
+	for k, n := range t.pageViews {
+		if n != 0 {
+			pvs = append(pvs, k)
+		}
+	}
+	slices.SortFunc(pvs, func(a, b pageViewKey) int {
+		if c := strings.Compare(a.site, b.site); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.day, b.day)
+	})
+	for _, k := range pvs {
+		_, err := q.exec(ctx, `/* Store.DeliveryRecord */ INSERT INTO pageview_counts (site_id, day, sent) VALUES (?, ?, ?)
+			ON CONFLICT (site_id, day) DO UPDATE SET sent = pageview_counts.sent + excluded.sent`,
+			k.site, k.day, t.pageViews[k])
+		if err != nil {
+			return fmt.Errorf("store: count sent PageViews: %w", err)
+		}
+	}
+	t.pageViews = nil
+	return nil
+}
+
+// upsert adds the counts of keys, in their order, in one statement; a
+// visit's (the intake's commonest) goes through visitCount's statements,
+// which bind the site's id alone.
+func (t *counterTally) upsert(ctx context.Context, q Q, keys []counterKey) error {
+	if v := keys[0]; v.dim == "" && t.counters[v] == 1 && (len(keys) == 1 && v.name == model.CounterVisits ||
+		len(keys) == 2 && v.name == model.CounterFormVisits && keys[1] == counterKey{v.site, v.day, model.CounterVisits, "", v.shard} && t.counters[keys[1]] == 1) {
+		var err error
+		if len(keys) == 2 {
+			_, err = q.exec(ctx, formVisitCountSQL, v.site, v.day, v.shard, v.site, v.day, v.shard)
+		} else {
+			_, err = q.exec(ctx, visitCountSQL, v.site, v.day, v.shard)
+		}
+		if err != nil {
+			return fmt.Errorf("store: count visit: %w", err)
+		}
+		return nil
+	}
 	var b strings.Builder
 	b.WriteString(`/* Store.CountersAdd */ INSERT INTO site_counters (site_id, day, name, dim, shard, n) VALUES `)
-	args := make([]any, 0, 6*len(counts))
-	for i, c := range counts {
+	args := make([]any, 0, 6*len(keys))
+	for i, k := range keys {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString("(?, ?, ?, ?, ?, ?)")
-		args = append(args, string(site), day, c.Name, c.Dim, shard, c.N)
+		args = append(args, k.site, k.day, k.name, k.dim, k.shard, t.counters[k])
 	}
 	b.WriteString(` ON CONFLICT (site_id, day, name, dim, shard) DO UPDATE SET n = site_counters.n + excluded.n`)
 	if _, err := q.exec(ctx, b.String(), args...); err != nil {
@@ -83,13 +238,21 @@ func (q Q) counters(ctx context.Context, site model.SiteID, first, last int64, l
 }
 
 // CountersRebuild recounts a site's visit, lead, verdict, stage, reason,
-// agreement and campaign report counters of the days from first to last
-// (inclusive) from the visits, leads, their history and stages stored: for
+// agreement, readiness and campaign report counters of the days from first to last
+// (inclusive) from the visits, leads, their history, stages and Meta
+// events stored (this transaction's own included): for
 // when they are in doubt. Days whose rows retention already deleted would be
 // counted as empty: keep the range within the kept ones. On PostgreSQL the
 // counters are locked for the transaction, so that an intake committing
 // meanwhile is counted once, either in the recount or after it.
 func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last int64) error {
+	// Counts this transaction added and kept for its end are of rows the
+	// recount reads: they go, or they would count twice.
+	if q.tally != nil {
+		maps.DeleteFunc(q.tally.counters, func(k counterKey, _ int64) bool {
+			return k.site == string(site) && k.day >= first && k.day <= last
+		})
+	}
 	if q.dialect == Postgres {
 		if _, err := q.exec(ctx, `/* Store.CountersRebuild */ LOCK TABLE site_counters IN EXCLUSIVE MODE`); err != nil {
 			return fmt.Errorf("store: rebuild counters: %w", err)
@@ -103,7 +266,8 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
 			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'lead_ads', 'verdicts', 'stages', 'stage_cents',
 			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement',
-			'report_verdicts', 'report_junk', 'report_stages', 'report_cents', 'report_valued')`,
+			'report_verdicts', 'report_junk', 'report_stages', 'report_cents', 'report_valued',
+			'ready_waits', 'ready_uploaded', 'ready_uploads')`,
 			[]any{string(site), first, last}},
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
@@ -132,7 +296,7 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? AND s.value IS NOT NULL AND s.currency <> ''
 			GROUP BY l.site_id, s.at / 86400000, s.stage, s.currency`, []any{string(site), from, to}},
 	}
-	for _, a := range q.agreementRecount() {
+	for _, a := range append(q.agreementRecount(), readyRecount()...) {
 		stmts = append(stmts, struct {
 			sql  string
 			args []any

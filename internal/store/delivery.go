@@ -121,7 +121,20 @@ func (q Q) DeliveryInsertAll(ctx context.Context, ds []*model.Delivery) (inserte
 		VALUES `+stateRow+strings.Repeat(", "+stateRow, rows-1), args...); err != nil {
 		return nil, fmt.Errorf("store: insert deliveries: %w", err)
 	}
-	return inserted, nil
+	return inserted, q.readyCountInserted(ctx, ds, inserted)
+}
+
+// readyCountInserted counts for the readiness page (readyCount) the Meta
+// events of leads inserted already sent or built in dry run.
+func (q Q) readyCountInserted(ctx context.Context, ds []*model.Delivery, inserted []bool) error {
+	var ids []string
+	for i, d := range ds {
+		if inserted[i] && d.LeadID != "" && destinationOf(d) == model.DestinationMeta &&
+			(d.State == model.DeliverySent || d.State == model.DeliveryDryRun) {
+			ids = append(ids, d.ID)
+		}
+	}
+	return q.readyCount(ctx, ids)
 }
 
 // pgStateRow is stateRow with the types PostgreSQL cannot infer in a
@@ -165,7 +178,7 @@ func (q Q) deliveryInsertCTE(ctx context.Context, ds []*model.Delivery) ([]bool,
 	for i, d := range ds {
 		inserted[i] = went[d.ID]
 	}
-	return inserted, nil
+	return inserted, q.readyCountInserted(ctx, ds, inserted)
 }
 
 // DeliveriesByLead returns every event of a lead, oldest first. The
@@ -250,7 +263,7 @@ func (db *DB) inSlices(ctx context.Context, n int, step func(tx *Tx, i int) erro
 	done := 0
 	for done < n {
 		end := done
-		err := db.InTx(ctx, func(tx *Tx) error {
+		err := db.inTxRetry(ctx, func(tx *Tx) error {
 			for end = done; end < n; {
 				if err := step(tx, end); err != nil {
 					return err
@@ -590,20 +603,72 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 			work = append(work, slice{o, ids[i:min(i+writeSlice, len(ids))]})
 		}
 	}
+	// A Meta event of a lead that reaches Meta (or is built in dry run)
+	// is counted for the readiness page (readyCount) in its slice's
+	// transaction: those slices learn which rows they updated.
+	counted := map[string]bool{}
+	for _, d := range rows {
+		if d.LeadID != "" && destinationOf(d) == model.DestinationMeta &&
+			(d.State == model.DeliverySent || d.State == model.DeliveryDryRun) {
+			counted[d.ID] = true
+		}
+	}
 	missed := make([]int, len(work))
 	done, err := db.inSlices(ctx, len(work), func(tx *Tx, i int) error {
 		w := work[i]
 		args := append([]any{w.o.state, w.o.attempts, w.o.next, w.o.lastError, w.o.response, w.o.mode, now.UnixMilli(), w.o.sent, owner}, w.ids...)
-		res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ UPDATE delivery_state SET state = ?, attempts = ?,
+		update := `/* Store.DeliveryRecord */ UPDATE delivery_state SET state = ?, attempts = ?,
 			next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?,
 			lease_owner = '', lease_until = NULL
-			WHERE lease_owner = ? AND id IN `+sliceIDs, padSlice(args, len(w.ids))...)
+			WHERE lease_owner = ? AND id IN ` + sliceIDs
+		if !slices.ContainsFunc(w.ids, func(id any) bool { return counted[id.(string)] }) {
+			res, err := tx.exec(ctx, update, padSlice(args, len(w.ids))...)
+			if err != nil {
+				return fmt.Errorf("store: record deliveries: %w", err)
+			}
+			n, _ := res.RowsAffected()
+			missed[i] = len(w.ids) - int(n)
+			return nil
+		}
+		if tx.dialect == Postgres {
+			var list []readyRow
+			n := 0
+			err := tx.eachRow(ctx, func(r *sql.Rows) error {
+				var (
+					x    readyRow
+					id   string
+					lead bool
+				)
+				if err := r.Scan(&id, &lead, &x.site, &x.kind, &x.name, &x.lead, &x.day, &x.bucket, &x.upload, &x.all); err != nil {
+					return err
+				}
+				n++
+				if lead && counted[id] {
+					list = append(list, x)
+				}
+				return nil
+			}, `/* Store.DeliveryRecord */ `+readyRecordSQL(update), padSlice(args, len(w.ids))...)
+			if err != nil {
+				return fmt.Errorf("store: record deliveries: %w", err)
+			}
+			missed[i] = len(w.ids) - n
+			return tx.readyAdd(ctx, list, true)
+		}
+		var ids []string
+		err := tx.eachRow(ctx, func(r *sql.Rows) error {
+			var id string
+			if err := r.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+			return nil
+		}, update+` RETURNING id`, padSlice(args, len(w.ids))...)
 		if err != nil {
 			return fmt.Errorf("store: record deliveries: %w", err)
 		}
-		n, _ := res.RowsAffected()
-		missed[i] = len(w.ids) - int(n)
-		return nil
+		missed[i] = len(w.ids) - len(ids)
+		ids = slices.DeleteFunc(ids, func(id string) bool { return !counted[id] })
+		return tx.readyCount(ctx, ids)
 	})
 	for _, m := range missed[:done] {
 		lost += m

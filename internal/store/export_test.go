@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"strings"
 	"sync"
@@ -189,18 +190,18 @@ func (db *DB) TestReportPlans(ctx context.Context) ([]string, error) {
 	return plans, nil
 }
 
-// TestReadinessPlans returns SQLite's plans for ReadinessFigures' two
-// statements.
+// TestReadinessPlans returns SQLite's plans for ReadinessFigures'
+// statement and readyCount's (of one outbox row).
 func (db *DB) TestReadinessPlans(ctx context.Context) ([]string, error) {
-	var plans []string
-	for _, q := range []string{readinessCountersQuery, readinessEventsQuery} {
-		p, err := db.plan(ctx, q, "dent", int64(0), int64(1))
-		if err != nil {
-			return nil, err
-		}
-		plans = append(plans, p)
+	p, err := db.plan(ctx, readinessCountersQuery, "dent", int64(0), int64(1))
+	if err != nil {
+		return nil, err
 	}
-	return plans, nil
+	c, err := db.plan(ctx, readyEventsSQL+readyAllSQL+readyFromSQL+` AND d.id IN (?)`, "dl_1")
+	if err != nil {
+		return nil, err
+	}
+	return []string{p, c}, nil
 }
 
 // TestWebhookDeliveriesPlan returns SQLite's plan for WebhookDeliveries.
@@ -213,4 +214,67 @@ func (db *DB) TestWebhookDeliveriesPlan(ctx context.Context) (string, error) {
 func (db *DB) TestDeliveryListPlan(ctx context.Context) (string, error) {
 	query, args := db.deliveryListQuery(DeliveryFilter{Site: "a", State: model.DeliverySent})
 	return db.plan(ctx, query, args...)
+}
+
+// TestReadinessScan reads a site's readiness event figures (Uploaded,
+// Stages, UploadDays) over [from, to) by a scan of its leads of the period
+// with their Meta events and stages, as the page did before its counters
+// (the waits taken in model.WaitBucket's tenths of a day, and the upload
+// days those of any lead's events): what the counters must equal.
+func (db *DB) TestReadinessScan(ctx context.Context, site model.SiteID, from, to time.Time) (*model.ReadinessFigures, error) {
+	f := &model.ReadinessFigures{From: from, To: to}
+	type key struct{ kind, name string }
+	waits := map[key]map[int]int{}
+	leads := map[key]int{}
+	uploaded := map[string]bool{}
+	err := db.eachRow(ctx, func(r *sql.Rows) error {
+		var (
+			lead, kind, name        string
+			received, created, stAt sql.NullInt64
+		)
+		if err := r.Scan(&lead, &received, &kind, &name, &created, &stAt); err != nil {
+			return err
+		}
+		at := received.Int64
+		switch {
+		case stAt.Valid:
+			at = stAt.Int64
+		case kind == model.KindQualified:
+			at = created.Int64
+		}
+		k := key{kind, name}
+		if waits[k] == nil {
+			waits[k] = map[int]int{}
+		}
+		waits[k][model.WaitBucket(time.Duration(at-received.Int64)*time.Millisecond)]++
+		leads[k]++
+		uploaded[lead] = true
+		return nil
+	}, `SELECT l.id, l.received_at, d.kind, e.event_name, d.created_at, s.at
+		FROM leads l
+		JOIN delivery_events e ON e.lead_id = l.id AND e.lead_id <> ''
+		JOIN delivery_state d ON d.id = e.id
+		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage
+		WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ?
+			AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')`,
+		string(site), from.UnixMilli(), to.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	f.Uploaded = len(uploaded)
+	for k, n := range leads {
+		f.Stages = append(f.Stages, model.StageFigure{EventName: k.name, Kind: k.kind, Leads: n, MedianDays: model.MedianBucketDays(waits[k])})
+	}
+	sortStages(f.Stages)
+	err = db.queryRow(ctx, `SELECT COUNT(DISTINCT COALESCE(d.sent_at, d.created_at) / 86400000)
+		FROM delivery_state d JOIN delivery_events e ON e.id = d.id JOIN leads l ON l.id = e.lead_id
+		WHERE d.site_id = ? AND e.lead_id <> '' AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
+			AND COALESCE(d.sent_at, d.created_at) >= ? AND COALESCE(d.sent_at, d.created_at) < ?`,
+		string(site), from.UnixMilli(), to.UnixMilli()).Scan(&f.UploadDays)
+	return f, err
+}
+
+// TestInTxRetry runs fn as the drain's outcome records run (inTxRetry).
+func (db *DB) TestInTxRetry(ctx context.Context, fn func(*Tx) error) error {
+	return db.inTxRetry(ctx, fn)
 }

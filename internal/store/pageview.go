@@ -207,7 +207,7 @@ func (db *DB) recordPageViews(ctx context.Context, owner string, ds []*model.Del
 	}); err != nil {
 		return err
 	}
-	return db.InTx(ctx, func(tx *Tx) error {
+	return db.inTxRetry(ctx, func(tx *Tx) error {
 		for site, ds := range bySite {
 			if err := tx.releasePageViewLease(ctx, site, owner, ds); err != nil {
 				return err
@@ -256,11 +256,13 @@ func (q Q) settlePageViews(ctx context.Context, site model.SiteID, sent bool, ds
 		if len(taken) == 0 {
 			return nil
 		}
-		_, err := q.exec(ctx, `/* Store.DeliveryRecord */ INSERT INTO pageview_counts (site_id, day, sent) VALUES (?, ?, ?)
-			ON CONFLICT (site_id, day) DO UPDATE SET sent = pageview_counts.sent + excluded.sent`,
-			string(site), day(now), len(taken))
-		if err != nil {
-			return fmt.Errorf("store: count sent PageViews: %w", err)
+		t := q.tally
+		if t == nil {
+			t = &counterTally{}
+		}
+		t.addPageViews(site, day(now), int64(len(taken)))
+		if q.tally == nil {
+			return t.flush(ctx, q)
 		}
 		return nil
 	}

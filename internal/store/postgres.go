@@ -157,6 +157,14 @@ func pgUnavailable(err error) bool {
 	return false
 }
 
+// pgTransient tells whether err is PostgreSQL's deadlock_detected or
+// serialization_failure: the transaction was aborted for what another
+// did meanwhile and can simply be run again.
+func pgTransient(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
 // pgUniqueViolation tells whether err is PostgreSQL's unique_violation.
 func pgUniqueViolation(err error) bool {
 	var pe *pgconn.PgError

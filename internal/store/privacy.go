@@ -308,3 +308,48 @@ func detailPair(key, value string) string {
 	v, _ := json.Marshal(value)
 	return string(k) + ":" + string(v)
 }
+
+// PageViewsDeleteBefore deletes the outbox rows of page views created
+// before the time that were never sent and never will be (built in dry
+// run, dead or expired), in batches of a transaction each (the state and
+// the event together), and returns how many. A sent page view is a count
+// (pageview.go) and no row; these rows are what is left of the others.
+// delivery_state_state_created serves the look-up, a range per state.
+func (db *DB) PageViewsDeleteBefore(ctx context.Context, before time.Time) (int, error) {
+	total := 0
+	for {
+		n := 0
+		err := db.InTx(ctx, func(tx *Tx) error {
+			var ids []any
+			err := tx.eachRow(ctx, func(r *sql.Rows) error {
+				var id string
+				if err := r.Scan(&id); err != nil {
+					return err
+				}
+				ids = append(ids, id)
+				return nil
+			}, `/* Store.PageViewsDeleteBefore */ SELECT id FROM delivery_state
+				WHERE state IN ('dry_run', 'dead', 'expired') AND created_at < ? AND kind = 'pageview' LIMIT ?`,
+				before.UnixMilli(), deleteBatch)
+			if err != nil || len(ids) == 0 {
+				return err
+			}
+			in := `(?` + strings.Repeat(", ?", len(ids)-1) + `)`
+			if _, err := tx.exec(ctx, `/* Store.PageViewsDeleteBefore */ DELETE FROM delivery_state WHERE id IN `+in, ids...); err != nil {
+				return fmt.Errorf("store: delete page views: %w", err)
+			}
+			if _, err := tx.exec(ctx, `/* Store.PageViewsDeleteBefore */ DELETE FROM delivery_events WHERE id IN `+in, ids...); err != nil {
+				return fmt.Errorf("store: delete page views: %w", err)
+			}
+			n = len(ids)
+			return nil
+		})
+		total += n
+		if err != nil || n < deleteBatch {
+			return total, err
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
+}

@@ -5,53 +5,67 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
 )
 
-// The statements of ReadinessFigures (a test reads their plans): the
-// period's counters of leads by verdict and of Instant Forms leads (a few
-// rows a day, whatever the leads), and each of the period's leads' Meta
-// events with its stage.
-const (
-	readinessCountersQuery = `/* Store.ReadinessFigures */ SELECT name, dim, CAST(SUM(n) AS BIGINT) FROM site_counters
-		WHERE site_id = ? AND day >= ? AND day <= ? AND name IN ('verdicts', 'lead_ads') GROUP BY name, dim`
-	readinessEventsQuery = `/* Store.ReadinessFigures */ SELECT l.id, l.received_at, d.kind, e.event_name, d.created_at,
-		COALESCE(d.sent_at, d.created_at), s.at
-		FROM leads l
-		JOIN delivery_events e ON e.lead_id = l.id AND e.lead_id <> ''
-		JOIN delivery_state d ON d.id = e.id
-		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage
-		WHERE l.site_id = ? AND l.received_at >= ? AND l.received_at < ?
-			AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
-		ORDER BY l.id, d.kind, e.event_name`
-)
+// readinessCountersQuery is ReadinessFigures' one statement (a test reads
+// its plan): the period's counters of leads by verdict, of Instant Forms
+// leads and of the Meta events that reached Meta (a few rows a day and
+// stage, whatever the leads); 'ready_uploads' by day, to count the days.
+const readinessCountersQuery = `/* Store.ReadinessFigures */ SELECT name, dim,
+		CASE WHEN name = 'ready_uploads' THEN day ELSE 0 END, CAST(SUM(n) AS BIGINT) FROM site_counters
+		WHERE site_id = ? AND day >= ? AND day <= ?
+			AND name IN ('verdicts', 'lead_ads', 'ready_waits', 'ready_uploaded', 'ready_uploads')
+		GROUP BY name, dim, CASE WHEN name = 'ready_uploads' THEN day ELSE 0 END`
 
 // ReadinessFigures reads a site's Conversion Leads figures over [from, to),
 // whole UTC days (the page asks for whole days; a period that starts or
-// ends within a day counts the leads of that whole day): its leads
-// received then, from the site's per-day counters (model.CounterVerdicts,
-// model.CounterLeadAds), and the Meta events of those leads that Meta
-// accepted (or, on a dry-run site, that were built for it). The events
-// need the deliveries' state, which no counter keeps yet: that statement
-// still reads each lead of the period (a range of leads_site_received),
-// its events through delivery_events_lead and their stages through
-// lead_stages' key. Matchable and Sampled are left to the caller (they come
-// from the payloads).
+// ends within a day counts the leads of that whole day), from the site's
+// per-day counters: its leads received then (model.CounterVerdicts,
+// model.CounterLeadAds), those of them with an event Meta accepted (or, on
+// a dry-run site, that was built for it: model.CounterReadyUploaded), their
+// events by stage with the median wait to a tenth of a day
+// (model.CounterReadyWaits), and the days events reached Meta
+// (model.CounterReadyUploads). Matchable and Sampled are left to the
+// caller (they come from the payloads).
 func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to time.Time) (*model.ReadinessFigures, error) {
 	f := &model.ReadinessFigures{From: from, To: to}
+	type stageKey struct{ kind, name string }
+	var (
+		order []stageKey
+		waits = map[stageKey]map[int]int{}
+	)
 	err := q.eachRow(ctx, func(r *sql.Rows) error {
 		var (
 			name, dim string
-			n         int64
+			day, n    int64
 		)
-		if err := r.Scan(&name, &dim, &n); err != nil {
+		if err := r.Scan(&name, &dim, &day, &n); err != nil {
 			return err
 		}
 		switch {
 		case name == model.CounterLeadAds:
 			f.LeadAds += int(n)
+		case name == model.CounterReadyUploaded:
+			f.Uploaded += int(n)
+		case name == model.CounterReadyUploads:
+			if n > 0 {
+				f.UploadDays++
+			}
+		case name == model.CounterReadyWaits:
+			kind, event, b, ok := model.ParseReadyWaitDim(dim)
+			if !ok || n == 0 {
+				return nil
+			}
+			k := stageKey{kind, event}
+			if waits[k] == nil {
+				order = append(order, k)
+				waits[k] = map[int]int{}
+			}
+			waits[k][b] += int(n)
 		case dim == string(model.VerdictJunk):
 			f.Leads += int(n)
 		default:
@@ -61,59 +75,28 @@ func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to tim
 		return nil
 	}, readinessCountersQuery, string(site), model.Day(from), model.Day(to.Add(-time.Millisecond)))
 	if err != nil {
-		return nil, fmt.Errorf("store: readiness leads: %w", err)
+		return nil, fmt.Errorf("store: readiness: %w", err)
 	}
-	type stageKey struct{ kind, name string }
-	var (
-		order    []stageKey
-		leads    = map[stageKey]int{}
-		waits    = map[stageKey][]time.Duration{}
-		uploaded = map[string]bool{}
-		days     = map[int64]bool{}
-	)
-	// The stage's time is when it happened (lead_stages.at); a qualified
-	// event's is when it was queued, the moment the lead became clean; the
-	// lead event's is the lead's own.
-	err = q.eachRow(ctx, func(r *sql.Rows) error {
-		var (
-			lead, kind, name          string
-			received, created, upload int64
-			stageAt                   sql.NullInt64
-		)
-		if err := r.Scan(&lead, &received, &kind, &name, &created, &upload, &stageAt); err != nil {
-			return err
-		}
-		k := stageKey{kind, name}
-		if _, ok := leads[k]; !ok {
-			order = append(order, k)
-		}
-		leads[k]++
-		at := received
-		switch {
-		case stageAt.Valid:
-			at = stageAt.Int64
-		case kind == model.KindQualified:
-			at = created
-		}
-		waits[k] = append(waits[k], time.Duration(max(at-received, 0))*time.Millisecond)
-		uploaded[lead] = true
-		if upload >= from.UnixMilli() && upload < to.UnixMilli() {
-			days[upload/(24*3600*1000)] = true
-		}
-		return nil
-	}, readinessEventsQuery,
-		string(site), from.UnixMilli(), to.UnixMilli())
-	if err != nil {
-		return nil, fmt.Errorf("store: readiness events: %w", err)
-	}
-	f.Uploaded, f.UploadDays = len(uploaded), len(days)
 	for _, k := range order {
-		f.Stages = append(f.Stages, model.StageFigure{EventName: k.name, Kind: k.kind, Leads: leads[k],
-			MedianDays: model.MedianDays(waits[k])})
+		leads := 0
+		for _, c := range waits[k] {
+			leads += c
+		}
+		if leads == 0 {
+			continue
+		}
+		f.Stages = append(f.Stages, model.StageFigure{EventName: k.name, Kind: k.kind, Leads: leads,
+			MedianDays: model.MedianBucketDays(waits[k])})
 	}
-	// The lead event first (the funnel's top), then by leads reached.
-	sort.SliceStable(f.Stages, func(i, j int) bool {
-		a, b := f.Stages[i], f.Stages[j]
+	sortStages(f.Stages)
+	return f, nil
+}
+
+// sortStages puts the lead event first (the funnel's top), then the
+// stages by leads reached.
+func sortStages(st []model.StageFigure) {
+	sort.SliceStable(st, func(i, j int) bool {
+		a, b := st[i], st[j]
 		if (a.Kind == model.KindLead) != (b.Kind == model.KindLead) {
 			return a.Kind == model.KindLead
 		}
@@ -122,5 +105,151 @@ func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to tim
 		}
 		return a.EventName < b.EventName
 	})
-	return f, nil
+}
+
+// readyEventsSQL reads the Meta events of leads that are sent or dry_run,
+// with their lead, for readyCount (which adds a condition on the rows'
+// ids) and the recount (on a site and period): the event's site, kind and
+// name, its lead's id and day, its wait bucket (model.WaitBucket of the
+// stage's time, the qualified event's queueing or the lead's own, after
+// the lead) and its upload day; readyCount also reads how many such
+// events its lead has in all (readyAllSQL).
+const (
+	readyEventsSQL = `SELECT d.site_id AS site_id, d.kind AS kind, e.event_name AS event_name, l.id AS lead_id,
+		l.received_at / 86400000 AS day, ` + readyBucketSQL + ` AS bucket, COALESCE(d.sent_at, d.created_at) / 86400000 AS upload`
+	readyAllSQL = `, (SELECT COUNT(*) FROM delivery_events e2 JOIN delivery_state d2 ON d2.id = e2.id
+			WHERE e2.lead_id = l.id AND e2.lead_id <> '' AND d2.destination = 'meta' AND d2.state IN ('sent', 'dry_run'))`
+	readyFromSQL = ` FROM delivery_state d JOIN delivery_events e ON e.id = d.id
+		JOIN leads l ON l.id = e.lead_id
+		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage
+		WHERE e.lead_id <> '' AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')`
+)
+
+// readyWaitSQL is an event's wait after its lead, in milliseconds, and
+// readyBucketSQL its model.WaitBucket (3650 tenths of a day of 8,640,000
+// ms at most), over the joins of readyEventsSQL (d, l, s).
+const (
+	readyWaitSQL   = `(COALESCE(s.at, CASE WHEN d.kind = 'qualified' THEN d.created_at ELSE l.received_at END) - l.received_at)`
+	readyBucketSQL = `CASE WHEN ` + readyWaitSQL + ` <= 0 THEN 0 WHEN ` + readyWaitSQL + ` >= 31536000000 THEN 3650
+		ELSE ` + readyWaitSQL + ` / 8640000 END`
+)
+
+// readyCount adds the readiness counters (model.CounterReadyWaits,
+// CounterReadyUploaded, CounterReadyUploads) of the outbox rows ids, just
+// made sent or dry_run in this transaction (the ones that are not Meta
+// events of a lead count for nothing). A lead whose every uploaded event
+// is among them has its first: it joins CounterReadyUploaded.
+func (q Q) readyCount(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	var list []readyRow
+	err := q.eachRow(ctx, func(r *sql.Rows) error {
+		var x readyRow
+		if err := r.Scan(&x.site, &x.kind, &x.name, &x.lead, &x.day, &x.bucket, &x.upload, &x.all); err != nil {
+			return err
+		}
+		list = append(list, x)
+		return nil
+	}, `/* Store.readyCount */ `+readyEventsSQL+readyAllSQL+readyFromSQL+` AND d.id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("store: readiness counters: %w", err)
+	}
+	return q.readyAdd(ctx, list, false)
+}
+
+// readyRow is one event readyAdd counts: its site, kind, name, lead, the
+// lead's day, its wait bucket, its upload day, and how many uploaded Meta
+// events its lead has (with it, or before it: readyAdd's before).
+type readyRow struct {
+	site, kind, name, lead string
+	day, bucket, upload    int64
+	all                    int
+}
+
+// readyAdd adds the readiness counters of events just recorded sent or
+// built. A lead's first such event joins CounterReadyUploaded: the lead
+// has no other than those in list (all counts them, or, with before, it
+// counts the ones before them and is 0).
+func (q Q) readyAdd(ctx context.Context, list []readyRow, before bool) error {
+	perLead := map[string]int{}
+	for _, x := range list {
+		perLead[x.lead]++
+	}
+	type at struct {
+		site string
+		day  int64
+	}
+	var (
+		days   []at
+		counts = map[at][]model.Count{}
+		keys   = map[at]string{}
+	)
+	add := func(k at, lead string, c model.Count) {
+		if _, ok := counts[k]; !ok {
+			days = append(days, k)
+			keys[k] = lead
+		}
+		counts[k] = append(counts[k], c)
+	}
+	for _, x := range list {
+		add(at{x.site, x.day}, x.lead, model.Count{Name: model.CounterReadyWaits, Dim: model.ReadyWaitDim(x.kind, x.name, int(x.bucket)), N: 1})
+		add(at{x.site, x.upload}, x.lead, model.Count{Name: model.CounterReadyUploads, N: 1})
+		n, ok := perLead[x.lead]
+		if ok && ((before && x.all == 0) || (!before && n == x.all)) {
+			add(at{x.site, x.day}, x.lead, model.Count{Name: model.CounterReadyUploaded, N: 1})
+			delete(perLead, x.lead)
+		}
+	}
+	for _, k := range days {
+		if err := q.CountersAdd(ctx, model.SiteID(k.site), k.day, keys[k], mergeCounts(counts[k])...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readyRecordSQL is DeliveryRecord's update of a slice (update, ending in
+// its WHERE) on PostgreSQL when the slice holds Meta events of leads
+// recorded sent or built: one statement whose data-modifying CTE updates
+// the rows and whose read returns each updated row's id with, for a Meta
+// event of a lead, what readyAdd counts; the read sees the database before
+// the update, so its count of the lead's uploaded events is of those
+// before (readyAdd's before).
+func readyRecordSQL(update string) string {
+	return `WITH d AS (` + update + ` RETURNING id, site_id, destination, kind, created_at, sent_at)
+		SELECT d.id, l.id IS NOT NULL, d.site_id, d.kind, COALESCE(e.event_name, ''), COALESCE(l.id, ''),
+			COALESCE(l.received_at / 86400000, 0), CASE WHEN l.id IS NULL THEN 0 ELSE ` + readyBucketSQL + ` END,
+			COALESCE(d.sent_at, d.created_at) / 86400000,
+			CASE WHEN l.id IS NULL THEN 0 ELSE ` + readyAllSQL[2:] + ` END
+		FROM d LEFT JOIN delivery_events e ON e.id = d.id AND e.lead_id <> '' AND d.destination = 'meta'
+		LEFT JOIN leads l ON l.id = e.lead_id
+		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage`
+}
+
+// readyRecount are the statements of CountersRebuild that recount the
+// readiness counters of a site (the first argument) and range of days
+// ([from, to) in milliseconds, the next two): of the leads received then,
+// and the uploads made then.
+func readyRecount() []string {
+	return []string{
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, day, 'ready_waits', kind || '|' || event_name || '|' || CAST(bucket AS TEXT), 0, COUNT(*)
+			FROM (` + readyEventsSQL + readyFromSQL + ` AND l.site_id = ? AND l.received_at >= ? AND l.received_at < ?) r
+			GROUP BY site_id, day, kind, event_name, bucket`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, day, 'ready_uploaded', '', 0, COUNT(DISTINCT lead_id)
+			FROM (` + readyEventsSQL + readyFromSQL + ` AND l.site_id = ? AND l.received_at >= ? AND l.received_at < ?) r
+			GROUP BY site_id, day`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT d.site_id, COALESCE(d.sent_at, d.created_at) / 86400000, 'ready_uploads', '', 0, COUNT(*)
+			FROM delivery_state d JOIN delivery_events e ON e.id = d.id JOIN leads l ON l.id = e.lead_id
+			WHERE e.lead_id <> '' AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
+				AND d.site_id = ? AND COALESCE(d.sent_at, d.created_at) >= ? AND COALESCE(d.sent_at, d.created_at) < ?
+			GROUP BY d.site_id, COALESCE(d.sent_at, d.created_at) / 86400000`,
+	}
 }

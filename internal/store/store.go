@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
@@ -64,6 +65,9 @@ type Q struct {
 	// box seals secrets (Meta access tokens) on the way in and opens them
 	// on the way out; nil refuses to store a token.
 	box *secret.Box
+	// tally keeps a transaction's counter counts until its work is done
+	// (CountersAdd); nil outside a transaction.
+	tally *counterTally
 }
 
 // DB is an open database.
@@ -290,6 +294,17 @@ func (db *DB) LimitPages(ctx context.Context, n int64) error {
 // nor change the arguments it gave a statement after the statement ran.
 // A panic in fn is re-raised here.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	// The counts fn adds are written after its work, in one order: see
+	// counterTally.
+	fn = func(fn func(tx *Tx) error) func(tx *Tx) error {
+		return func(tx *Tx) error {
+			tx.tally = &counterTally{}
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return tx.tally.flush(ctx, tx.Q)
+		}
+	}(fn)
 	if db.group != nil {
 		return db.group.inTx(ctx, fn)
 	}
@@ -484,4 +499,29 @@ func newestFirst(where string, args []any, timeCol string, before time.Time, bef
 		limit = 50
 	}
 	return where + " ORDER BY " + timeCol + " DESC, id DESC LIMIT ?", append(args, limit)
+}
+
+// txRetries is how many times inTxRetry runs a transaction that
+// PostgreSQL aborted for a deadlock or a serialization failure.
+const txRetries = 5
+
+// inTxRetry is InTx for work that must not be left undone, an outcome of
+// the drain above all (one not recorded keeps its lease, and its event is
+// sent again when the lease runs out): a transaction PostgreSQL aborted for
+// a deadlock or a serialization failure (pgTransient) runs again, up to
+// txRetries times, after a short random pause. fn must be safe to run
+// again: everything it did in the transaction was rolled back.
+func (db *DB) inTxRetry(ctx context.Context, fn func(tx *Tx) error) error {
+	for i := 1; ; i++ {
+		err := db.InTx(ctx, fn)
+		if err == nil || i == txRetries || !pgTransient(err) {
+			return err
+		}
+		pause := time.Duration(1+rand.IntN(5<<i)) * time.Millisecond
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return err
+		}
+	}
 }

@@ -54,25 +54,20 @@ const (
 		VALUES (?, ?, 'visits', '', ?, 1)
 		ON CONFLICT (site_id, day, name, dim, shard) DO UPDATE SET n = site_counters.n + excluded.n`
 	formVisitCountSQL = `/* Store.VisitInsert */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-		VALUES (?, ?, 'visits', '', ?, 1), (?, ?, 'form_visits', '', ?, 1)
+		VALUES (?, ?, 'form_visits', '', ?, 1), (?, ?, 'visits', '', ?, 1)
 		ON CONFLICT (site_id, day, name, dim, shard) DO UPDATE SET n = site_counters.n + excluded.n`
 )
 
 // visitCount adds a visit to its site's counters of its day (visits, and
 // form_visits when t.js found a lead form on the page): the one upsert a
-// visit costs.
+// visit costs (counterTally.upsert writes it with the statements above).
 func (q Q) visitCount(ctx context.Context, v *model.Visit) error {
-	var err error
-	day, shard := model.Day(v.At), q.shard(v.EventID)
+	day := model.Day(v.At)
 	if v.LeadForms != nil && *v.LeadForms > 0 {
-		_, err = q.exec(ctx, formVisitCountSQL, string(v.SiteID), day, shard, string(v.SiteID), day, shard)
-	} else {
-		_, err = q.exec(ctx, visitCountSQL, string(v.SiteID), day, shard)
+		return q.CountersAdd(ctx, v.SiteID, day, v.EventID, model.Count{Name: model.CounterVisits, N: 1},
+			model.Count{Name: model.CounterFormVisits, N: 1})
 	}
-	if err != nil {
-		return fmt.Errorf("store: count visit: %w", err)
-	}
-	return nil
+	return q.CountersAdd(ctx, v.SiteID, day, v.EventID, model.Count{Name: model.CounterVisits, N: 1})
 }
 
 // VisitByEventID returns the site's visit whose PageView had the event_id.

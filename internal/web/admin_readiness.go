@@ -164,7 +164,7 @@ func readinessWords(lang string, req model.Requirement, f *model.ReadinessFigure
 		row.Need = tr(lang, "That stage happens within %d days of the lead.", model.ReadyStageDays)
 		row.Have = tr(lang, "No stage after the lead reached Meta.")
 		if req.Stage != "" {
-			row.Have = tr(lang, "%s: %s days after the lead (median).", req.Stage, days(req.Have))
+			row.Have = tr(lang, "%s: about %s days after the lead (median).", req.Stage, days(req.Have))
 		}
 	case model.ReqDaily:
 		row.Need = tr(lang, "Uploads at least once a day.")
