@@ -214,3 +214,8 @@ func (db *DB) TestDeliveryListPlan(ctx context.Context) (string, error) {
 	query, args := db.deliveryListQuery(DeliveryFilter{Site: "a", State: model.DeliverySent})
 	return db.plan(ctx, query, args...)
 }
+
+// TestDeliveriesToShrinkPlan returns SQLite's plan for DeliveriesToShrink.
+func (db *DB) TestDeliveriesToShrinkPlan(ctx context.Context) (string, error) {
+	return db.plan(ctx, db.deliveriesToShrinkQuery(), int64(0), int64(0), int64(0), "", int64(0), 200)
+}
