@@ -39,6 +39,9 @@ type options struct {
 	days     int
 	runs     int
 	fillOnly bool
+	// eventDays, when set, runs retention's shrinking of finished events
+	// (retention.event_days) after each fill, before the measures.
+	eventDays int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -52,6 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.days, "days", 365, "the leads and visits are spread over this many days up to now")
 	fs.IntVar(&o.runs, "runs", 7, "timed requests per page (the median and the slowest are printed)")
 	fs.BoolVar(&o.fillOnly, "fill-only", false, "fill to the sizes without measuring")
+	fs.IntVar(&o.eventDays, "event-days", 0, "after each fill, shrink finished events older than this many days as retention does (0: leave them whole)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -85,6 +85,14 @@ func scale(ctx context.Context, o options, out io.Writer) error {
 			fmt.Fprintf(out, "filled %d -> %d leads (%d visits each) in %s: %.0f leads/s\n", have, size, o.visits,
 				d.Round(time.Second), float64(size-have)/d.Seconds())
 		}
+		if o.eventDays > 0 {
+			start := time.Now()
+			res, err := svc.Retain(ctx, app.RetentionPolicy{EventDays: o.eventDays})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "shrank %d events older than %d days in %s\n", res.Shrunk, o.eventDays, time.Since(start).Round(time.Millisecond))
+		}
 		if o.fillOnly {
 			continue
 		}

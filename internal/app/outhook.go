@@ -375,6 +375,9 @@ func (s *Service) WebhookReplay(ctx context.Context, site model.SiteID, delivery
 		case model.DeliveryPending, model.DeliveryRetry, model.DeliveryPaused:
 			return fmt.Errorf("webhook post %s is %s, not settled: %w", deliveryID, d.State, model.ErrConflict)
 		}
+		if d.ShrunkAt != nil {
+			return fmt.Errorf("webhook post %s cannot be posted again: %s: %w", deliveryID, d.ShrunkWords(), model.ErrConflict)
+		}
 		if string(d.Payload) == "{}" {
 			return fmt.Errorf("webhook post %s was erased: %w", deliveryID, model.ErrConflict)
 		}
@@ -389,4 +392,28 @@ func (s *Service) WebhookReplay(ctx context.Context, site model.SiteID, delivery
 		s.wake()
 	}
 	return err
+}
+
+// shrinkHook is what a finished webhook post keeps once shrunk: the
+// event's id, type, time and site, its lead's id, source, verdict and
+// score, its reasons' codes and points, the previous verdict and the stage;
+// never the contact, message, page or reasons' words. A body that is not a post becomes {}.
+func shrinkHook(payload json.RawMessage) json.RawMessage {
+	var p HookPayload
+	if json.Unmarshal(payload, &p) != nil || p.ID == "" {
+		return json.RawMessage(`{}`)
+	}
+	if p.Lead != nil {
+		l := &HookLead{ID: p.Lead.ID, ReceivedAt: p.Lead.ReceivedAt, Source: p.Lead.Source, Verdict: p.Lead.Verdict,
+			Score: p.Lead.Score, Reasons: make([]HookReason, 0, len(p.Lead.Reasons))}
+		for _, r := range p.Lead.Reasons {
+			l.Reasons = append(l.Reasons, HookReason{Code: r.Code, Points: r.Points})
+		}
+		p.Lead = l
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
 }

@@ -18,6 +18,9 @@ type RetentionPolicy struct {
 	// ReceiptDays is how long an inbound WhatsApp message's or call's
 	// receipt is kept (config.Retention.ReceiptDays).
 	ReceiptDays int
+	// EventDays is how long after it was queued a finished event past its
+	// deadline keeps its whole payload (config.Retention.EventDays).
+	EventDays int
 }
 
 // RetentionResult counts what one retention run removed.
@@ -26,11 +29,13 @@ type RetentionResult struct {
 	// PageViews is the outbox rows of page views never sent (dry run,
 	// dead, expired) deleted after VisitDays.
 	PageViews int
+	// Shrunk are the finished events shrunk to what the owner's view needs.
+	Shrunk int
 }
 
 // Total is everything removed.
 func (r RetentionResult) Total() int {
-	return r.Leads + r.Deliveries + r.Visits + r.Visitors + r.FormTokens + r.Receipts + r.PageViews
+	return r.Leads + r.Deliveries + r.Visits + r.Visitors + r.FormTokens + r.Receipts + r.PageViews + r.Shrunk
 }
 
 // retentionBatch is how many leads one transaction redacts.
@@ -46,7 +51,9 @@ const formTokenKeep = 2 * TokenMaxAge
 // (hashes stay), visits, idle visitors and the outbox rows of page views
 // never sent (dry run, dead, expired) older than VisitDays, inbound
 // messages' and calls' receipts older than ReceiptDays, and used form-token
-// nonces past any use. It is idempotent and works in batches.
+// nonces past any use; and it shrinks finished events older than EventDays
+// whose deadline has passed to what the owner's view needs. It is
+// idempotent and works in batches.
 func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResult, error) {
 	var res RetentionResult
 	now := s.now()
@@ -87,6 +94,13 @@ func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResul
 		// Deleted before the redaction below, which would clear them.
 		n, err := s.db.PageViewsDeleteBefore(ctx, visitsBefore)
 		res.PageViews += n
+		if err != nil {
+			return res, err
+		}
+	}
+	if p.EventDays > 0 {
+		n, err := s.shrinkEvents(ctx, now.Add(-time.Duration(p.EventDays)*24*time.Hour), now)
+		res.Shrunk += n
 		if err != nil {
 			return res, err
 		}
@@ -408,4 +422,51 @@ func (s *Service) redactPayload(d *model.Delivery) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	return out
+}
+
+// shrinkEvents shrinks the finished events queued before the time whose
+// deadline has passed, in batches of retentionBatch a transaction, each
+// batch read from where the one before stopped: a run reads only the rows
+// not shrunk yet. It returns how many it shrank.
+func (s *Service) shrinkEvents(ctx context.Context, before, now time.Time) (int, error) {
+	var (
+		cur store.ShrinkCursor
+		n   int
+	)
+	for {
+		ds, err := s.db.DeliveriesToShrink(ctx, before, cur, now, retentionBatch)
+		if err != nil {
+			return n, err
+		}
+		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+			for _, d := range ds {
+				ok, err := tx.DeliveryShrink(ctx, d.ID, s.shrinkPayload(d), now)
+				if err != nil {
+					return err
+				}
+				if ok {
+					n++
+				}
+			}
+			return nil
+		})
+		if err != nil || len(ds) < retentionBatch {
+			return n, err
+		}
+		last := ds[len(ds)-1]
+		cur = store.ShrinkCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+}
+
+// shrinkPayload is what a finished event keeps once shrunk: its
+// platform's Shrink, a webhook post's shrinkHook, {} for a lead source's
+// job (what it fetched or pushed is on the lead).
+func (s *Service) shrinkPayload(d *model.Delivery) json.RawMessage {
+	if d.Destination == model.DestinationWebhook {
+		return shrinkHook(d.Payload)
+	}
+	if p := s.platformOf(d.Destination); p != nil && d.Destination != model.DestinationMetaLeadgen {
+		return p.Shrink(d.Payload)
+	}
+	return json.RawMessage(`{}`)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -391,6 +392,49 @@ func (*Meta) Redact(p json.RawMessage) json.RawMessage {
 		}
 	}
 	b, err := json.Marshal(ev)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
+
+// Shrink keeps what the owner's view of a finished Meta event needs: its
+// name, time, action source and messaging channel, the value, currency and
+// sources of its custom data, and the names of the match keys it carried
+// (match_keys), not their values. A payload that is not an event becomes {}.
+func (*Meta) Shrink(p json.RawMessage) json.RawMessage {
+	var ev map[string]json.RawMessage
+	if json.Unmarshal(p, &ev) != nil || ev["event_name"] == nil {
+		return json.RawMessage(`{}`)
+	}
+	out := map[string]json.RawMessage{}
+	for _, k := range []string{"event_name", "event_time", "action_source", "messaging_channel", "match_keys"} {
+		if v, ok := ev[k]; ok {
+			out[k] = v
+		}
+	}
+	var custom map[string]json.RawMessage
+	if json.Unmarshal(ev["custom_data"], &custom) == nil {
+		kept := map[string]json.RawMessage{}
+		for _, k := range []string{"value", "currency", "lead_event_source", "event_source"} {
+			if v, ok := custom[k]; ok {
+				kept[k] = v
+			}
+		}
+		if len(kept) > 0 {
+			out["custom_data"], _ = json.Marshal(kept)
+		}
+	}
+	var ud map[string]json.RawMessage
+	if json.Unmarshal(ev["user_data"], &ud) == nil {
+		keys := make([]string, 0, len(ud))
+		for k := range ud {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		out["match_keys"], _ = json.Marshal(keys)
+	}
+	b, err := json.Marshal(out)
 	if err != nil {
 		return json.RawMessage(`{}`)
 	}

@@ -124,6 +124,11 @@ type SiteLimits struct {
 // outlive the platforms' retries of its item (WhatsApp's, up to 7 days).
 const MinReceiptDays = 8
 
+// MinEventDays is the shortest retention.event_days: the dashboard's
+// match-key coverage and the readiness page read the payloads of the last
+// 30 days' events.
+const MinEventDays = 30
+
 // Retention is how long personal data is kept; 0 days keeps it forever.
 type Retention struct {
 	// LeadDays: a lead's contact details are removed this many days after
@@ -136,6 +141,12 @@ type Retention struct {
 	// became of it) are deleted after it. At least 8: WhatsApp retries a
 	// message for up to 7 days.
 	ReceiptDays int `yaml:"receipt_days"`
+	// EventDays: a finished event (sent, dead, expired, dry run) whose
+	// deadline has passed is shrunk this many days after it was queued to
+	// what the owner's view needs (its name, time, value and the names of
+	// its match keys); the hashed keys and the request as sent go. At least
+	// 30: the dashboard's match-key coverage reads the last 30 days' events.
+	EventDays int `yaml:"event_days"`
 }
 
 // Admin bootstraps the first admin user and sets how the admin UI shows
@@ -243,7 +254,7 @@ func Default() *Config {
 		// Generous: many visitors share one address behind a mobile
 		// carrier's NAT, and a campaign arrives in bursts.
 		Limits:    Limits{PublicPerIP: model.Rate{N: 300, Per: time.Minute}, APIPerKey: model.Rate{N: 6000, Per: time.Minute}},
-		Retention: Retention{LeadDays: 365, VisitDays: 90, ReceiptDays: 30},
+		Retention: Retention{LeadDays: 365, VisitDays: 90, ReceiptDays: 30, EventDays: 30},
 		TLS: TLS{ListenHTTPS: ":443", ListenHTTP: ":80",
 			ACME: ACME{Directory: LetsEncrypt, RenewCheck: model.Duration(10 * time.Minute)}},
 	}

@@ -122,6 +122,10 @@ func (c *Config) validate(errs *Problems) {
 		errs.add("retention.receipt_days", "want at least %d days (WhatsApp retries a message for up to 7; 0 keeps receipts forever), got %d",
 			MinReceiptDays, c.Retention.ReceiptDays)
 	}
+	if c.Retention.EventDays < 0 || (c.Retention.EventDays > 0 && c.Retention.EventDays < MinEventDays) {
+		errs.add("retention.event_days", "want at least %d days (the dashboard reads the last 30 days' events; 0 keeps events whole forever), got %d",
+			MinEventDays, c.Retention.EventDays)
+	}
 	seen := map[string]bool{}
 	numbers := false
 	for i := range c.Sites {

@@ -320,6 +320,51 @@ func (*Platform) Redact(p json.RawMessage) json.RawMessage {
 	return b
 }
 
+// Shrink keeps what the owner's view of a finished Google event needs:
+// its time, value, currency and source, and the names of the identifiers
+// and click id it carried (match_keys), not their values. A payload that
+// is not an event becomes {}.
+func (*Platform) Shrink(p json.RawMessage) json.RawMessage {
+	var ev struct {
+		Event
+		MatchKeys []string `json:"match_keys"`
+	}
+	if json.Unmarshal(p, &ev) != nil || ev.EventTimestamp == "" {
+		return json.RawMessage(`{}`)
+	}
+	kept := map[string]any{"eventTimestamp": ev.EventTimestamp}
+	if ev.Currency != "" {
+		kept["currency"] = ev.Currency
+	}
+	if ev.ConversionValue != 0 {
+		kept["conversionValue"] = ev.ConversionValue
+	}
+	if ev.EventSource != "" {
+		kept["eventSource"] = ev.EventSource
+	}
+	keys := ev.MatchKeys
+	if a := ev.AdIdentifiers; a != nil {
+		for k, v := range map[string]string{"gclid": a.GClid, "gbraid": a.GBraid, "wbraid": a.WBraid} {
+			if v != "" {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if ev.UserData != nil {
+		for _, u := range ev.UserData.UserIdentifiers {
+			switch {
+			case u.EmailAddress != "":
+				keys = append(keys, "emailAddress")
+			case u.PhoneNumber != "":
+				keys = append(keys, "phoneNumber")
+			case u.Address != nil:
+				keys = append(keys, "address")
+			}
+		}
+	}
+	return platform.Shrunk(kept, keys)
+}
+
 // SendTest builds a sample qualified event for the site (an e-mail on
 // example.com and an example number of the site's country, hashed as
 // Google wants them) and sends it with validateOnly: Google checks the

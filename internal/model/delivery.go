@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -94,8 +95,27 @@ type Delivery struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	SentAt    *time.Time
+	// ShrunkAt is when retention shrank the finished event's payload to
+	// what the owner's view needs (its platform's Shrink): it can no longer
+	// be sent, replayed or redacted into anything but itself. Nil: whole.
+	ShrunkAt *time.Time
 	// Queued marks a PageView claimed from the PageView queue rather than
 	// from the outbox: it has no row and no ID of its own until an outcome
 	// other than sent moves it into the outbox.
 	Queued bool
+}
+
+// ShrunkDays is how many whole days after it was queued a shrunk event's
+// payload was shrunk (0 for one not shrunk).
+func (d *Delivery) ShrunkDays() int {
+	if d.ShrunkAt == nil {
+		return 0
+	}
+	return int(d.ShrunkAt.Sub(d.CreatedAt) / (24 * time.Hour))
+}
+
+// ShrunkWords say in plain words that a shrunk event's detail was cleared,
+// and when.
+func (d *Delivery) ShrunkWords() string {
+	return fmt.Sprintf("its detail (match keys, the request as sent) was cleared %d days after it was queued", d.ShrunkDays())
 }

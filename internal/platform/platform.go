@@ -23,6 +23,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -61,6 +62,14 @@ type Platform interface {
 	// platform carries in clear (click ids, addresses) taken out, hashes
 	// kept.
 	Redact(payload json.RawMessage) json.RawMessage
+	// Shrink returns what a finished event keeps once it can no longer
+	// be sent, replayed or corrected (retention.event_days after it was
+	// queued, and past its deadline): what the owner's view of it needs
+	// (its name, time, value, and the names of the match keys it carried),
+	// never the hashed keys or a clear value. It is a JSON object, {} when
+	// the payload is not the platform's event; shrinking it again changes
+	// nothing.
+	Shrink(payload json.RawMessage) json.RawMessage
 }
 
 // Configurable is what is set per site on the site's admin page from its
@@ -288,3 +297,18 @@ type FieldError struct {
 }
 
 func (e FieldError) Error() string { return e.Key + ": " + e.Message }
+
+// Shrunk is a platform's shrunk event as JSON: the fields it keeps, with
+// the names of the match keys the event carried (match_keys, sorted) when
+// it had any. An object that cannot be encoded becomes {}.
+func Shrunk(kept map[string]any, matchKeys []string) json.RawMessage {
+	if len(matchKeys) > 0 {
+		slices.Sort(matchKeys)
+		kept["match_keys"] = slices.Compact(matchKeys)
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}

@@ -16,13 +16,13 @@ import (
 // deliveryColumns are a delivery's columns as the view deliveries (the
 // two tables joined) names them.
 const deliveryColumns = `id, site_id, lead_id, kind, event_name, event_id, pixel_id, payload, state, attempts,
-	next_at, deadline_at, last_error, response, mode, created_at, updated_at, sent_at, destination`
+	next_at, deadline_at, last_error, response, mode, created_at, updated_at, sent_at, destination, shrunk_at`
 
 // deliveryJoin reads deliveryColumns from delivery_state s (the changing
 // columns) and delivery_events e (the payload), for the statements that
 // name an index of s or lock its rows.
 const deliveryJoin = `s.id, s.site_id, e.lead_id, s.kind, e.event_name, e.event_id, e.pixel_id, e.payload, s.state, s.attempts,
-	s.next_at, s.deadline_at, s.last_error, s.response, s.mode, s.created_at, s.updated_at, s.sent_at, s.destination`
+	s.next_at, s.deadline_at, s.last_error, s.response, s.mode, s.created_at, s.updated_at, s.sent_at, s.destination, s.shrunk_at`
 
 // destinationOf is a row's destination, Meta's when it names none.
 func destinationOf(d *model.Delivery) string {
@@ -198,10 +198,11 @@ func scanDelivery(r scanner) (*model.Delivery, error) {
 		response                   string
 		next, deadline, created    int64
 		updated                    int64
-		sent                       sql.NullInt64
+		sent, shrunk               sql.NullInt64
 	)
 	if err := r.Scan(&d.ID, &site, &lead, &d.Kind, &d.EventName, &d.EventID, &d.PixelID, &payload, &state,
-		&d.Attempts, &next, &deadline, &d.LastError, &response, &d.Mode, &created, &updated, &sent, &d.Destination); err != nil {
+		&d.Attempts, &next, &deadline, &d.LastError, &response, &d.Mode, &created, &updated, &sent, &d.Destination,
+		&shrunk); err != nil {
 		return nil, err
 	}
 	d.SiteID, d.LeadID, d.State = model.SiteID(site), model.LeadID(lead), model.DeliveryState(state)
@@ -214,6 +215,10 @@ func scanDelivery(r scanner) (*model.Delivery, error) {
 	if sent.Valid {
 		t := time.UnixMilli(sent.Int64).UTC()
 		d.SentAt = &t
+	}
+	if shrunk.Valid {
+		t := time.UnixMilli(shrunk.Int64).UTC()
+		d.ShrunkAt = &t
 	}
 	return &d, nil
 }
@@ -944,7 +949,7 @@ func (q Q) DeliveryReplay(ctx context.Context, id, note string, now time.Time) e
 	res, err := q.exec(ctx, `/* Store.DeliveryReplay */ UPDATE delivery_state
 		SET state = ?, next_at = ?, updated_at = ?, lease_owner = '', lease_until = NULL,
 			last_error = CASE WHEN last_error = '' THEN ? ELSE ? || '; before: ' || last_error END
-		WHERE id = ? AND state = ? AND deadline_at > ?`,
+		WHERE id = ? AND state = ? AND deadline_at > ? AND shrunk_at IS NULL`,
 		string(model.DeliveryPending), now.UnixMilli(), now.UnixMilli(), note, note,
 		id, string(model.DeliveryDead), now.UnixMilli())
 	if err != nil {
@@ -956,6 +961,9 @@ func (q Q) DeliveryReplay(ctx context.Context, id, note string, now time.Time) e
 	d, err := q.DeliveryByID(ctx, id)
 	if err != nil {
 		return err
+	}
+	if d.ShrunkAt != nil {
+		return fmt.Errorf("delivery %s cannot be sent again: %s: %w", id, d.ShrunkWords(), model.ErrConflict)
 	}
 	if d.State != model.DeliveryDead {
 		return fmt.Errorf("delivery %s is %s, not dead: %w", id, d.State, model.ErrConflict)

@@ -278,3 +278,8 @@ func (db *DB) TestReadinessScan(ctx context.Context, site model.SiteID, from, to
 func (db *DB) TestInTxRetry(ctx context.Context, fn func(*Tx) error) error {
 	return db.inTxRetry(ctx, fn)
 }
+
+// TestDeliveriesToShrinkPlan returns SQLite's plan for DeliveriesToShrink.
+func (db *DB) TestDeliveriesToShrinkPlan(ctx context.Context) (string, error) {
+	return db.plan(ctx, db.deliveriesToShrinkQuery(), int64(0), int64(0), int64(0), "", int64(0), 200)
+}

@@ -213,6 +213,64 @@ func (q Q) DeliveryRedact(ctx context.Context, id string, payload json.RawMessag
 	return cancelled, nil
 }
 
+// ShrinkCursor is where DeliveriesToShrink stopped: the created time and
+// id of the last row it returned (zero: from the oldest).
+type ShrinkCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// shrinkResponseMax is the longest answer a shrunk row keeps: a longer
+// one (a webhook receiver's page) goes with the payload.
+const shrinkResponseMax = 2048
+
+// deliveriesToShrinkQuery is DeliveriesToShrink's statement: a walk of the
+// partial index of the rows not shrunk yet (delivery_state_unshrunk) from
+// the cursor, so that a run never reads the rows it shrank before.
+func (q Q) deliveriesToShrinkQuery() string {
+	return `/* Store.DeliveriesToShrink */ SELECT ` + deliveryJoin + ` FROM delivery_state s` +
+		q.indexedBy("delivery_state_unshrunk") + ` JOIN delivery_events e ON e.id = s.id
+		WHERE s.shrunk_at IS NULL AND s.created_at < ? AND (s.created_at > ? OR (s.created_at = ? AND s.id > ?))
+		AND s.deadline_at < ? AND s.state IN ('sent', 'dead', 'expired', 'dry_run')
+		ORDER BY s.created_at, s.id LIMIT ?`
+}
+
+// DeliveriesToShrink returns up to limit finished outbox rows (sent, dead,
+// expired, dry_run) created before the time, after the cursor, whose
+// deadline has passed (nothing can send, replay or requeue them again) and
+// whose payload is still whole, oldest first.
+func (q Q) DeliveriesToShrink(ctx context.Context, before time.Time, after ShrinkCursor, now time.Time, limit int) ([]*model.Delivery, error) {
+	from := after.CreatedAt.UnixMilli()
+	if after.CreatedAt.IsZero() {
+		from = -1
+	}
+	rows, err := q.query(ctx, q.deliveriesToShrinkQuery(), before.UnixMilli(), from, from, after.ID, now.UnixMilli(), limit)
+	return scanAll(rows, err, "deliveries to shrink", scanDelivery)
+}
+
+// DeliveryShrink replaces a finished outbox row's payload with its shrunk
+// form (its platform's Shrink), marks it shrunk (and redacted: the shrunk
+// form keeps no clear value) and drops an answer longer than 2 KiB. It
+// reports false, changing nothing, for a row not finished or shrunk
+// already.
+func (q Q) DeliveryShrink(ctx context.Context, id string, payload json.RawMessage, now time.Time) (bool, error) {
+	res, err := q.exec(ctx, `/* Store.DeliveryShrink */ UPDATE delivery_state SET shrunk_at = ?,
+		response = CASE WHEN LENGTH(response) > ? THEN '' ELSE response END
+		WHERE id = ? AND shrunk_at IS NULL AND state IN ('sent', 'dead', 'expired', 'dry_run')`,
+		now.UnixMilli(), shrinkResponseMax, id)
+	if err != nil {
+		return false, fmt.Errorf("store: shrink delivery %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	if _, err := q.exec(ctx, `/* Store.DeliveryShrink */ UPDATE delivery_events SET payload = ?,
+		redacted_at = COALESCE(redacted_at, ?) WHERE id = ?`, string(payload), now.UnixMilli(), id); err != nil {
+		return false, fmt.Errorf("store: shrink delivery %s: %w", id, err)
+	}
+	return true, nil
+}
+
 // VisitsDeleteBefore deletes visits older than the time, in batches, and
 // returns how many.
 func (q Q) VisitsDeleteBefore(ctx context.Context, before time.Time) (int, error) {

@@ -295,3 +295,19 @@ func TestMigrateRecordsTheBinaryVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliveriesToShrinkReadOnlyRowsNotShrunk checks on SQLite that
+// retention's shrinking walks the partial index of the rows not shrunk
+// yet from its cursor, in its order: a run never reads the rows shrunk
+// before (at a million leads, nearly all of them).
+func TestDeliveriesToShrinkReadOnlyRowsNotShrunk(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	plan, err := db.TestDeliveriesToShrinkPlan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "delivery_state_unshrunk (created_at") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("shrink plan:\n%s\nwant a walk of delivery_state_unshrunk from the cursor, no sort", plan)
+	}
+}

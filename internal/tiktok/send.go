@@ -320,6 +320,35 @@ func (p *Platform) Redact(payload json.RawMessage) json.RawMessage {
 	return b
 }
 
+// Shrink keeps what the owner's view of a finished TikTok event needs: its
+// name, time, value and currency, its lead's event source, and the names
+// of the user keys it carried (match_keys), not their values. A payload
+// that is not an event becomes {}.
+func (p *Platform) Shrink(payload json.RawMessage) json.RawMessage {
+	var e struct {
+		Event
+		MatchKeys []string `json:"match_keys"`
+	}
+	if json.Unmarshal(payload, &e) != nil || e.Event.Event == "" {
+		return json.RawMessage(`{}`)
+	}
+	kept := map[string]any{"event": e.Event.Event, "event_time": e.EventTime}
+	if e.Properties != nil && (e.Properties.Value != nil || e.Properties.Currency != "") {
+		kept["properties"] = e.Properties
+	}
+	if e.Lead != nil && e.Lead.LeadEventSource != "" {
+		kept["lead"] = map[string]string{"lead_event_source": e.Lead.LeadEventSource}
+	}
+	keys := e.MatchKeys
+	for k, v := range map[string]string{"email": e.User.Email, "phone": e.User.Phone, "external_id": e.User.ExternalID,
+		"ttclid": e.User.TTClid, "ttp": e.User.TTP, "ip": e.User.IP, "user_agent": e.User.UserAgent} {
+		if v != "" {
+			keys = append(keys, k)
+		}
+	}
+	return platform.Shrunk(kept, keys)
+}
+
 // withoutClickID drops the ttclid parameter from a URL's query.
 func withoutClickID(raw string) string {
 	u, err := url.Parse(raw)

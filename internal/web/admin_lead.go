@@ -99,6 +99,10 @@ type deliveryRow struct {
 	Answered bool
 	// StateWord and ModeWord are the state and mode in words.
 	StateWord, ModeWord string
+	// Shrunk marks an event whose payload retention shrank, ShrunkDays
+	// after it was queued: Payload is what is left of it.
+	Shrunk     bool
+	ShrunkDays int
 }
 
 // adminLead shows one lead: contact, message, reasons with their points,
@@ -339,6 +343,9 @@ func (s *Server) deliveryRow(lang string, d *model.Delivery, now time.Time) deli
 		EventID: d.EventID, State: string(d.State), Mode: d.Mode, LastError: d.LastError, Attempts: d.Attempts,
 		Payload: prettyJSON(d.Payload), Response: prettyJSON(d.Response), When: s.when(d.CreatedAt),
 		Replayable: d.State == model.DeliveryDead && d.DeadlineAt.After(now), Google: d.Destination == model.DestinationGoogle}
+	if d.ShrunkAt != nil {
+		row.Shrunk, row.ShrunkDays, row.Replayable = true, d.ShrunkDays(), false
+	}
 	if d.Destination != model.DestinationMeta && d.Destination != "" {
 		row.Dest = s.destLabel(d.Destination)
 	}

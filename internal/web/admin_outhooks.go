@@ -119,7 +119,7 @@ func (s *Server) hooksOf(r *http.Request, lang string, site *model.Site) (hooksS
 		}
 		switch d.State {
 		case model.DeliverySent, model.DeliveryDead, model.DeliveryExpired:
-			row.Replayable = string(d.Payload) != "{}"
+			row.Replayable = string(d.Payload) != "{}" && d.ShrunkAt == nil
 		}
 		sec.Posts = append(sec.Posts, row)
 	}
@@ -209,7 +209,7 @@ func (s *Server) adminHookReplay(w http.ResponseWriter, r *http.Request) {
 		err = s.app.WebhookReplay(r.Context(), site.ID, r.PathValue("post"))
 	}
 	if errors.Is(err, model.ErrConflict) {
-		err = errStatus(http.StatusConflict, tr(p.Lang, "This post cannot be replayed: it is still being sent, or its lead was erased."))
+		err = errStatus(http.StatusConflict, tr(p.Lang, "This post cannot be replayed: it is still being sent, its lead was erased, or its detail was cleared after retention.event_days."))
 	}
 	if err != nil {
 		s.adminFail(w, r, err)

@@ -85,6 +85,7 @@ func (f *fakeAds) Send(context.Context, *model.Site, []*model.Delivery) ([]platf
 	return nil, errors.New("not in this test")
 }
 func (f *fakeAds) Redact(p json.RawMessage) json.RawMessage { return p }
+func (f *fakeAds) Shrink(p json.RawMessage) json.RawMessage { return p }
 func (f *fakeAds) SendTest(ctx context.Context, site *model.Site) (*platform.TestResult, error) {
 	d := f.doc(site)
 	ev, _ := json.Marshal(map[string]any{"event": "SubmitForm", "pixel_code": d.PixelCode, "test_event_code": "TEST123"})
