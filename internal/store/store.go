@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -123,6 +124,9 @@ type Options struct {
 	// finishes a checkpoint between two batches, so that SQLite starts the
 	// log over (default DefaultCheckpointFrames).
 	CheckpointFrames int
+	// Tracer, when set, sees every statement sent to PostgreSQL (tests
+	// count a use case's round trips with it); SQLite ignores it.
+	Tracer pgx.QueryTracer
 	// Version is the running binary's version (buildinfo), recorded with
 	// each migration it applies, so an older binary that meets the schema
 	// can say which version to run.
