@@ -314,6 +314,19 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return nil
 }
 
+// Autocommit returns a Tx outside any transaction, whose statements each
+// commit on their own, on PostgreSQL; on SQLite, whose writes go through
+// the group commit, ok is false. It is for a use case whose writes are one
+// statement (LeadIntakeWrite) and whose reads need no snapshot shared with
+// them (under READ COMMITTED each statement of a transaction reads its
+// own snapshot anyway): BEGIN and COMMIT are two round trips of their own.
+func (db *DB) Autocommit() (tx *Tx, ok bool) {
+	if db.group != nil || db.dialect != Postgres {
+		return nil, false
+	}
+	return &Tx{Q: db.Q}, true
+}
+
 // rebind turns ? placeholders into PostgreSQL's $1, $2, ...; SQLite keeps
 // them. Statements never hold a literal ? in a string.
 func (q Q) rebind(query string) string {
