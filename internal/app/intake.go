@@ -126,14 +126,23 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 			look.VisitorIDs[i] = id
 		}
 	}
+	look.Landing = lead
 	var tc qualify.TokenCheck
 	var updated bool
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	// store writes a new lead. fast (PostgreSQL, outside a transaction:
+	// store.DB.Autocommit) takes the token's nonce for fresh and writes it
+	// with everything else in one statement, which fails with
+	// store.ErrNonceUsed when it was not; a replay (the event_id found) is
+	// then errSlowPath. Either is done again in a transaction.
+	write := func(tx *store.Tx, fast bool) error {
 		found, err := tx.LeadIntake(ctx, site.ID, look)
 		if err != nil {
 			return err
 		}
 		if found.Existing != "" {
+			if fast {
+				return errSlowPath
+			}
 			old, err := tx.LeadByID(ctx, found.Existing)
 			if err != nil {
 				return err
@@ -145,7 +154,13 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 			lead = old
 			return nil
 		}
-		if tc, err = s.useToken(ctx, tx, site, lead, ahead, ft, useNonce, now); err != nil {
+		var nonce string
+		if fast {
+			tc = ahead
+			if useNonce {
+				nonce = ft.nonce
+			}
+		} else if tc, err = s.useToken(ctx, tx, site, lead, ahead, ft, useNonce, now); err != nil {
 			return err
 		}
 		linkVisitor(lead, found.Visitor)
@@ -164,9 +179,6 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 			until := lead.SubmittedAt.Add(rules.ReviewTimeout())
 			lead.ReviewUntil = &until
 		}
-		if err := tx.LeadInsert(ctx, lead); err != nil {
-			return err
-		}
 		data := map[string]any{"verdict": lead.Verdict, "score": lead.Score, "decided_by": lead.DecidedBy}
 		if tc.Checked {
 			data["form_token"] = tokenFacts(tc)
@@ -174,23 +186,34 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		if lead.OpenUntil != nil {
 			data["open_until"] = lead.OpenUntil.Format(time.RFC3339)
 		}
-		if err := tx.HistoryInsert(ctx, &model.HistoryEntry{
-			ID: s.ids.New("h_", now), LeadID: lead.ID, At: now, Kind: model.HistoryVerdict, Data: data,
-		}); err != nil {
+		w := store.LeadWrite{Lead: lead, Nonce: nonce, Landing: found.Landing, LandingRead: found.LandingRead, Notify: true,
+			History: &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now, Kind: model.HistoryVerdict, Data: data}}
+		if w.Deliveries, err = s.hookRows(ctx, tx, lead, hooksOfNewLead(lead), now); err != nil {
 			return err
 		}
-		if err := s.queueNotify(ctx, tx, lead, now); err != nil {
-			return err
+		if mayQueueLead(site, lead) && lead.Verdict != model.VerdictJunk {
+			events, err := s.leadEvents(ctx, tx, site, lead, prepared, now)
+			if err != nil {
+				return err
+			}
+			w.Deliveries = append(w.Deliveries, events...)
 		}
-		if err := s.queueHooks(ctx, tx, lead, hooksOfNewLead(lead), now); err != nil {
+		if err := tx.LeadIntakeWrite(ctx, w); err != nil {
 			return err
 		}
 		created = true
-		if !mayQueueLead(site, lead) {
-			return nil
+		return nil
+	}
+	if tx, ok := s.db.Autocommit(); ok {
+		before := *lead
+		err = write(tx, true)
+		if errors.Is(err, errSlowPath) || errors.Is(err, store.ErrNonceUsed) {
+			*lead, created = before, false
+			err = s.db.InTx(ctx, func(tx *store.Tx) error { return write(tx, false) })
 		}
-		return s.enqueueLead(ctx, tx, site, lead, prepared, now)
-	})
+	} else {
+		err = s.db.InTx(ctx, func(tx *store.Tx) error { return write(tx, false) })
+	}
 	if err == nil && (created || updated) {
 		s.logText(site, lead.ID, lead.Decision)
 	}
@@ -214,21 +237,38 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 	return lead, created, nil
 }
 
-// enqueueLead queues the lead's events for Meta: the raw lead event (the
-// lead's own event_id, shared with the pixel) unless the lead is junk, and
-// the server-only qualified event when it is clean. Submit calls it only
-// when the lead's consent allows (mayQueueLead).
+// enqueueLead queues the lead's events for Meta (leadEvents) in the
+// caller's transaction. Callers check the lead's consent first
+// (mayQueueLead).
 func (s *Service) enqueueLead(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, prepared map[string]any, now time.Time) error {
 	if lead.Verdict == model.VerdictJunk {
 		return nil
 	}
+	rows, err := s.leadEvents(ctx, tx, site, lead, prepared, now)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	_, err = tx.DeliveryInsertAll(ctx, rows)
+	return err
+}
+
+// errSlowPath is intake's one-statement write giving way to the
+// transaction (see submit).
+var errSlowPath = errors.New("app: intake needs a transaction")
+
+// leadEvents are the outbox rows of a new lead's events: the raw lead
+// event (the lead's own event_id, shared with the pixel) and, when it is
+// clean, the server-only qualified event. Submit adds them only when the
+// lead's consent allows (mayQueueLead) and it is not junk.
+func (s *Service) leadEvents(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, prepared map[string]any, now time.Time) ([]*model.Delivery, error) {
 	specs := []eventSpec{{Kind: model.KindLead, Prepared: prepared}}
 	if lead.Verdict == model.VerdictClean {
 		// Judged clean at submit: the rules saw the visit, so website.
 		specs = append(specs, eventSpec{Kind: model.KindQualified, ActionSource: capi.SourceWebsite, Prepared: prepared})
 	}
-	_, err := s.queueEvents(ctx, tx, site, lead, specs, now)
-	return err
+	var r sent
+	rows, _, err := s.eventRows(ctx, tx, site, lead, specs, now, &r)
+	return rows, err
 }
 
 // leadFromInput checks a posted lead and makes it a new lead; parse parses

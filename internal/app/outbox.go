@@ -88,59 +88,9 @@ func (s *Service) queueEvent(ctx context.Context, tx *store.Tx, site *model.Site
 // others.
 func (s *Service) queueEvents(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, specs []eventSpec, now time.Time) (sent, error) {
 	var r sent
-	if !mayQueueLead(site, lead) {
-		return r, nil
-	}
-	var on []platform.Platform
-	visits := false
-	for _, p := range s.platforms {
-		if p.On(site) {
-			on = append(on, p)
-			if v, ok := p.(platform.VisitReader); ok && v.ReadsVisits() {
-				visits = true
-			}
-		}
-	}
-	if len(on) == 0 {
-		return r, nil
-	}
-	var clicks model.ClickIDs
-	if visits {
-		var err error
-		if clicks, err = leadClicks(ctx, tx, site.ID, lead); err != nil {
-			return r, err
-		}
-	}
-	cookies := lead.Cookies()
-	var rows []*model.Delivery
-	var labels []string
-	for _, spec := range specs {
-		for _, p := range on {
-			in := platform.Input{Site: site, Lead: lead, Kind: spec.Kind, At: spec.EventTime, Value: spec.Value,
-				Currency: spec.Currency, ActionSource: spec.ActionSource, Clicks: clicks, Cookies: cookies, FromStage: spec.FromStage,
-				Now: now, Prepared: spec.Prepared[p.Name()]}
-			ev, err := p.Build(ctx, in)
-			switch {
-			case errors.Is(err, platform.ErrTooOld):
-				r.TooOld = append(r.TooOld, "not sent to "+p.Label()+": "+platform.SkipWords(err))
-				continue
-			case errors.Is(err, platform.ErrSkip):
-				s.log.Debug("event not queued", "platform", p.Name(), "lead", string(lead.ID), "kind", spec.Kind, "why", err.Error())
-				continue
-			case err != nil:
-				return r, fmt.Errorf("app: %s %s event: %w", p.Name(), spec.Kind, err)
-			}
-			rows = append(rows, &model.Delivery{
-				ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Destination: p.Name(), Kind: spec.Kind,
-				EventName: ev.Name, EventID: ev.ID, PixelID: ev.Account, Payload: ev.Payload,
-				State: model.DeliveryPending, NextAt: dueAt(lead, now), DeadlineAt: ev.Deadline,
-				CreatedAt: now, UpdatedAt: now,
-			})
-			labels = append(labels, p.Label())
-		}
-	}
-	if len(rows) == 0 {
-		return r, nil
+	rows, labels, err := s.eventRows(ctx, tx, site, lead, specs, now, &r)
+	if err != nil || len(rows) == 0 {
+		return r, err
 	}
 	inserted, err := tx.DeliveryInsertAll(ctx, rows)
 	if err != nil {
@@ -155,6 +105,61 @@ func (s *Service) queueEvents(ctx context.Context, tx *store.Tx, site *model.Sit
 		}
 	}
 	return r, nil
+}
+
+// eventRows are queueEvents's outbox rows, not yet inserted, each with its
+// platform's label; the events too old for a platform are added to
+// r.TooOld.
+func (s *Service) eventRows(ctx context.Context, tx *store.Tx, site *model.Site, lead *model.Lead, specs []eventSpec, now time.Time, r *sent) (rows []*model.Delivery, labels []string, err error) {
+	if !mayQueueLead(site, lead) {
+		return nil, nil, nil
+	}
+	var on []platform.Platform
+	visits := false
+	for _, p := range s.platforms {
+		if p.On(site) {
+			on = append(on, p)
+			if v, ok := p.(platform.VisitReader); ok && v.ReadsVisits() {
+				visits = true
+			}
+		}
+	}
+	if len(on) == 0 {
+		return nil, nil, nil
+	}
+	var clicks model.ClickIDs
+	if visits {
+		if clicks, err = leadClicks(ctx, tx, site.ID, lead); err != nil {
+			return nil, nil, err
+		}
+	}
+	cookies := lead.Cookies()
+	for _, spec := range specs {
+		for _, p := range on {
+			in := platform.Input{Site: site, Lead: lead, Kind: spec.Kind, At: spec.EventTime, Value: spec.Value,
+				Currency: spec.Currency, ActionSource: spec.ActionSource, Clicks: clicks, Cookies: cookies, FromStage: spec.FromStage,
+				Now: now, Prepared: spec.Prepared[p.Name()]}
+			ev, err := p.Build(ctx, in)
+			switch {
+			case errors.Is(err, platform.ErrTooOld):
+				r.TooOld = append(r.TooOld, "not sent to "+p.Label()+": "+platform.SkipWords(err))
+				continue
+			case errors.Is(err, platform.ErrSkip):
+				s.log.Debug("event not queued", "platform", p.Name(), "lead", string(lead.ID), "kind", spec.Kind, "why", err.Error())
+				continue
+			case err != nil:
+				return nil, nil, fmt.Errorf("app: %s %s event: %w", p.Name(), spec.Kind, err)
+			}
+			rows = append(rows, &model.Delivery{
+				ID: s.ids.New("dl_", now), SiteID: site.ID, LeadID: lead.ID, Destination: p.Name(), Kind: spec.Kind,
+				EventName: ev.Name, EventID: ev.ID, PixelID: ev.Account, Payload: ev.Payload,
+				State: model.DeliveryPending, NextAt: dueAt(lead, now), DeadlineAt: ev.Deadline,
+				CreatedAt: now, UpdatedAt: now,
+			})
+			labels = append(labels, p.Label())
+		}
+	}
+	return rows, labels, nil
 }
 
 // leadClicks are the lead's ad click ids: its own, else, id by id, those

@@ -163,9 +163,19 @@ func (s *Service) hookID(lead model.LeadID, ev hookEvent, now time.Time) string 
 // change that rolls back; a lead's events reach each endpoint in the
 // order they were queued (internal/outhook).
 func (s *Service) queueHooks(ctx context.Context, tx *store.Tx, lead *model.Lead, events []hookEvent, now time.Time) error {
+	rows, err := s.hookRows(ctx, tx, lead, events, now)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	_, err = tx.DeliveryInsertAll(ctx, rows)
+	return err
+}
+
+// hookRows are queueHooks's outbox rows, not yet inserted.
+func (s *Service) hookRows(ctx context.Context, tx *store.Tx, lead *model.Lead, events []hookEvent, now time.Time) ([]*model.Delivery, error) {
 	eps, err := s.hooks.get(ctx, tx, lead.SiteID, now)
 	if err != nil || len(eps) == 0 {
-		return err
+		return nil, err
 	}
 	var rows []*model.Delivery
 	for _, ev := range events {
@@ -177,7 +187,7 @@ func (s *Service) queueHooks(ctx context.Context, tx *store.Tx, lead *model.Lead
 		}
 		body, err := json.Marshal(p)
 		if err != nil {
-			return fmt.Errorf("app: webhook %s: %w", ev.Type, err)
+			return nil, fmt.Errorf("app: webhook %s: %w", ev.Type, err)
 		}
 		for _, ep := range eps {
 			if ep.Wants(ev.Type) {
@@ -185,11 +195,7 @@ func (s *Service) queueHooks(ctx context.Context, tx *store.Tx, lead *model.Lead
 			}
 		}
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	_, err = tx.DeliveryInsertAll(ctx, rows)
-	return err
+	return rows, nil
 }
 
 func (s *Service) hookRow(ep *model.WebhookEndpoint, lead model.LeadID, typ, id string, body []byte, now time.Time) *model.Delivery {

@@ -20,7 +20,7 @@ func (q Q) FormTokenUse(ctx context.Context, site model.SiteID, nonce string, le
 		return fmt.Errorf("store: form token use: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("form token nonce already used: %w", model.ErrConflict)
+		return ErrNonceUsed
 	}
 	return nil
 }

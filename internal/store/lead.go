@@ -25,33 +25,50 @@ const leadColumns = `id, site_id, event_id, visitor_id, email, phone, name, firs
 // day it was received are added to in the same call, so call it in a
 // transaction.
 func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
-	v, err := encodeLead(l)
-	if err != nil {
+	if err := q.leadInsert(ctx, l); err != nil {
 		return err
-	}
-	detail, err := json.Marshal(nonNilMap(l.SourceDetail))
-	if err != nil {
-		return fmt.Errorf("store: lead source detail: %w", err)
-	}
-	_, err = q.exec(ctx, `/* Store.LeadInsert */ INSERT INTO leads (`+leadColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)`,
-		string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
-		l.Message, v.fields, l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
-		v.consent, v.fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey, l.PhoneKey,
-		l.SubmittedAt.UnixMilli(), l.ReceivedAt.UnixMilli(),
-		string(l.Verdict), l.Score, v.reasons, l.RulesVersion, l.DecidedBy, v.reviewUntil,
-		leadSource(l.Source), string(detail), l.FillBy, v.openUntil)
-	if isUniqueViolation(err) {
-		return fmt.Errorf("lead with event_id %s: %w", l.EventID, model.ErrConflict)
-	}
-	if err != nil {
-		return fmt.Errorf("store: insert lead: %w", err)
 	}
 	rl, err := q.reportLeadOf(ctx, l)
 	if err != nil {
 		return err
 	}
 	return q.CountersAdd(ctx, l.SiteID, model.Day(l.ReceivedAt), string(l.ID), mergeCounts(append(leadCounts(l), ReportCounts(rl, 1)...))...)
+}
+
+// leadInsert is LeadInsert's row, without the counters.
+func (q Q) leadInsert(ctx context.Context, l *model.Lead) error {
+	args, err := leadArgs(l)
+	if err != nil {
+		return err
+	}
+	_, err = q.exec(ctx, `/* Store.LeadInsert */ INSERT INTO leads (`+leadColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)`, args...)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("lead with event_id %s: %w", l.EventID, model.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("store: insert lead: %w", err)
+	}
+	return nil
+}
+
+// leadArgs are a new lead's values for leadColumns, review_expired_at left
+// out (NULL).
+func leadArgs(l *model.Lead) ([]any, error) {
+	v, err := encodeLead(l)
+	if err != nil {
+		return nil, err
+	}
+	detail, err := json.Marshal(nonNilMap(l.SourceDetail))
+	if err != nil {
+		return nil, fmt.Errorf("store: lead source detail: %w", err)
+	}
+	return []any{string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
+		l.Message, v.fields, l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
+		v.consent, v.fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey, l.PhoneKey,
+		l.SubmittedAt.UnixMilli(), l.ReceivedAt.UnixMilli(),
+		string(l.Verdict), l.Score, v.reasons, l.RulesVersion, l.DecidedBy, v.reviewUntil,
+		leadSource(l.Source), string(detail), l.FillBy, v.openUntil}, nil
 }
 
 // leadValues are a lead's columns that are stored in another form than
@@ -494,6 +511,11 @@ type IntakeLookup struct {
 	// of the site's visit with that event_id.
 	VisitorIDs   [2]string
 	VisitEventID string
+	// Landing, when set, is the lead being stored: on PostgreSQL the
+	// look-up also reads its landing visit for the campaign report
+	// (IntakeFound.Landing), that of the visitor it links or else of its
+	// own visitor_id, as LeadInsert would.
+	Landing *model.Lead
 }
 
 // IntakeFound is what LeadIntake found.
@@ -508,6 +530,10 @@ type IntakeFound struct {
 	// Visitor is the visitor to link, or nil: only its ID, FBC, FBP,
 	// LastIP, LastUserAgent and Consent are read.
 	Visitor *model.Visitor
+	// Landing is the landing visit, nil when there is none, when
+	// LandingRead says the look-up read it (IntakeLookup.Landing).
+	Landing     *model.Visit
+	LandingRead bool
 }
 
 // leadIntakeQuery answers LeadIntake in one statement: on SQLite each
@@ -515,8 +541,12 @@ type IntakeFound struct {
 // of its columns, the reset) that the four or five look-ups of a lead paid
 // one by one, on the one writer. The phone's previous lead, when there is
 // one, wins over the e-mail's, as in LeadPrevious.
-const leadIntakeQuery = `/* Store.LeadIntake */ SELECT x.lead, x.by_phone, x.by_email,
-		v.id, v.fbc, v.fbp, v.last_ip, v.last_user_agent, v.consent
+const leadIntakeQuery = `/* Store.LeadIntake */ ` + leadIntakeSQL
+
+// leadIntakeSQL is leadIntakeQuery without its comment, for
+// pgLeadIntakeLandingQuery to read from.
+const leadIntakeSQL = `SELECT x.lead, x.by_phone, x.by_email,
+		v.id AS vid_found, v.fbc, v.fbp, v.last_ip, v.last_user_agent, v.consent
 	FROM (SELECT
 		(SELECT id FROM leads WHERE site_id = ? AND event_id = ?) AS lead,
 		(SELECT id || ' ' || CAST(received_at AS TEXT) FROM leads
@@ -540,13 +570,27 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 		lead, byPhone, byEmail, vid sql.NullString
 		fbc, fbp, ip, ua            sql.NullString
 		consent                     sql.NullInt64
+		landAt                      sql.NullInt64
+		land                        [8]sql.NullString
 	)
-	err := q.queryRow(ctx, leadIntakeQuery,
-		s, k.EventID,
+	query := leadIntakeQuery
+	args := []any{s, k.EventID,
 		k.PhoneKey, s, k.PhoneKey, since, string(k.Exclude),
 		k.EmailKey, s, k.EmailKey, since, string(k.Exclude),
 		s, orNull(k.VisitorIDs[0]), s, orNull(k.VisitorIDs[1]), s, orNull(k.VisitEventID),
-		s).Scan(&lead, &byPhone, &byEmail, &vid, &fbc, &fbp, &ip, &ua, &consent)
+		s}
+	dest := []any{&lead, &byPhone, &byEmail, &vid, &fbc, &fbp, &ip, &ua, &consent}
+	l := k.Landing
+	if q.dialect == Postgres && l != nil && hasLanding(l) {
+		received := l.ReceivedAt.UnixMilli()
+		query = pgLeadIntakeLandingQuery
+		args = append(args, l.VisitorID, s, l.VisitorID, received-ReportLookback.Milliseconds(), received)
+		dest = append(dest, &landAt, &land[0], &land[1], &land[2], &land[3], &land[4], &land[5], &land[6], &land[7])
+		f.LandingRead = true
+	} else if q.dialect == Postgres && l != nil {
+		f.LandingRead = true
+	}
+	err := q.queryRow(ctx, query, args...).Scan(dest...)
 	if err != nil {
 		return IntakeFound{}, fmt.Errorf("store: lead intake look-up: %w", err)
 	}
@@ -574,8 +618,41 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 		}
 		f.Visitor = v
 	}
+	if landAt.Valid {
+		visitor := l.VisitorID
+		if f.Visitor != nil {
+			visitor = f.Visitor.ID
+		}
+		v := &model.Visit{SiteID: site, VisitorID: visitor, At: time.UnixMilli(landAt.Int64).UTC()}
+		v.FBClid, v.GClid, v.TTClid = land[0].String, land[1].String, land[2].String
+		v.Source, v.Medium, v.Campaign, v.Term, v.Content = land[3].String, land[4].String, land[5].String, land[6].String, land[7].String
+		f.Landing = v
+	}
 	return f, nil
 }
+
+// hasLanding tells whether a lead may have a landing visit: a lead from
+// the web (reportLeadOf), whose visitor is known or may be found.
+func hasLanding(l *model.Lead) bool {
+	src := leadSource(l.Source)
+	return src != model.SourceLeadAds && src != model.SourceWhatsApp
+}
+
+// pgLeadIntakeLandingQuery is leadIntakeQuery with the lead's landing
+// visit (reportLanding) of the visitor it links, or else of its own
+// visitor_id, in the same statement: on PostgreSQL each statement is a
+// round trip.
+const pgLeadIntakeLandingQuery = `/* Store.LeadIntake */ SELECT y.*, g.at, g.fbclid, g.gclid, g.ttclid, g.utm_source, g.utm_medium,
+		g.utm_campaign, g.utm_term, g.utm_content
+	FROM (` + leadIntakeSQL + `) y
+	LEFT JOIN LATERAL (SELECT w.at, COALESCE(w.fbclid, '') AS fbclid, COALESCE(w.gclid, '') AS gclid,
+		COALESCE(w.ttclid, '') AS ttclid, COALESCE(w.utm_source, '') AS utm_source, COALESCE(w.utm_medium, '') AS utm_medium,
+		COALESCE(w.utm_campaign, '') AS utm_campaign, COALESCE(w.utm_term, '') AS utm_term, COALESCE(w.utm_content, '') AS utm_content
+		FROM visits w WHERE COALESCE(y.vid_found, ?) <> '' AND w.site_id = ? AND w.visitor_id = COALESCE(y.vid_found, ?)
+		AND w.at >= ? AND w.at <= ?
+		AND (COALESCE(w.fbclid, '') <> '' OR COALESCE(w.gclid, '') <> '' OR COALESCE(w.ttclid, '') <> ''
+			OR COALESCE(w.utm_campaign, '') <> '' OR COALESCE(w.utm_source, '') <> '')
+		ORDER BY w.at DESC, w.event_id DESC LIMIT 1) g ON TRUE`
 
 // onlySites adds to a WHERE clause that site_id is one of only, when only is
 // not nil.

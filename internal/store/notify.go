@@ -221,29 +221,42 @@ func b2i(b bool) int {
 // the writer one more. A lead already queued for that verdict, user and
 // channel is not queued again: each verdict notifies once per lead.
 func (q Q) NotifyQueue(ctx context.Context, site model.SiteID, lead model.LeadID, v model.Verdict, now time.Time) error {
-	var col string
-	switch v {
-	case model.VerdictClean:
-		col = "r.clean"
-	case model.VerdictReview:
-		col = "r.review"
-	case model.VerdictJunk:
-		col = "r.junk"
-	default:
+	col := notifyColumn(v)
+	if col == "" {
 		return nil
 	}
-	_, err := q.exec(ctx, `/* Store.NotifyQueue */ INSERT INTO notifications (lead_id, verdict, user_id, channel, site_id, state,
-		attempts, next_at, last_error, created_at, updated_at)
-		SELECT CAST(? AS TEXT), CAST(? AS TEXT), r.user_id, c.channel, r.site_id, 'pending', 0, CAST(? AS BIGINT), '',
-		CAST(? AS BIGINT), CAST(? AS BIGINT)
-		FROM notify_rules r JOIN notify_channels c ON c.user_id = r.user_id
-		WHERE r.site_id = ? AND `+col+` = 1
-		ON CONFLICT (lead_id, verdict, user_id, channel) DO NOTHING`,
+	_, err := q.exec(ctx, notifyInsert(col),
 		string(lead), string(v), now.UnixMilli(), now.UnixMilli(), now.UnixMilli(), string(site))
 	if err != nil {
 		return fmt.Errorf("store: queue notifications of lead %s: %w", lead, err)
 	}
 	return nil
+}
+
+// notifyColumn is the notify_rules column that asks for a verdict's
+// notifications, "" for a verdict none asks for.
+func notifyColumn(v model.Verdict) string {
+	switch v {
+	case model.VerdictClean:
+		return "r.clean"
+	case model.VerdictReview:
+		return "r.review"
+	case model.VerdictJunk:
+		return "r.junk"
+	}
+	return ""
+}
+
+// notifyInsert is NotifyQueue's statement for col (notifyColumn); its
+// arguments are the lead, the verdict, the time three times and the site.
+func notifyInsert(col string) string {
+	return `/* Store.NotifyQueue */ INSERT INTO notifications (lead_id, verdict, user_id, channel, site_id, state,
+		attempts, next_at, last_error, created_at, updated_at)
+		SELECT CAST(? AS TEXT), CAST(? AS TEXT), r.user_id, c.channel, r.site_id, 'pending', 0, CAST(? AS BIGINT), '',
+		CAST(? AS BIGINT), CAST(? AS BIGINT)
+		FROM notify_rules r JOIN notify_channels c ON c.user_id = r.user_id
+		WHERE r.site_id = ? AND ` + col + ` = 1
+		ON CONFLICT (lead_id, verdict, user_id, channel) DO NOTHING`
 }
 
 const notifyCols = `lead_id, verdict, user_id, channel, site_id, state, attempts, next_at, last_error, created_at, updated_at, sent_at`

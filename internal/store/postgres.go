@@ -10,8 +10,9 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 )
 
 // openPostgres opens one pool that serves as both reader and writer:
@@ -35,8 +36,15 @@ func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
 	if n <= 0 {
 		n = 10
 	}
-	p, err := sql.Open("pgx", u.String())
-	if err != nil {
+	var p *sql.DB
+	if opt.Tracer != nil {
+		cfg, err := pgx.ParseConfig(u.String())
+		if err != nil {
+			return nil, fmt.Errorf("store: database URL: %w", err)
+		}
+		cfg.Tracer = opt.Tracer
+		p = stdlib.OpenDB(*cfg)
+	} else if p, err = sql.Open("pgx", u.String()); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	// At least two: a migration or a job lock holds one connection while

@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -127,6 +128,9 @@ type Options struct {
 	// finishes a checkpoint between two batches, so that SQLite starts the
 	// log over (default DefaultCheckpointFrames).
 	CheckpointFrames int
+	// Tracer, when set, sees every statement sent to PostgreSQL (tests
+	// count a use case's round trips with it); SQLite ignores it.
+	Tracer pgx.QueryTracer
 	// Version is the running binary's version (buildinfo), recorded with
 	// each migration it applies, so an older binary that meets the schema
 	// can say which version to run.
@@ -323,6 +327,19 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("store: commit: %w", unavailable(err))
 	}
 	return nil
+}
+
+// Autocommit returns a Tx outside any transaction, whose statements each
+// commit on their own, on PostgreSQL; on SQLite, whose writes go through
+// the group commit, ok is false. It is for a use case whose writes are one
+// statement (LeadIntakeWrite) and whose reads need no snapshot shared with
+// them (under READ COMMITTED each statement of a transaction reads its
+// own snapshot anyway): BEGIN and COMMIT are two round trips of their own.
+func (db *DB) Autocommit() (tx *Tx, ok bool) {
+	if db.group != nil || db.dialect != Postgres {
+		return nil, false
+	}
+	return &Tx{Q: db.Q}, true
 }
 
 // rebind turns ? placeholders into PostgreSQL's $1, $2, ...; SQLite keeps
