@@ -40,7 +40,7 @@ func TestMigration0395VisitsByTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		if db.Dialect() == store.Postgres {
-			kind, err := db.TestQueryString(ctx, `SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'visits_at'`)
+			kind, err := db.TestQueryString(ctx, `SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'visits_at' AND c.relnamespace = current_schema()::regnamespace`)
 			if err != nil || kind != "brin" {
 				t.Errorf("visits_at is %q (%v), want brin", kind, err)
 			}
