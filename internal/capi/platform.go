@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -407,38 +406,35 @@ func (*Meta) Shrink(p json.RawMessage) json.RawMessage {
 	if json.Unmarshal(p, &ev) != nil || ev["event_name"] == nil {
 		return json.RawMessage(`{}`)
 	}
-	out := map[string]json.RawMessage{}
-	for _, k := range []string{"event_name", "event_time", "action_source", "messaging_channel", "match_keys"} {
+	kept := map[string]any{}
+	for _, k := range []string{"event_name", "event_time", "action_source", "messaging_channel"} {
 		if v, ok := ev[k]; ok {
-			out[k] = v
+			kept[k] = v
 		}
 	}
 	var custom map[string]json.RawMessage
 	if json.Unmarshal(ev["custom_data"], &custom) == nil {
-		kept := map[string]json.RawMessage{}
+		c := map[string]json.RawMessage{}
 		for _, k := range []string{"value", "currency", "lead_event_source", "event_source"} {
 			if v, ok := custom[k]; ok {
-				kept[k] = v
+				c[k] = v
 			}
 		}
-		if len(kept) > 0 {
-			out["custom_data"], _ = json.Marshal(kept)
+		if len(c) > 0 {
+			kept["custom_data"] = c
 		}
 	}
+	// An event shrunk before has its keys' names only; a whole one its
+	// user_data.
+	var keys []string
+	_ = json.Unmarshal(ev["match_keys"], &keys)
 	var ud map[string]json.RawMessage
 	if json.Unmarshal(ev["user_data"], &ud) == nil {
-		keys := make([]string, 0, len(ud))
 		for k := range ud {
 			keys = append(keys, k)
 		}
-		slices.Sort(keys)
-		out["match_keys"], _ = json.Marshal(keys)
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return json.RawMessage(`{}`)
-	}
-	return b
+	return platform.Shrunk(kept, keys)
 }
 
 // clearUserData are the values a server event carries unhashed: the
