@@ -65,26 +65,15 @@ type counterKey struct {
 	shard     int
 }
 
-// less is the one order every transaction locks counter rows in: two
+// compare is the one order every transaction locks counter rows in: two
 // transactions that upsert rows they share each take the first shared row
 // before any other, so neither can hold one the other waits for while it
 // waits for one the other holds. (PostgreSQL aborted one of two nodes
 // recording outcomes in their own orders with a deadlock; its event was
 // then sent again when its lease ran out.)
-func (k counterKey) less(o counterKey) bool {
-	if k.site != o.site {
-		return k.site < o.site
-	}
-	if k.day != o.day {
-		return k.day < o.day
-	}
-	if k.name != o.name {
-		return k.name < o.name
-	}
-	if k.dim != o.dim {
-		return k.dim < o.dim
-	}
-	return k.shard < o.shard
+func (k counterKey) compare(o counterKey) int {
+	return cmp.Or(strings.Compare(k.site, o.site), cmp.Compare(k.day, o.day), strings.Compare(k.name, o.name),
+		strings.Compare(k.dim, o.dim), cmp.Compare(k.shard, o.shard))
 }
 
 // pageViewKey is one row of pageview_counts.
@@ -96,7 +85,7 @@ type pageViewKey struct {
 // counterTally keeps a transaction's counts (site_counters and
 // pageview_counts) until its work is done: DB.InTx has it flushed after
 // the caller's function, so the counter rows are the last the transaction
-// locks, each once, in one order (site_counters by counterKey.less, then
+// locks, each once, in one order (site_counters by counterKey.compare, then
 // pageview_counts by site and day). A transaction that holds a counter
 // row then only ever waits for a counter row later in that order, and a
 // cycle of waits would need a row before itself: no deadlock can involve
@@ -135,15 +124,7 @@ func (t *counterTally) flush(ctx context.Context, q Q) error {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(a, b counterKey) int {
-		switch {
-		case a.less(b):
-			return -1
-		case b.less(a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(keys, counterKey.compare)
 	for len(keys) > 0 {
 		n := min(len(keys), counterRows)
 		if err := t.upsert(ctx, q, keys[:n]); err != nil {
@@ -159,10 +140,7 @@ func (t *counterTally) flush(ctx context.Context, q Q) error {
 		}
 	}
 	slices.SortFunc(pvs, func(a, b pageViewKey) int {
-		if c := strings.Compare(a.site, b.site); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.day, b.day)
+		return cmp.Or(strings.Compare(a.site, b.site), cmp.Compare(a.day, b.day))
 	})
 	for _, k := range pvs {
 		_, err := q.exec(ctx, `/* Store.DeliveryRecord */ INSERT INTO pageview_counts (site_id, day, sent) VALUES (?, ?, ?)

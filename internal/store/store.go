@@ -300,15 +300,14 @@ func (db *DB) LimitPages(ctx context.Context, n int64) error {
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	// The counts fn adds are written after its work, in one order: see
 	// counterTally.
-	fn = func(fn func(tx *Tx) error) func(tx *Tx) error {
-		return func(tx *Tx) error {
-			tx.tally = &counterTally{}
-			if err := fn(tx); err != nil {
-				return err
-			}
-			return tx.tally.flush(ctx, tx.Q)
+	work := fn
+	fn = func(tx *Tx) error {
+		tx.tally = &counterTally{}
+		if err := work(tx); err != nil {
+			return err
 		}
-	}(fn)
+		return tx.tally.flush(ctx, tx.Q)
+	}
 	if db.group != nil {
 		return db.group.inTx(ctx, fn)
 	}
