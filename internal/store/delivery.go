@@ -659,17 +659,10 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 			missed[i] = len(w.ids) - n
 			return tx.readyAdd(ctx, list, true)
 		}
-		var ids []string
-		err := tx.eachRow(ctx, func(r *sql.Rows) error {
-			var id string
-			if err := r.Scan(&id); err != nil {
-				return err
-			}
-			ids = append(ids, id)
-			return nil
-		}, update+` RETURNING id`, padSlice(args, len(w.ids))...)
+		rows, err := tx.query(ctx, update+` RETURNING id`, padSlice(args, len(w.ids))...)
+		ids, err := scanAll(rows, err, "record deliveries", scanText)
 		if err != nil {
-			return fmt.Errorf("store: record deliveries: %w", err)
+			return err
 		}
 		missed[i] = len(w.ids) - len(ids)
 		ids = slices.DeleteFunc(ids, func(id string) bool { return !counted[id] })

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,17 +83,15 @@ func (q Q) LeadIntakeWrite(ctx context.Context, w LeadWrite) error {
 }
 
 // intakeCounts are the counters a new lead adds, its campaign report's
-// among them, sorted by name and dim: every writer of counter rows takes
-// their locks in that order, so two never wait for each other in a cycle.
+// among them, sorted by name and dim: for one lead's site, day and shard
+// that is counterKey.compare's order, the one every writer of counter rows
+// takes their locks in (PostgreSQL's one statement writes them as given).
 func intakeCounts(l *model.Lead, landing *model.Visit) []model.Count {
 	rl := &ReportLead{ID: l.ID, ReceivedAt: l.ReceivedAt, Source: leadSource(l.Source), Detail: l.SourceDetail,
 		PageURL: l.PageURL, FBClid: l.FBClid, GClid: l.GClid, Decision: l.Decision, Landing: landing}
 	cs := mergeCounts(append(leadCounts(l), ReportCounts(rl, 1)...))
 	slices.SortFunc(cs, func(a, b model.Count) int {
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Dim, b.Dim)
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Dim, b.Dim))
 	})
 	return cs
 }

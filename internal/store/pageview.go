@@ -245,10 +245,7 @@ func (q Q) settlePageViews(ctx context.Context, site model.SiteID, sent bool, ds
 	}
 	rows, err := q.query(ctx, `/* Store.DeliveryRecord */ DELETE FROM pageview_queue WHERE site_id = ? AND event_id IN `+sliceIDs+`
 		RETURNING event_id`, padSlice(args, len(ds))...)
-	taken, err := scanAll(rows, err, "record PageViews", func(r scanner) (string, error) {
-		var id string
-		return id, r.Scan(&id)
-	})
+	taken, err := scanAll(rows, err, "record PageViews", scanText)
 	if err != nil {
 		return err
 	}

@@ -378,17 +378,14 @@ func (db *DB) PageViewsDeleteBefore(ctx context.Context, before time.Time) (int,
 	for {
 		n := 0
 		err := db.InTx(ctx, func(tx *Tx) error {
-			var ids []any
-			err := tx.eachRow(ctx, func(r *sql.Rows) error {
-				var id string
-				if err := r.Scan(&id); err != nil {
-					return err
-				}
-				ids = append(ids, id)
-				return nil
-			}, `/* Store.PageViewsDeleteBefore */ SELECT id FROM delivery_state
+			rows, err := tx.query(ctx, `/* Store.PageViewsDeleteBefore */ SELECT id FROM delivery_state
 				WHERE state IN ('dry_run', 'dead', 'expired') AND created_at < ? AND kind = 'pageview' LIMIT ?`,
 				before.UnixMilli(), deleteBatch)
+			// The ids are the DELETEs' arguments.
+			ids, err := scanAll(rows, err, "delete page views", func(r scanner) (any, error) {
+				id, err := scanText(r)
+				return id, err
+			})
 			if err != nil || len(ids) == 0 {
 				return err
 			}

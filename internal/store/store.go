@@ -477,6 +477,13 @@ func isUnavailable(err error) bool {
 	return errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
+// scanText reads a row of one text column (an id): scanAll's scan for a
+// list of them.
+func scanText(r scanner) (string, error) {
+	var s string
+	return s, r.Scan(&s)
+}
+
 // scanAll reads every row of a query with scan, closing the rows; err is
 // the query's own error, so a call reads
 // `rows, err := q.query(...); return scanAll(rows, err, "leads", scanLead)`.
