@@ -18,8 +18,9 @@ import (
 
 // TestLeadSearch: the inbox's search finds a lead by part of its name,
 // e-mail, phone (as written or its digits) or message, on both engines,
-// through the search index; a replaced attempt is found by its new text
-// only, and an erased lead by nothing.
+// through the search index, and not by a term whose parts it has apart; a
+// replaced attempt is found by its new text only, and an erased lead by
+// nothing.
 func TestLeadSearch(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -40,6 +41,8 @@ func TestLeadSearch(t *testing.T) {
 		add("s2", "a", "Mehmet Demir", "mdemir@x.example", "0533 218 44 90", "905332184490", "fiyat nedir? zirkonyum", base.Add(time.Hour))
 		s3 := add("s3", "b", "John Smith", "john@smith.example", "+49 151 1234 5678", "4915112345678",
 			"I would like an appointment for whitening", base.Add(2*time.Hour))
+		// Every trigram of "kaya deniz", but not the words in a row.
+		add("s4", "b", "Kaya Ada Deniz", "kad@d.test", "", "", "", base.Add(3*time.Hour))
 		find := func(f store.LeadFilter) string {
 			t.Helper()
 			list, err := db.LeadList(ctx, f)
@@ -70,6 +73,9 @@ func TestLeadSearch(t *testing.T) {
 			{"nothing", store.LeadFilter{Search: "qxzqv"}, ""},
 			{"too short", store.LeadFilter{Search: "ay"}, ""},
 			{"quotes are text", store.LeadFilter{Search: `"fiyat" OR x`}, ""},
+			{"other case, Turkish letters", store.LeadFilter{Search: "AYŞE"}, "s1"},
+			{"words in a row", store.LeadFilter{Search: "ada deniz"}, "s4"},
+			{"the trigrams of words not in a row", store.LeadFilter{Search: "kaya deniz"}, ""},
 		} {
 			if got := find(c.f); got != c.want {
 				t.Errorf("%s: %q, want %q", c.name, got, c.want)
