@@ -16,7 +16,8 @@ import (
 // found after it by its name, e-mail, phone (as written and its digits)
 // and message as before, a term whose trigrams a lead has apart finds
 // nothing, and the triggers keep the new index: a lead added is found, an
-// erased one by nothing. On SQLite the index keeps no positions.
+// erased one by nothing. On SQLite the index keeps no positions; on PostgreSQL it has
+// no pending list.
 func TestMigration0400LeanSearchOfLeadsThere(t *testing.T) {
 	eachBelow(t, 400, func(t *testing.T, ctx context.Context, db *store.DB) {
 		now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
@@ -43,6 +44,12 @@ func TestMigration0400LeanSearchOfLeadsThere(t *testing.T) {
 			ddl, err := db.TestQueryString(ctx, `SELECT sql FROM sqlite_master WHERE name = 'lead_search'`)
 			if err != nil || !strings.Contains(ddl, "detail = none") {
 				t.Errorf("lead_search: %q (%v), want detail = none", ddl, err)
+			}
+		} else {
+			opts, err := db.TestQueryString(ctx, `SELECT coalesce(reloptions::text, '') FROM pg_class
+				WHERE relname = 'leads_search' AND relnamespace = current_schema()::regnamespace`)
+			if err != nil || !strings.Contains(opts, "fastupdate=off") {
+				t.Errorf("leads_search options: %q (%v), want fastupdate=off", opts, err)
 			}
 		}
 		search := func(q string) string {

@@ -40,7 +40,7 @@ func searchTerms(search, phoneDigits string) []string {
 // checks against the row itself; SQLite's FTS5 table of trigrams (0400),
 // which keeps no positions: it gives the leads that have every trigram of
 // a term somewhere, and each is checked for the term itself
-// (search_fold).
+// (search_has).
 func (q Q) leadSearch(ctx context.Context, terms []string) (string, []any, error) {
 	var ors []string
 	var args []any
@@ -71,7 +71,7 @@ func (q Q) leadSearch(ctx context.Context, terms []string) (string, []any, error
 	}
 	args = append(args, match)
 	for _, t := range terms {
-		ors = append(ors, `instr(search_fold(`+leadSearchWho+`), ?) > 0 OR instr(search_fold(message), ?) > 0`)
+		ors = append(ors, `search_has(?, `+leadSearchWho+`) OR search_has(?, message)`)
 		f := searchFold(t)
 		args = append(args, f, f)
 	}
@@ -141,18 +141,20 @@ func foldRune(r rune) rune {
 	return m
 }
 
-// search_fold is searchFold in SQL, for SQLite's check of the search's
-// candidates. modernc's driver adds it to every connection it opens.
+// search_has(term, text) is SQLite's check of the search's candidates:
+// whether text, folded (searchFold), contains term, folded by the caller.
+// One call a column, its arguments read in place (VolatileArgs), not
+// copied: 14 ms for the 1,734 candidates of a word at 10,000 leads where
+// a search_fold(text) returned to instr took 24, and reading them
+// unchecked 11. modernc's driver adds it to every connection it opens.
 func init() {
-	sqlite.MustRegisterFunction("search_fold", &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
+	sqlite.MustRegisterFunction("search_has", &sqlite.FunctionImpl{NArgs: 2, Deterministic: true, VolatileArgs: true,
 		Scalar: func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-			switch v := args[0].(type) {
-			case string:
-				return searchFold(v), nil
-			case nil:
-				return nil, nil
-			default:
-				return nil, fmt.Errorf("search_fold: %T, want text", v)
+			term, ok1 := args[0].(string)
+			text, ok2 := args[1].(string)
+			if !ok1 || !ok2 {
+				return nil, fmt.Errorf("search_has: %T, %T, want text", args[0], args[1])
 			}
+			return strings.Contains(searchFold(text), term), nil
 		}})
 }

@@ -3,7 +3,8 @@
 -- for each trigram only the leads that have it (detail = none), which is
 -- enough to find the leads having every trigram of a term, a superset of
 -- those containing it; the store checks each such lead's own text for the
--- term (search_fold, LeadList), so the search finds what it found before.
+-- term (search_has, see leadSearch), so the search finds what it found
+-- before.
 -- The rest is as in migration 0260: contentless, deleting for good,
 -- rowids the leads' rowids, kept by the same triggers (recreated with the
 -- table they write).
