@@ -16,8 +16,8 @@ import (
 // the leads newest first rather than its candidates (see leadSearch).
 const searchMany = 2000
 
-// searchDense: a search of many candidates, one in searchDense or more of
-// the newest leads, checks the leads newest first without the set of its
+// searchDense: a search whose candidates are one in searchDense or more of
+// the newest leads checks the leads newest first without the set of its
 // candidates (see leadSearch).
 const searchDense = 8
 
@@ -61,18 +61,17 @@ func (q Q) leadSearch(ctx context.Context, terms []string) (string, []any, error
 	// every match, then sorted them: 1.3 s at 100,000 leads for a word in
 	// a sixth of the messages. So it counts the candidates, up to
 	// searchMany, and those among the newest searchMany leads:
-	//   - few candidates (fewer than searchMany): it reads them, checks
-	//     and sorts them;
-	//   - many, and one in searchDense or more of the newest leads: it
+	//   - one in searchDense or more of the newest leads a candidate: it
 	//     reads the leads newest first and checks each, stopping at the
 	//     page's end, about Limit*searchDense leads (a term in most leads,
-	//     "gmail.com", read a set of all of them with the next way: 44 ms
-	//     at 100,000 leads, and ten times that at a million);
-	//   - many, but rarer: it reads the leads newest first too, but checks
-	//     only those in the set of candidates (the unary + keeps the
-	//     rowids from being the way in): the set costs a read of each
-	//     candidate's rowid (cheap), the walk about Limit*N/M leads for M
-	//     matches, fewer than Limit*N/searchMany.
+	//     "gmail.com", read a set of all of them with the third way: 44 ms
+	//     at 100,000 leads, and ten times that at a million; 3 ms so);
+	//   - else few candidates (fewer than searchMany): it reads them,
+	//     checks and sorts them;
+	//   - else many: it reads the leads newest first too, but checks only
+	//     those in the set of candidates (the unary + keeps the rowids
+	//     from being the way in): the set costs a read of each candidate's
+	//     rowid (cheap), the walk about Limit*N/M leads for M matches.
 	var n, recent int
 	if err := q.queryRow(ctx, `/* Store.LeadList */ SELECT
 		(SELECT COUNT(*) FROM (SELECT rowid FROM lead_search WHERE lead_search MATCH ? LIMIT ?)),
@@ -82,10 +81,10 @@ func (q Q) leadSearch(ctx context.Context, terms []string) (string, []any, error
 	}
 	in := "rowid IN (SELECT rowid FROM lead_search WHERE lead_search MATCH ?) AND "
 	switch {
-	case n < searchMany:
-		args = append(args, match)
 	case recent*searchDense >= searchMany:
 		in = ""
+	case n < searchMany:
+		args = append(args, match)
 	default:
 		in = "+" + in
 		args = append(args, match)
