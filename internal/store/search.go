@@ -43,9 +43,9 @@ func searchTerms(search, phoneDigits string) []string {
 // contains one of terms, ignoring case, found through the search index:
 // PostgreSQL's trigram index (migration 0260), whose LIKE PostgreSQL
 // checks against the row itself; SQLite's FTS5 table of trigrams (0400),
-// which keeps no positions: it gives the leads that have every trigram of
-// a term somewhere, and each is checked for the term itself
-// (search_has).
+// which keeps no positions: it gives the leads that have, somewhere, the
+// trigrams that cover a term (searchMatch), and each is checked for the
+// term itself (search_has).
 func (q Q) leadSearch(ctx context.Context, terms []string) (string, []any, error) {
 	var ors []string
 	var args []any
@@ -141,10 +141,10 @@ func likeEscape(s string) string {
 // the same ignoring case map to the same: each letter to the first of the
 // letters Unicode folds together with it (unicode.SimpleFold). It folds
 // no less than FTS5 (TestSearchFoldCoversFTS5), so a lead the index finds
-// is never lost to the check; it folds a few letters FTS5 does not (those
-// Unicode paired after its tables, 6.1: Cherokee's), and so keeps a
-// candidate with them, not a lead the index did not give. Like FTS5 it
-// keeps the dotted İ apart from i, and ı from I.
+// is never lost to the check. It folds a few letters FTS5 does not (those
+// Unicode paired after FTS5's tables, 6.1: Cherokee's), so a candidate
+// with one of them in the other case is kept, never a lead the index did
+// not give. Like FTS5 it keeps the dotted İ apart from i, and ı from I.
 func searchFold(s string) string {
 	return strings.Map(foldRune, s)
 }
