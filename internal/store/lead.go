@@ -5,11 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cleanads/cleanads/internal/model"
 )
@@ -406,29 +404,13 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 		args = append(args, string(f.Verdict))
 	}
 	if f.Search != "" {
-		cond, cargs, ok := q.leadSearch(f.Search, f.PhoneDigits)
-		if !ok {
+		terms := searchTerms(f.Search, f.PhoneDigits)
+		if len(terms) == 0 {
 			return nil, nil
 		}
-		if q.dialect != Postgres {
-			// SQLite knows nothing of how many leads a search matches,
-			// and read every match, then sorted them: 1.3 s at 100,000
-			// leads for a word in a sixth of the messages. A search that
-			// matches many (searchMany or more) reads the leads newest
-			// first instead and keeps those in the set of matches (the
-			// unary + keeps the rowids from being the way in), stopping at
-			// the page's end: the set costs a read of each match's rowid
-			// (cheap), the walk about Limit*N/searchMany leads at most
-			// (28-37 ms at 100,000 leads). One that matches few reads its
-			// matches, fewer than searchMany.
-			var n int
-			if err := q.queryRow(ctx, `/* Store.LeadList */ SELECT COUNT(*) FROM (SELECT rowid FROM lead_search
-				WHERE lead_search MATCH ? LIMIT ?) x`, cargs[0], searchMany).Scan(&n); err != nil {
-				return nil, fmt.Errorf("store: leads: %w", err)
-			}
-			if n >= searchMany {
-				cond = "+" + cond
-			}
+		cond, cargs, err := q.leadSearch(ctx, terms)
+		if err != nil {
+			return nil, fmt.Errorf("store: leads: %w", err)
 		}
 		where += " AND " + cond
 		args = append(args, cargs...)
@@ -436,54 +418,6 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 	where, args = newestFirst(where, args, "received_at", f.Before, string(f.BeforeID), f.Limit)
 	rows, err := q.query(ctx, `/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where, args...)
 	return scanAll(rows, err, "leads", scanLead)
-}
-
-// searchMany is the number of matches from which SQLite's search reads
-// the leads newest first rather than its matches (see LeadList).
-const searchMany = 2000
-
-// searchMin is the fewest characters a search term has: the index keeps
-// trigrams, and a shorter term would need a scan of every lead.
-const searchMin = 3
-
-// leadSearch is the condition that finds leads whose name, e-mail, phone
-// (as written or as its digits, phoneDigits) or message contains search,
-// ignoring case, through the search index (migration 0260): SQLite's FTS5
-// table of trigrams, PostgreSQL's trigram index. ok is false when no term
-// is long enough to search by.
-func (q Q) leadSearch(search, phoneDigits string) (cond string, args []any, ok bool) {
-	var terms []string
-	for _, t := range []string{search, phoneDigits} {
-		if utf8.RuneCountInString(t) >= searchMin && !slices.Contains(terms, t) {
-			terms = append(terms, t)
-		}
-	}
-	if len(terms) == 0 {
-		return "", nil, false
-	}
-	if q.dialect == Postgres {
-		var ors []string
-		for _, t := range terms {
-			ors = append(ors, leadSearchText+` LIKE ? ESCAPE '\'`)
-			args = append(args, "%"+likeEscape(strings.ToLower(t))+"%")
-		}
-		return "(" + strings.Join(ors, " OR ") + ")", args, true
-	}
-	// Each term a phrase: its trigrams in a row, a substring as with LIKE.
-	var phrases []string
-	for _, t := range terms {
-		phrases = append(phrases, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
-	}
-	return "rowid IN (SELECT rowid FROM lead_search WHERE lead_search MATCH ?)", []any{strings.Join(phrases, " OR ")}, true
-}
-
-// leadSearchText is the expression PostgreSQL's leads_search indexes
-// (migration 0260): a query must spell it the same to use the index.
-const leadSearchText = `lower(name || ' ' || first_name || ' ' || last_name || ' ' || email || ' ' || phone || ' ' || phone_key || ' ' || message)`
-
-// likeEscape makes s match itself in a LIKE pattern with ESCAPE '\'.
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // DayCount is how many leads of one verdict a site received on one day

@@ -18,8 +18,9 @@ import (
 
 // TestLeadSearch: the inbox's search finds a lead by part of its name,
 // e-mail, phone (as written or its digits) or message, on both engines,
-// through the search index; a replaced attempt is found by its new text
-// only, and an erased lead by nothing.
+// through the search index, and not by a term whose parts it has apart; a
+// replaced attempt is found by its new text only, and an erased lead by
+// nothing.
 func TestLeadSearch(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -40,6 +41,8 @@ func TestLeadSearch(t *testing.T) {
 		add("s2", "a", "Mehmet Demir", "mdemir@x.example", "0533 218 44 90", "905332184490", "fiyat nedir? zirkonyum", base.Add(time.Hour))
 		s3 := add("s3", "b", "John Smith", "john@smith.example", "+49 151 1234 5678", "4915112345678",
 			"I would like an appointment for whitening", base.Add(2*time.Hour))
+		// Every trigram of "kaya deniz", but not the words in a row.
+		add("s4", "b", "Kaya Ada Deniz", "kad@d.test", "", "", "", base.Add(3*time.Hour))
 		find := func(f store.LeadFilter) string {
 			t.Helper()
 			list, err := db.LeadList(ctx, f)
@@ -70,6 +73,9 @@ func TestLeadSearch(t *testing.T) {
 			{"nothing", store.LeadFilter{Search: "qxzqv"}, ""},
 			{"too short", store.LeadFilter{Search: "ay"}, ""},
 			{"quotes are text", store.LeadFilter{Search: `"fiyat" OR x`}, ""},
+			{"other case, Turkish letters", store.LeadFilter{Search: "AYŞE"}, "s1"},
+			{"words in a row", store.LeadFilter{Search: "ada deniz"}, "s4"},
+			{"the trigrams of words not in a row", store.LeadFilter{Search: "kaya deniz"}, ""},
 		} {
 			if got := find(c.f); got != c.want {
 				t.Errorf("%s: %q, want %q", c.name, got, c.want)
@@ -204,59 +210,74 @@ func TestLeadListPagesByKey(t *testing.T) {
 }
 
 // TestLeadSearchManyPagesByKey: a search that matches many leads (more
-// than searchMany: SQLite then walks the leads newest first and keeps the
-// matches) pages by key through every match once, newest first, and
-// leaves out the others.
+// than searchMany) pages by key through every match once, newest first,
+// and leaves out the others, whichever way SQLite reads them: the leads
+// newest first checking each, when the matches are many among the newest
+// leads ("dense"), or checking only the index's candidates, when they are
+// not ("older": the matches stored first, then searchMany others).
 func TestLeadSearchManyPagesByKey(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := storetest.SQLite(t)
-	now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-	testkit.AddSites(t, db, now, "a")
-	r := rand.New(rand.NewPCG(5, 5))
-	var want []string
-	if err := db.InTx(ctx, func(tx *store.Tx) error {
-		for i := range 2600 {
-			id := fmt.Sprintf("m%04d", i)
-			name := "Zeynep Arslan"
-			if r.IntN(5) == 0 {
-				name = "Other Person"
-			} else {
-				want = append(want, id)
+	for _, c := range []struct {
+		name  string
+		match func(i int, r *rand.Rand) bool
+		n     int
+	}{
+		{"dense", func(_ int, r *rand.Rand) bool { return r.IntN(5) != 0 }, 2600},
+		{"older", func(i int, _ *rand.Rand) bool { return i < 2300 }, 4500},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := storetest.SQLite(t)
+			now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+			testkit.AddSites(t, db, now, "a")
+			r := rand.New(rand.NewPCG(5, 5))
+			var want []string
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				for i := range c.n {
+					id := fmt.Sprintf("m%04d", i)
+					// "Arslan Zeynep" has every trigram of the search, not
+					// the search.
+					name := "Arslan Zeynep"
+					if c.match(i, r) {
+						name = "Zeynep Arslan"
+						want = append(want, id)
+					}
+					at := now.Add(time.Duration(r.IntN(500)) * time.Second)
+					l := &model.Lead{ID: model.LeadID(id), SiteID: "a", EventID: id, Name: name, SubmittedAt: at, ReceivedAt: at,
+						Decision: model.Decision{Verdict: model.VerdictClean}}
+					if err := tx.LeadInsert(ctx, l); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
 			}
-			at := now.Add(time.Duration(r.IntN(500)) * time.Second)
-			l := &model.Lead{ID: model.LeadID(id), SiteID: "a", EventID: id, Name: name, SubmittedAt: at, ReceivedAt: at,
-				Decision: model.Decision{Verdict: model.VerdictClean}}
-			if err := tx.LeadInsert(ctx, l); err != nil {
-				return err
+			f := store.LeadFilter{Search: "zeynep arslan", Limit: 500}
+			var got []string
+			var prev *model.Lead
+			for {
+				list, err := db.LeadList(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range list {
+					if prev != nil && (l.ReceivedAt.After(prev.ReceivedAt) || l.ReceivedAt.Equal(prev.ReceivedAt) && l.ID >= prev.ID) {
+						t.Fatalf("%s after %s is not older", l.ID, prev.ID)
+					}
+					got = append(got, string(l.ID))
+					prev = l
+				}
+				if len(list) < f.Limit {
+					break
+				}
+				f.Before, f.BeforeID = prev.ReceivedAt, prev.ID
 			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	f := store.LeadFilter{Search: "zeynep arslan", Limit: 500}
-	var got []string
-	var prev *model.Lead
-	for {
-		list, err := db.LeadList(ctx, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range list {
-			if prev != nil && (l.ReceivedAt.After(prev.ReceivedAt) || l.ReceivedAt.Equal(prev.ReceivedAt) && l.ID >= prev.ID) {
-				t.Fatalf("%s after %s is not older", l.ID, prev.ID)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("pages gave %d leads, want the %d matches once each", len(got), len(want))
 			}
-			got = append(got, string(l.ID))
-			prev = l
-		}
-		if len(list) < f.Limit {
-			break
-		}
-		f.Before, f.BeforeID = prev.ReceivedAt, prev.ID
-	}
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Errorf("pages gave %d leads, want the %d matches once each", len(got), len(want))
+		})
 	}
 }
