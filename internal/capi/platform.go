@@ -425,13 +425,17 @@ func (*Meta) Shrink(p json.RawMessage) json.RawMessage {
 		}
 	}
 	// An event shrunk before has its keys' names only; a whole one its
-	// user_data.
+	// user_data, of which the keys that hold something are kept: the
+	// coverage counters' recount reads these names as keys it carried
+	// (model.CoverageCounts).
 	var keys []string
 	_ = json.Unmarshal(ev["match_keys"], &keys)
 	var ud map[string]json.RawMessage
 	if json.Unmarshal(ev["user_data"], &ud) == nil {
-		for k := range ud {
-			keys = append(keys, k)
+		for k, v := range ud {
+			if model.MatchKeyPresent(v) {
+				keys = append(keys, k)
+			}
 		}
 	}
 	return platform.Shrunk(kept, keys)

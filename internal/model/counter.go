@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
@@ -84,7 +85,67 @@ const (
 	CounterReadyWaits    = "ready_waits"
 	CounterReadyUploaded = "ready_uploaded"
 	CounterReadyUploads  = "ready_uploads"
+
+	// The match-key coverage counters of the Meta events recorded sent or
+	// built in dry run (those with a row in the outbox, a lead's or not:
+	// the events the dashboard and the readiness page show the coverage
+	// of), on their upload day (sent, or built), counted where the
+	// readiness counters are and never moved after (see CoverageCounts):
+	// 'coverage_events' the events, 'coverage_keys' those carrying each of
+	// CoverageKeys (Dim, the key), 'coverage_matchable' those carrying
+	// lead_id, an e-mail or a phone.
+	CounterCoverageEvents    = "coverage_events"
+	CounterCoverageKeys      = "coverage_keys"
+	CounterCoverageMatchable = "coverage_matchable"
 )
+
+// CoverageKeys are the user_data keys whose coverage is counted: those
+// whose presence lifts Meta's Event Match Quality the most, and the ids
+// Conversion Leads matches on.
+var CoverageKeys = []string{"em", "ph", "fbc", "fbp", "client_ip_address", "client_user_agent", "external_id", "lead_id"}
+
+// MatchKeyPresent tells whether a user_data value holds something: a
+// non-empty string or list.
+func MatchKeyPresent(v json.RawMessage) bool {
+	switch string(v) {
+	case "", "null", `""`, "[]", `[""]`:
+		return false
+	}
+	return true
+}
+
+// CoverageCounts are the coverage counts of one Meta event's payload: one
+// event, one per key of CoverageKeys it carries and one if it is
+// matchable. A payload in full carries its keys in user_data (present as
+// MatchKeyPresent says); one shrunk by retention keeps only their names,
+// in match_keys (capi's Meta.Shrink keeps the present ones). A payload
+// that is not JSON counts for nothing, as it did when the pages sampled
+// the payloads.
+func CoverageCounts(payload json.RawMessage) []Count {
+	var ev struct {
+		UserData  map[string]json.RawMessage `json:"user_data"`
+		MatchKeys []string                   `json:"match_keys"`
+	}
+	if json.Unmarshal(payload, &ev) != nil {
+		return nil
+	}
+	has := func(k string) bool {
+		if v, ok := ev.UserData[k]; ok && MatchKeyPresent(v) {
+			return true
+		}
+		return slices.Contains(ev.MatchKeys, k)
+	}
+	cs := []Count{{Name: CounterCoverageEvents, N: 1}}
+	for _, k := range CoverageKeys {
+		if has(k) {
+			cs = append(cs, Count{Name: CounterCoverageKeys, Dim: k, N: 1})
+		}
+	}
+	if has("lead_id") || has("em") || has("ph") {
+		cs = append(cs, Count{Name: CounterCoverageMatchable, N: 1})
+	}
+	return cs
+}
 
 // WaitTenth is a readiness wait bucket's width, a tenth of a day, and
 // WaitBuckets caps the buckets: a wait of WaitBuckets tenths of a day or

@@ -57,9 +57,12 @@ type ReadinessFigures struct {
 	// event of a lead (or, on a dry-run site, one was built), whenever the
 	// lead came.
 	UploadDays int
-	// Matchable of Sampled sent events carry lead_id, an e-mail or a phone
-	// (read from the payloads, as the dashboard's coverage is).
+	// Matchable of Sampled events sent (or built) in the period carry
+	// lead_id, an e-mail or a phone, and Coverage[key] carry key (one of
+	// CoverageKeys): all of them, from the coverage counters, as the
+	// dashboard's coverage is.
 	Matchable, Sampled int
+	Coverage           map[string]int
 }
 
 // StageFigure is one funnel stage as it reached Meta.

@@ -216,7 +216,7 @@ func (q Q) counters(ctx context.Context, site model.SiteID, first, last int64, l
 }
 
 // CountersRebuild recounts a site's visit, lead, verdict, stage, reason,
-// agreement, readiness and campaign report counters of the days from first to last
+// agreement, readiness, match-key coverage and campaign report counters of the days from first to last
 // (inclusive) from the visits, leads, their history, stages and Meta
 // events stored (this transaction's own included): for
 // when they are in doubt. Days whose rows retention already deleted would be
@@ -245,7 +245,7 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'lead_ads', 'verdicts', 'stages', 'stage_cents',
 			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement',
 			'report_verdicts', 'report_junk', 'report_stages', 'report_cents', 'report_valued',
-			'ready_waits', 'ready_uploaded', 'ready_uploads')`,
+			'ready_waits', 'ready_uploaded', 'ready_uploads', 'coverage_events', 'coverage_keys', 'coverage_matchable')`,
 			[]any{string(site), first, last}},
 		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
@@ -284,6 +284,9 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 		if _, err := q.exec(ctx, st.sql, st.args...); err != nil {
 			return fmt.Errorf("store: rebuild counters: %w", err)
 		}
+	}
+	if err := q.coverageRecount(ctx, site, first, last); err != nil {
+		return err
 	}
 	return q.reportRebuild(ctx, site, first, last)
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -125,16 +124,68 @@ func (q Q) DeliveryInsertAll(ctx context.Context, ds []*model.Delivery) (inserte
 }
 
 // readyCountInserted counts for the readiness page (readyCount) the Meta
-// events of leads inserted already sent or built in dry run.
+// events of leads inserted already sent or built in dry run, and the
+// match-key coverage (coverageCount) of every Meta event so inserted.
 func (q Q) readyCountInserted(ctx context.Context, ds []*model.Delivery, inserted []bool) error {
-	var ids []string
+	var (
+		ids  []string
+		done []*model.Delivery
+	)
 	for i, d := range ds {
-		if inserted[i] && d.LeadID != "" && destinationOf(d) == model.DestinationMeta &&
-			(d.State == model.DeliverySent || d.State == model.DeliveryDryRun) {
-			ids = append(ids, d.ID)
+		if inserted[i] && uploaded(d) {
+			done = append(done, d)
+			if d.LeadID != "" {
+				ids = append(ids, d.ID)
+			}
 		}
 	}
+	if err := q.coverageCount(ctx, done); err != nil {
+		return err
+	}
 	return q.readyCount(ctx, ids)
+}
+
+// uploaded tells whether d is a Meta event that reached Meta or was built
+// in dry run: what the readiness and coverage counters count.
+func uploaded(d *model.Delivery) bool {
+	return destinationOf(d) == model.DestinationMeta && (d.State == model.DeliverySent || d.State == model.DeliveryDryRun)
+}
+
+// coverageCount adds the match-key coverage counters
+// (model.CoverageCounts) of events just recorded sent or built, from
+// their payloads at hand, on their upload day: when sent, or when built.
+func (q Q) coverageCount(ctx context.Context, ds []*model.Delivery) error {
+	type at struct {
+		site model.SiteID
+		day  int64
+	}
+	var (
+		days   []at
+		counts = map[at][]model.Count{}
+		keys   = map[at]string{}
+	)
+	for _, d := range ds {
+		cs := model.CoverageCounts(d.Payload)
+		if cs == nil {
+			continue
+		}
+		when := d.CreatedAt
+		if d.SentAt != nil {
+			when = *d.SentAt
+		}
+		k := at{d.SiteID, model.Day(when)}
+		if _, ok := counts[k]; !ok {
+			days = append(days, k)
+			keys[k] = d.ID
+		}
+		counts[k] = append(counts[k], cs...)
+	}
+	for _, k := range days {
+		if err := q.CountersAdd(ctx, k.site, k.day, keys[k], mergeCounts(counts[k])...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pgStateRow is stateRow with the types PostgreSQL cannot infer in a
@@ -608,15 +659,25 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 			work = append(work, slice{o, ids[i:min(i+writeSlice, len(ids))]})
 		}
 	}
-	// A Meta event of a lead that reaches Meta (or is built in dry run)
-	// is counted for the readiness page (readyCount) in its slice's
-	// transaction: those slices learn which rows they updated.
-	counted := map[string]bool{}
+	// A Meta event that reaches Meta (or is built in dry run) is counted
+	// for the match-key coverage (coverageCount) and, a lead's, for the
+	// readiness page (readyCount) in its slice's transaction: those
+	// slices learn which rows they updated.
+	counted := map[string]*model.Delivery{}
 	for _, d := range rows {
-		if d.LeadID != "" && destinationOf(d) == model.DestinationMeta &&
-			(d.State == model.DeliverySent || d.State == model.DeliveryDryRun) {
-			counted[d.ID] = true
+		if uploaded(d) {
+			counted[d.ID] = d
 		}
+	}
+	// covered is the events of ids that counted updated.
+	covered := func(ids []string) []*model.Delivery {
+		var ds []*model.Delivery
+		for _, id := range ids {
+			if d := counted[id]; d != nil {
+				ds = append(ds, d)
+			}
+		}
+		return ds
 	}
 	missed := make([]int, len(work))
 	done, err := db.inSlices(ctx, len(work), func(tx *Tx, i int) error {
@@ -626,7 +687,7 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 			next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?,
 			lease_owner = '', lease_until = NULL
 			WHERE lease_owner = ? AND id IN ` + sliceIDs
-		if !slices.ContainsFunc(w.ids, func(id any) bool { return counted[id.(string)] }) {
+		if !slices.ContainsFunc(w.ids, func(id any) bool { return counted[id.(string)] != nil }) {
 			res, err := tx.exec(ctx, update, padSlice(args, len(w.ids))...)
 			if err != nil {
 				return fmt.Errorf("store: record deliveries: %w", err)
@@ -636,8 +697,10 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 			return nil
 		}
 		if tx.dialect == Postgres {
-			var list []readyRow
-			n := 0
+			var (
+				list []readyRow
+				ids  []string
+			)
 			err := tx.eachRow(ctx, func(r *sql.Rows) error {
 				var (
 					x    readyRow
@@ -647,8 +710,8 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 				if err := r.Scan(&id, &lead, &x.site, &x.kind, &x.name, &x.lead, &x.day, &x.bucket, &x.upload, &x.all); err != nil {
 					return err
 				}
-				n++
-				if lead && counted[id] {
+				ids = append(ids, id)
+				if lead && counted[id] != nil {
 					list = append(list, x)
 				}
 				return nil
@@ -656,7 +719,10 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 			if err != nil {
 				return fmt.Errorf("store: record deliveries: %w", err)
 			}
-			missed[i] = len(w.ids) - n
+			missed[i] = len(w.ids) - len(ids)
+			if err := tx.coverageCount(ctx, covered(ids)); err != nil {
+				return err
+			}
 			return tx.readyAdd(ctx, list, true)
 		}
 		rows, err := tx.query(ctx, update+` RETURNING id`, padSlice(args, len(w.ids))...)
@@ -665,8 +731,11 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 			return err
 		}
 		missed[i] = len(w.ids) - len(ids)
-		ids = slices.DeleteFunc(ids, func(id string) bool { return !counted[id] })
-		return tx.readyCount(ctx, ids)
+		ids = slices.DeleteFunc(ids, func(id string) bool { return counted[id] == nil })
+		if err := tx.coverageCount(ctx, covered(ids)); err != nil {
+			return err
+		}
+		return tx.readyCount(ctx, slices.DeleteFunc(ids, func(id string) bool { return counted[id].LeadID == "" }))
 	})
 	for _, m := range missed[:done] {
 		lost += m
@@ -891,46 +960,6 @@ func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, si
 		}
 	}
 	return counts, rows.Err()
-}
-
-// DeliveryPayloads returns the payloads of a site's events for Meta's
-// Conversions API (destination meta: not the other destinations' rows) of
-// the given states created since the given time, newest first, at most
-// limit.
-func (q Q) DeliveryPayloads(ctx context.Context, site model.SiteID, states []model.DeliveryState, since time.Time, limit int) ([]json.RawMessage, error) {
-	if len(states) == 0 {
-		return nil, nil
-	}
-	// One newest-first walk of delivery_state_site_state_created per state,
-	// each stopping at limit rows, merged: a read of at most limit rows a
-	// state, where one IN (...) would sort every row of the period.
-	var (
-		args  []any
-		parts = make([]string, len(states))
-	)
-	for i, s := range states {
-		parts[i] = fmt.Sprintf(`SELECT payload, created_at FROM (SELECT e.payload, s.created_at FROM delivery_state s
-			JOIN delivery_events e ON e.id = s.id
-			WHERE s.site_id = ? AND s.state = ? AND s.created_at >= ? AND s.destination = 'meta'
-			ORDER BY s.created_at DESC LIMIT ?) p%d`, i)
-		args = append(args, string(site), string(s), since.UnixMilli(), limit)
-	}
-	args = append(args, limit)
-	rows, err := q.query(ctx, `/* Store.DeliveryPayloads */ SELECT payload FROM (`+strings.Join(parts, " UNION ALL ")+`) x
-		ORDER BY created_at DESC LIMIT ?`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: delivery payloads: %w", err)
-	}
-	defer rows.Close()
-	var list []json.RawMessage
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, fmt.Errorf("store: delivery payloads: %w", err)
-		}
-		list = append(list, json.RawMessage(p))
-	}
-	return list, rows.Err()
 }
 
 // DeliveryReplay puts a dead letter back in the queue after a fix: state

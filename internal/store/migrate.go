@@ -64,6 +64,7 @@ func migrations(d Dialect) ([]migration, error) {
 // step's SQL in its transaction.
 var goSteps = map[int]func(context.Context, *Tx) error{
 	330: backfillReportCounters,
+	430: backfillCoverageCounters,
 }
 
 // LatestVersion is the schema version this binary knows.

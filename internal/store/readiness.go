@@ -18,7 +18,8 @@ import (
 const readinessCountersQuery = `/* Store.ReadinessFigures */ SELECT name, dim,
 		CASE WHEN name = 'ready_uploads' THEN day ELSE 0 END, CAST(SUM(n) AS BIGINT) FROM site_counters
 		WHERE site_id = ? AND day >= ? AND day <= ?
-			AND name IN ('verdicts', 'lead_ads', 'ready_waits', 'ready_uploaded', 'ready_uploads')
+			AND name IN ('verdicts', 'lead_ads', 'ready_waits', 'ready_uploaded', 'ready_uploads',
+				'coverage_events', 'coverage_keys', 'coverage_matchable')
 		GROUP BY name, dim, CASE WHEN name = 'ready_uploads' THEN day ELSE 0 END`
 
 // ReadinessFigures reads a site's Conversion Leads figures over [from, to),
@@ -29,10 +30,11 @@ const readinessCountersQuery = `/* Store.ReadinessFigures */ SELECT name, dim,
 // a dry-run site, that was built for it: model.CounterReadyUploaded), their
 // events by stage with the median wait to a tenth of a day
 // (model.CounterReadyWaits), and the days events reached Meta
-// (model.CounterReadyUploads). Matchable and Sampled are left to the
-// caller (they come from the payloads).
+// (model.CounterReadyUploads), and the match-key coverage of the events
+// sent or built then (model.CounterCoverage*: Sampled, Matchable,
+// Coverage).
 func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to time.Time) (*model.ReadinessFigures, error) {
-	f := &model.ReadinessFigures{From: from, To: to}
+	f := &model.ReadinessFigures{From: from, To: to, Coverage: map[string]int{}}
 	type stageKey struct{ kind, name string }
 	var (
 		order []stageKey
@@ -55,6 +57,12 @@ func (q Q) ReadinessFigures(ctx context.Context, site model.SiteID, from, to tim
 			if n > 0 {
 				f.UploadDays++
 			}
+		case name == model.CounterCoverageEvents:
+			f.Sampled += int(n)
+		case name == model.CounterCoverageMatchable:
+			f.Matchable += int(n)
+		case name == model.CounterCoverageKeys:
+			f.Coverage[dim] += int(n)
 		case name == model.CounterReadyWaits:
 			kind, event, b, ok := model.ParseReadyWaitDim(dim)
 			if !ok || n == 0 {

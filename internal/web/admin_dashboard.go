@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -13,11 +12,6 @@ import (
 
 // dashboardDays is the period the dashboard looks back over.
 const dashboardDays = 30
-
-// coverageSample caps how many recent events the match-key coverage reads:
-// the newest 1,000 give its shares to a few points, and the read stays
-// flat as the period's events grow.
-const coverageSample = 1000
 
 // dashboardData is the dashboard's data for one site.
 type dashboardData struct {
@@ -172,14 +166,14 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 		model.DeliveryDead, model.DeliveryExpired, model.DeliveryPaused, model.DeliveryDryRun} {
 		d.Health = append(d.Health, stateCount{State: string(st), Word: stateWord(p.Lang, string(st)), N: all[st]})
 	}
-	// Dry-run events are counted too: a site checks its coverage before it
-	// goes live.
-	payloads, err := s.db.DeliveryPayloads(ctx, d.Site.ID, []model.DeliveryState{model.DeliverySent, model.DeliveryDryRun}, since, coverageSample)
-	if err != nil {
-		s.adminFail(w, r, err)
-		return
-	}
-	d.Coverage, d.CoverageOf = coverage(p.Lang, payloads)
+	// The match-key coverage of the period's events sent, from the
+	// counters (UTC days, as the chart's). Dry-run events are counted
+	// too: a site checks its coverage before it goes live.
+	first := (since.Unix() + int64(offset)) / 86400
+	n := int(counters.Sum(model.CounterCoverageEvents, "", first, 1<<40))
+	d.Coverage, d.CoverageOf = coverageOf(p.Lang, matchKeys, n, func(key string) int {
+		return int(counters.Sum(model.CounterCoverageKeys, key, first, 1<<40))
+	}), n
 	if d.Learning, err = s.learning(ctx, p.Lang, d.Site, since); err != nil {
 		s.adminFail(w, r, err)
 		return
@@ -189,48 +183,18 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "dashboard", p)
 }
 
-// coverage counts, for each match key, the events whose user_data has it.
-func coverage(lang string, payloads []json.RawMessage) ([]coverageRow, int) {
-	return coverageOf(lang, payloads, matchKeys)
-}
-
-// coverageOf counts, for each of keys, the events whose user_data has it.
-func coverageOf(lang string, payloads []json.RawMessage, matchKeys []matchKey) ([]coverageRow, int) {
-	counts := map[string]int{}
-	n := 0
-	for _, raw := range payloads {
-		var ev struct {
-			UserData map[string]json.RawMessage `json:"user_data"`
-		}
-		if json.Unmarshal(raw, &ev) != nil {
-			continue
-		}
-		n++
-		for _, k := range matchKeys {
-			if v, ok := ev.UserData[k.key]; ok && present(v) {
-				counts[k.key]++
-			}
-		}
-	}
-	rows := make([]coverageRow, 0, len(matchKeys))
-	for _, k := range matchKeys {
-		row := coverageRow{Key: k.key, Label: tr(lang, k.label), N: counts[k.key]}
+// coverageOf is the coverage rows of keys: of n events, has(key) carry
+// key.
+func coverageOf(lang string, keys []matchKey, n int, has func(key string) int) []coverageRow {
+	rows := make([]coverageRow, 0, len(keys))
+	for _, k := range keys {
+		row := coverageRow{Key: k.key, Label: tr(lang, k.label), N: has(k.key)}
 		if n > 0 {
-			row.Pct = (counts[k.key]*100 + n/2) / n
+			row.Pct = (row.N*100 + n/2) / n
 		}
 		rows = append(rows, row)
 	}
-	return rows, n
-}
-
-// present tells whether a user_data value holds something: a non-empty
-// string or list.
-func present(v json.RawMessage) bool {
-	switch string(v) {
-	case "", "null", `""`, "[]", `[""]`:
-		return false
-	}
-	return true
+	return rows
 }
 
 // chart is a stacked bar chart drawn as SVG on the server.

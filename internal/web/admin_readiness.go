@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -79,14 +78,8 @@ func (s *Server) adminReadiness(w http.ResponseWriter, r *http.Request) {
 		s.adminFail(w, r, err)
 		return
 	}
-	payloads, err := s.db.DeliveryPayloads(ctx, site.ID, []model.DeliveryState{model.DeliverySent, model.DeliveryDryRun}, from, coverageSample)
-	if err != nil {
-		s.adminFail(w, r, err)
-		return
-	}
 	d := readinessData{Site: site, Days: model.ReadyPeriodDays, DryRun: site.Settings.Meta.Mode == model.ModeDryRun}
-	d.Coverage, d.CoverageOf = coverageOf(p.Lang, payloads, readinessKeys)
-	f.Matchable, f.Sampled = matchable(payloads)
+	d.Coverage, d.CoverageOf = coverageOf(p.Lang, readinessKeys, f.Sampled, func(key string) int { return f.Coverage[key] }), f.Sampled
 	for _, req := range model.CheckReadiness(f) {
 		d.Rows = append(d.Rows, readinessWords(p.Lang, req, f))
 	}
@@ -98,27 +91,6 @@ func (s *Server) adminReadiness(w http.ResponseWriter, r *http.Request) {
 	p.Title = tr(p.Lang, "Conversion Leads readiness") + " · " + site.Name
 	p.D = d
 	s.render(w, r, http.StatusOK, "readiness", p)
-}
-
-// matchable counts the events carrying lead_id, an e-mail or a phone, of
-// those that decode.
-func matchable(payloads []json.RawMessage) (n, of int) {
-	for _, raw := range payloads {
-		var ev struct {
-			UserData map[string]json.RawMessage `json:"user_data"`
-		}
-		if json.Unmarshal(raw, &ev) != nil {
-			continue
-		}
-		of++
-		for _, k := range []string{"lead_id", "em", "ph"} {
-			if v, ok := ev.UserData[k]; ok && present(v) {
-				n++
-				break
-			}
-		}
-	}
-	return n, of
 }
 
 func pct(v float64) string  { return strconv.FormatFloat(v, 'f', 1, 64) + "%" }

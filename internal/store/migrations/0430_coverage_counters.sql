@@ -1,0 +1,13 @@
+-- The match-key coverage counters in the per-site, per-day counters
+-- (site_counters), so that the dashboard and the readiness page read a
+-- few rows a day instead of the payloads of the newest 1,000 events
+-- decoded at every view: the Meta events sent or built in dry run on a
+-- day ('coverage_events'), those carrying each match key
+-- ('coverage_keys', the key in dim) and those carrying lead_id, an
+-- e-mail or a phone ('coverage_matchable'). DeliveryRecord and
+-- DeliveryInsertAll add an event's in the transaction that records it.
+-- Which keys an event carries is read from its payload in Go (whole, its
+-- user_data; shrunk by retention, its match_keys), so the counts of the
+-- events already there are made by this migration's Go step
+-- (store.goSteps) after this statement, in the same transaction.
+SELECT 1;
