@@ -78,7 +78,7 @@ func TestRetentionKeepsTheCounts(t *testing.T) {
 		return append(cs, rs...)
 	}
 	before := counts()
-	for _, name := range []string{model.CounterVisits, model.CounterLeads, model.CounterStages} {
+	for _, name := range []string{model.CounterVisits, model.CounterLeads, model.CounterStages, model.CounterCoverageKeys} {
 		if before.Sum(name, "*", first, last) == 0 {
 			t.Fatalf("no %s counted: the test would prove nothing", name)
 		}
