@@ -120,31 +120,214 @@ func MatchKeyPresent(v json.RawMessage) bool {
 // MatchKeyPresent says); one shrunk by retention keeps only their names,
 // in match_keys (capi's Meta.Shrink keeps the present ones). A payload
 // that is not JSON counts for nothing, as it did when the pages sampled
-// the payloads.
+// the payloads. The drain counts every event it records sent: a payload
+// as json.Marshal writes it is read by a scan of its bytes (a tenth of
+// json.Unmarshal's time), anything else by json.Unmarshal.
 func CoverageCounts(payload json.RawMessage) []Count {
+	has, ok := coverageScan(payload)
+	if !ok {
+		if has, ok = coverageDecode(payload); !ok {
+			return nil
+		}
+	}
+	cs := []Count{{Name: CounterCoverageEvents, N: 1}}
+	for i, k := range CoverageKeys {
+		if has&(1<<i) != 0 {
+			cs = append(cs, Count{Name: CounterCoverageKeys, Dim: k, N: 1})
+		}
+	}
+	if has&coverageMatchable != 0 {
+		cs = append(cs, Count{Name: CounterCoverageMatchable, N: 1})
+	}
+	return cs
+}
+
+// coverageMatchable is the bits of lead_id, em and ph in CoverageKeys.
+const coverageMatchable = 1<<7 | 1<<0 | 1<<1
+
+// coverageBit is key's bit (its place in CoverageKeys), 0 for another key.
+func coverageBit(key []byte) uint {
+	for i, k := range CoverageKeys {
+		if string(key) == k {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// coverageDecode is the keys (a bit each, coverageBit) payload carries,
+// by json.Unmarshal; ok is false when it does not decode.
+func coverageDecode(payload []byte) (has uint, ok bool) {
 	var ev struct {
 		UserData  map[string]json.RawMessage `json:"user_data"`
 		MatchKeys []string                   `json:"match_keys"`
 	}
 	if json.Unmarshal(payload, &ev) != nil {
-		return nil
+		return 0, false
 	}
-	has := func(k string) bool {
-		if v, ok := ev.UserData[k]; ok && MatchKeyPresent(v) {
-			return true
-		}
-		return slices.Contains(ev.MatchKeys, k)
-	}
-	cs := []Count{{Name: CounterCoverageEvents, N: 1}}
-	for _, k := range CoverageKeys {
-		if has(k) {
-			cs = append(cs, Count{Name: CounterCoverageKeys, Dim: k, N: 1})
+	for k, v := range ev.UserData {
+		if MatchKeyPresent(v) {
+			has |= coverageBit([]byte(k))
 		}
 	}
-	if has("lead_id") || has("em") || has("ph") {
-		cs = append(cs, Count{Name: CounterCoverageMatchable, N: 1})
+	for _, k := range ev.MatchKeys {
+		has |= coverageBit([]byte(k))
 	}
-	return cs
+	return has, true
+}
+
+// coverageScan is coverageDecode for valid JSON whose names have no
+// escapes, whose user_data is an object (or null) and match_keys a list of
+// such strings (or null), each at most once: ok is false for anything
+// else, left to coverageDecode.
+func coverageScan(p []byte) (has uint, ok bool) {
+	if !json.Valid(p) {
+		return 0, false
+	}
+	var ud, mk uint
+	seenUD, seenMK := false, false
+	i := jsonSpace(p, 0)
+	if p[i] != '{' {
+		return 0, false
+	}
+	i = jsonSpace(p, i+1)
+	for p[i] != '}' {
+		name, j, ok := jsonName(p, i)
+		if !ok {
+			return 0, false
+		}
+		i = jsonSpace(p, jsonSpace(p, j)+1) // past the colon
+		switch {
+		case string(name) == "user_data" && !seenUD:
+			seenUD = true
+			if i, ok = coverageUserData(p, i, &ud); !ok {
+				return 0, false
+			}
+		case string(name) == "match_keys" && !seenMK:
+			seenMK = true
+			if i, ok = coverageNames(p, i, &mk); !ok {
+				return 0, false
+			}
+		case string(name) == "user_data" || string(name) == "match_keys":
+			return 0, false
+		default:
+			i = jsonSkip(p, i)
+		}
+		if i = jsonSpace(p, i); p[i] == ',' {
+			i = jsonSpace(p, i+1)
+		}
+	}
+	return ud | mk, true
+}
+
+// coverageUserData reads the user_data object at p[i:] into has (a key
+// holding nothing clears its bit, as a later duplicate replaces an earlier
+// in a map) and returns where it ends.
+func coverageUserData(p []byte, i int, has *uint) (int, bool) {
+	if p[i] == 'n' {
+		return i + 4, true
+	}
+	if p[i] != '{' {
+		return 0, false
+	}
+	i = jsonSpace(p, i+1)
+	for p[i] != '}' {
+		name, j, ok := jsonName(p, i)
+		if !ok {
+			return 0, false
+		}
+		start := jsonSpace(p, jsonSpace(p, j)+1)
+		end := jsonSkip(p, start)
+		if bit := coverageBit(name); MatchKeyPresent(p[start:end]) {
+			*has |= bit
+		} else {
+			*has &^= bit
+		}
+		if i = jsonSpace(p, end); p[i] == ',' {
+			i = jsonSpace(p, i+1)
+		}
+	}
+	return i + 1, true
+}
+
+// coverageNames reads the match_keys list at p[i:] into has and returns
+// where it ends.
+func coverageNames(p []byte, i int, has *uint) (int, bool) {
+	if p[i] == 'n' {
+		return i + 4, true
+	}
+	if p[i] != '[' {
+		return 0, false
+	}
+	i = jsonSpace(p, i+1)
+	for p[i] != ']' {
+		name, j, ok := jsonName(p, i)
+		if !ok {
+			return 0, false
+		}
+		*has |= coverageBit(name)
+		if i = jsonSpace(p, j); p[i] == ',' {
+			i = jsonSpace(p, i+1)
+		}
+	}
+	return i + 1, true
+}
+
+// jsonSpace is where the JSON whitespace at p[i:] ends.
+func jsonSpace(p []byte, i int) int {
+	for i < len(p) && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonName is the string at p[i:] without its quotes and where it ends;
+// ok is false when it is not a string or has an escape.
+func jsonName(p []byte, i int) (name []byte, end int, ok bool) {
+	if p[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(p); j++ {
+		switch p[j] {
+		case '\\':
+			return nil, 0, false
+		case '"':
+			return p[i+1 : j], j + 1, true
+		}
+	}
+	return nil, 0, false
+}
+
+// jsonSkip is where the value at p[i:] ends, in JSON already found valid.
+func jsonSkip(p []byte, i int) int {
+	depth := 0
+	for ; i < len(p); i++ {
+		switch p[i] {
+		case '"':
+			for i++; p[i] != '"'; i++ {
+				if p[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
 }
 
 // WaitTenth is a readiness wait bucket's width, a tenth of a day, and

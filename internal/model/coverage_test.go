@@ -2,7 +2,9 @@ package model
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +38,73 @@ func TestCoverageCounts(t *testing.T) {
 	}
 	if cs := CoverageCounts(json.RawMessage(`not json`)); cs != nil {
 		t.Errorf("not JSON: %v", cs)
+	}
+}
+
+// TestCoverageScanAgreesWithDecode: the scan of a payload finds the keys
+// json.Unmarshal finds, on random events written with random whitespace,
+// duplicate keys, nested values, escapes, shrunk and whole forms, and
+// the odd user_data; where it declines, the decode decides.
+func TestCoverageScanAgreesWithDecode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ws := func() string { return []string{"", "", " ", "\n\t", "\r "}[rng.IntN(5)] }
+	values := []string{`""`, `null`, `[]`, `[""]`, `[ ]`, `"x"`, `["h1","h2"]`, `"a\"b,}"`, `{"a":[1,{"b":"]"}]}`, `12.5e3`, `true`, `"\u00e9"`}
+	names := append([]string{"ct", "e\\u006d", "user_data", "match_keys"}, CoverageKeys...)
+	scanned := 0
+	for range 5000 {
+		var b strings.Builder
+		member := func(name, value string) {
+			b.WriteString(ws() + `"` + name + `"` + ws() + ":" + ws() + value + ws())
+		}
+		object := func(n int, value func() string) string {
+			var o strings.Builder
+			o.WriteString("{")
+			for i := range n {
+				if i > 0 {
+					o.WriteString(",")
+				}
+				o.WriteString(ws() + `"` + names[rng.IntN(len(names))] + `"` + ws() + ":" + ws() + value() + ws())
+			}
+			return o.String() + "}"
+		}
+		b.WriteString(ws() + "{")
+		for i := range rng.IntN(5) {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			switch r := rng.IntN(6); {
+			case r < 2:
+				member("user_data", object(rng.IntN(6), func() string { return values[rng.IntN(len(values))] }))
+			case r == 2:
+				var l []string
+				for range rng.IntN(4) {
+					l = append(l, `"`+names[rng.IntN(len(names))]+`"`)
+				}
+				member("match_keys", "["+strings.Join(l, ","+ws())+"]")
+			case r == 3:
+				member([]string{"user_data", "match_keys"}[rng.IntN(2)], values[rng.IntN(len(values))])
+			default:
+				member([]string{"event_name", "custom_data", "e\\u0076"}[rng.IntN(3)], values[rng.IntN(len(values))])
+			}
+		}
+		b.WriteString("}" + ws())
+		p := []byte(b.String())
+		if rng.IntN(20) == 0 {
+			p = p[:rng.IntN(len(p))]
+		}
+		want, wok := coverageDecode(p)
+		got, ok := coverageScan(p)
+		if ok {
+			scanned++
+			if !wok || got != want {
+				t.Errorf("%s: scan %b, decode %b %v", p, got, want, wok)
+			}
+		}
+		if !json.Valid(p) && ok {
+			t.Errorf("%s: scanned though not JSON", p)
+		}
+	}
+	if scanned < 2000 {
+		t.Errorf("only %d of 5000 scanned: the test proves little", scanned)
 	}
 }
