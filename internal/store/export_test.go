@@ -212,7 +212,7 @@ func (db *DB) TestWebhookDeliveriesPlan(ctx context.Context) (string, error) {
 // TestDeliveryListPlan returns SQLite's plan for DeliveryList of a site's
 // rows of a state.
 func (db *DB) TestDeliveryListPlan(ctx context.Context) (string, error) {
-	query, args := db.deliveryListQuery(DeliveryFilter{Site: "a", State: model.DeliverySent})
+	query, args := db.deliveryListSiteQuery("a", []model.DeliveryState{model.DeliverySent}, time.Time{}, "", 50)
 	return db.plan(ctx, query, args...)
 }
 
