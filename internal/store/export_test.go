@@ -283,3 +283,8 @@ func (db *DB) TestInTxRetry(ctx context.Context, fn func(*Tx) error) error {
 func (db *DB) TestDeliveriesToShrinkPlan(ctx context.Context) (string, error) {
 	return db.plan(ctx, db.deliveriesToShrinkQuery(), int64(0), int64(0), int64(0), "", int64(0), 200)
 }
+
+// TestDeliveriesToRedactPlan returns SQLite's plan for DeliveriesToRedact.
+func (db *DB) TestDeliveriesToRedactPlan(ctx context.Context) (string, error) {
+	return db.plan(ctx, db.deliveriesToRedactQuery(), int64(0), int64(0), int64(0), 200)
+}

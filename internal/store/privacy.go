@@ -182,19 +182,21 @@ func (q Q) DeliveriesToRedact(ctx context.Context, leadsBefore, viewsBefore time
 		}
 		list = append(list, d)
 		return nil
-	}, q.deliveriesToRedactQuery(), leadsBefore.UnixMilli(), viewsBefore.UnixMilli(), limit)
+	}, q.deliveriesToRedactQuery(), leadsBefore.UnixMilli(), viewsBefore.UnixMilli(),
+		max(leadsBefore.UnixMilli(), viewsBefore.UnixMilli()), limit)
 	return list, err
 }
 
 // deliveriesToRedactQuery is DeliveriesToRedact's statement: a walk of the
 // partial index of the rows not shrunk yet (delivery_state_unshrunk),
-// oldest first, which holds every row not redacted (a shrunk row is
-// redacted), not of every row's time.
+// oldest first up to the later of the two times (the third argument),
+// which holds every row not redacted (a shrunk row is redacted), not of
+// every row's time.
 func (q Q) deliveriesToRedactQuery() string {
 	return `/* Store.DeliveriesToRedact */ SELECT ` + deliveryJoin + ` FROM delivery_state s` +
 		q.indexedBy("delivery_state_unshrunk") + ` JOIN delivery_events e ON e.id = s.id
 		WHERE s.shrunk_at IS NULL AND e.redacted_at IS NULL AND s.state NOT IN ('pending', 'retry', 'paused')
-		AND ((e.lead_id <> '' AND s.created_at < ?) OR (e.lead_id = '' AND s.created_at < ?))
+		AND ((e.lead_id <> '' AND s.created_at < ?) OR (e.lead_id = '' AND s.created_at < ?)) AND s.created_at < ?
 		ORDER BY s.created_at, s.id LIMIT ?`
 }
 
