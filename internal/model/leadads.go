@@ -95,6 +95,10 @@ const (
 	DetailPlatform     = "platform"
 	DetailCreated      = "created_time"
 	DetailVia          = "via" // webhook or backfill
+	// DetailClick is where an erased web lead came from (a store.Attribution's
+	// Click, with its campaign, ad set and ad in the keys above): erasure
+	// takes the page, click ids and visitor that told it, and keeps this.
+	DetailClick = "click"
 )
 
 // FormTimed tells whether the lead's source has a form the rules can time

@@ -68,6 +68,11 @@ func Attribute(l *ReportLead) Attribution {
 		}
 		return a
 	}
+	if c := d[model.DetailClick]; c != "" {
+		// An erased lead: where it came from, kept (LeadRedact).
+		return Attribution{Click: c, Campaign: AdRef{d[model.DetailCampaign], d[model.DetailCampaignName]},
+			AdSet: AdRef{d[model.DetailAdSet], d[model.DetailAdSetName]}, Ad: AdRef{d[model.DetailAd], d[model.DetailAdName]}}
+	}
 	var (
 		a          Attribution
 		page       url.Values

@@ -58,6 +58,14 @@ func (q Q) LeadIntakeWrite(ctx context.Context, w LeadWrite) error {
 	}
 	counts := intakeCounts(l, landing)
 	if q.dialect == Postgres {
+		// The one statement counts no readiness (readyCountInserted): that
+		// counts events inserted already sent or built in dry run, which
+		// intake never writes (the runner decides both).
+		for _, d := range w.Deliveries {
+			if d.State == model.DeliverySent || d.State == model.DeliveryDryRun {
+				return fmt.Errorf("store: lead intake queues its events, not %s ones (event %s)", d.State, d.EventID)
+			}
+		}
 		return q.leadIntakeCTE(ctx, w, counts)
 	}
 	if w.Nonce != "" {

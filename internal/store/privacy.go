@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -112,12 +113,22 @@ func (q Q) LeadRedact(ctx context.Context, id model.LeadID, reasons []model.Reas
 	if err != nil {
 		return false, fmt.Errorf("store: lead reasons: %w", err)
 	}
+	// What erasure takes of a web lead (the page, click ids, visitor) told
+	// where it came from: that is kept in its source detail (a campaign or
+	// an ad names no person), so that the campaign report keeps counting the
+	// lead where it did, and a recount finds it there. Should erasure still
+	// change where it came from, the report's counters follow.
+	rl, _, err := q.reportLead(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if rl != nil && rl.Source != model.SourceLeadAds && rl.Source != model.SourceWhatsApp {
+		detail = keepAttribution(detail, Attribute(rl))
+	}
 	sd, err := json.Marshal(nonNilMap(detail))
 	if err != nil {
 		return false, fmt.Errorf("store: lead source detail: %w", err)
 	}
-	// What erasure takes (the page, click ids, visitor) may change where
-	// the lead came from: the campaign report's counters follow.
 	// Erasure takes the Lead Ads id too: the lead leaves its day's
 	// CounterLeadAds.
 	var (
@@ -141,6 +152,24 @@ func (q Q) LeadRedact(ctx context.Context, id model.LeadID, reasons []model.Reas
 			model.Count{Name: model.CounterLeadAds, N: -1})
 	}
 	return n > 0, err
+}
+
+// keepAttribution is detail with where a web lead came from (DetailClick
+// and the campaign, ad set and ad keys), for Attribute to read once erasure
+// has taken what told it.
+func keepAttribution(detail map[string]string, a Attribution) map[string]string {
+	out := maps.Clone(detail)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[model.DetailClick] = a.Click
+	for k, v := range map[string]string{model.DetailCampaign: a.Campaign.ID, model.DetailCampaignName: a.Campaign.Name,
+		model.DetailAdSet: a.AdSet.ID, model.DetailAdSetName: a.AdSet.Name, model.DetailAd: a.Ad.ID, model.DetailAdName: a.Ad.Name} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func (q Q) leadRedact(ctx context.Context, id model.LeadID, sd, rs string, now time.Time) (int64, error) {
