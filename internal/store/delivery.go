@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -836,10 +837,15 @@ func (q Q) DeliveryList(ctx context.Context, f DeliveryFilter) ([]*model.Deliver
 		limit = 50
 	}
 	// Each site's newest rows of each state, merged: delivery_state holds
-	// no index of every site's rows in time order (migration 0410).
+	// no index of every site's rows in time order (migration 0410). Once
+	// the page is full, a site's walks stop at its oldest row's time.
 	var page []listed
 	for _, site := range sites {
-		query, args := q.deliveryListSiteQuery(site, states, f.Before, f.BeforeID, limit)
+		from := int64(math.MinInt64)
+		if len(page) == limit {
+			from = page[limit-1].at
+		}
+		query, args := q.deliveryListSiteQuery(site, states, from, f.Before, f.BeforeID, limit)
 		rows, err := q.query(ctx, query, args...)
 		got, err := scanAll(rows, err, "deliveries", func(r scanner) (listed, error) {
 			var l listed
@@ -871,16 +877,17 @@ type listed struct {
 }
 
 // deliveryListSiteQuery reads the created time and id of a site's newest
-// rows of the states (at most limit of each), older than the cursor when
-// there is one: one newest-first walk of delivery_state_site_state_created
-// per state, each stopping at limit rows. (SQLite's planner, without
-// statistics, would otherwise walk every site's rows of the state newest
-// first for the order.)
-func (q Q) deliveryListSiteQuery(site model.SiteID, states []model.DeliveryState, before time.Time, beforeID string, limit int) (string, []any) {
+// rows of the states (at most limit of each) created at from or later,
+// older than the cursor when there is one: one newest-first walk of
+// delivery_state_site_state_created per state, each stopping at limit
+// rows. (SQLite's planner, without statistics, would otherwise walk every
+// site's rows of the state newest first for the order.)
+func (q Q) deliveryListSiteQuery(site model.SiteID, states []model.DeliveryState, from int64, before time.Time, beforeID string, limit int) (string, []any) {
 	var args []any
 	parts := make([]string, len(states))
 	for i, st := range states {
-		where, a := newestFirst("site_id = ? AND state = ?", []any{string(site), string(st)}, "created_at", before, beforeID, limit)
+		where, a := newestFirst("site_id = ? AND state = ? AND created_at >= ?", []any{string(site), string(st), from},
+			"created_at", before, beforeID, limit)
 		parts[i] = fmt.Sprintf(`SELECT created_at, id FROM (SELECT created_at, id FROM delivery_state%s WHERE %s) s%d`,
 			q.indexedBy("delivery_state_site_state_created"), where, i)
 		args = append(args, a...)

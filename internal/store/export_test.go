@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -212,7 +213,7 @@ func (db *DB) TestWebhookDeliveriesPlan(ctx context.Context) (string, error) {
 // TestDeliveryListPlan returns SQLite's plan for DeliveryList of a site's
 // rows of a state.
 func (db *DB) TestDeliveryListPlan(ctx context.Context) (string, error) {
-	query, args := db.deliveryListSiteQuery("a", []model.DeliveryState{model.DeliverySent}, time.Time{}, "", 50)
+	query, args := db.deliveryListSiteQuery("a", []model.DeliveryState{model.DeliverySent}, math.MinInt64, time.Time{}, "", 50)
 	return db.plan(ctx, query, args...)
 }
 

@@ -170,7 +170,7 @@ func TestDeliveryListReadsTheSitesRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(plan, "delivery_state_site_state_created (site_id=? AND state=?)") {
+	if !strings.Contains(plan, "delivery_state_site_state_created (site_id=? AND state=? AND created_at") {
 		t.Errorf("deliveries list plan:\n%s\nwant a walk of the site's rows of the state", plan)
 	}
 }
