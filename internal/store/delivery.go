@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -762,7 +763,7 @@ func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resume
 		}
 		// A pause of any platform is in destination_pauses.
 		res, err := tx.exec(ctx, `/* Store.DeliverySweep */ UPDATE delivery_state SET state = 'pending', next_at = ?, updated_at = ?
-			WHERE state = 'paused' AND NOT EXISTS (SELECT 1 FROM destination_pauses p
+			WHERE site_id IN (SELECT id FROM sites) AND state = 'paused' AND NOT EXISTS (SELECT 1 FROM destination_pauses p
 				WHERE p.site_id = delivery_state.site_id AND p.destination = delivery_state.destination)`,
 			now.UnixMilli(), now.UnixMilli())
 		if err != nil {
@@ -782,8 +783,9 @@ type sweep struct {
 }
 
 // sweepQueries expire unleased pending and retry events (through the
-// claim's index, per share), paused ones, and those whose lease ran out
-// (through delivery_state_leased).
+// claim's index, per share), paused ones (through
+// delivery_state_site_state_created, per site), and those whose lease ran
+// out (through delivery_state_leased).
 func (q Q) sweepQueries(now time.Time) []sweep {
 	const set = `/* Store.DeliverySweep */ UPDATE delivery_state%s SET state = 'expired',
 		last_error = CASE WHEN last_error = '' THEN 'deadline passed before it could be sent' ELSE last_error END,
@@ -797,7 +799,7 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 	return []sweep{
 		{fmt.Sprintf(set, q.indexedBy("delivery_state_claimable")) + `site_id IN (SELECT id FROM sites) AND destination IN (?` +
 			strings.Repeat(", ?", len(dests)-1) + `) AND state IN ('pending', 'retry') AND lease_owner = ''`, perShare},
-		{fmt.Sprintf(set, "") + `state = 'paused'`, []any{ms, ms}},
+		{fmt.Sprintf(set, "") + `site_id IN (SELECT id FROM sites) AND state = 'paused'`, []any{ms, ms}},
 		{fmt.Sprintf(set, q.indexedBy("delivery_state_leased")) + `state IN ('pending', 'retry') AND lease_owner <> '' AND lease_until <= ?`, []any{ms, ms, ms}},
 	}
 }
@@ -879,35 +881,87 @@ type DeliveryFilter struct {
 
 // DeliveryList returns deliveries newest first.
 func (q Q) DeliveryList(ctx context.Context, f DeliveryFilter) ([]*model.Delivery, error) {
-	query, args := q.deliveryListQuery(f)
-	rows, err := q.query(ctx, query, args...)
+	sites := f.Only
+	switch {
+	case f.Site != "" && f.Only != nil && !slices.Contains(f.Only, f.Site):
+		return nil, nil
+	case f.Site != "":
+		sites = []model.SiteID{f.Site}
+	case f.Only == nil:
+		rows, err := q.query(ctx, `/* Store.DeliveryList */ SELECT id FROM sites ORDER BY id`)
+		ids, err := scanAll(rows, err, "deliveries", scanText)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			sites = append(sites, model.SiteID(id))
+		}
+	}
+	states := deliveryStates
+	if f.State != "" {
+		states = []model.DeliveryState{f.State}
+	}
+	limit := f.Limit
+	if limit <= 0 || limit > 500 {
+		limit = 50
+	}
+	// Each site's newest rows of each state, merged: delivery_state holds
+	// no index of every site's rows in time order (migration 0410). Once
+	// the page is full, a site's walks stop at its oldest row's time.
+	var page []listed
+	for _, site := range sites {
+		from := int64(math.MinInt64)
+		if len(page) == limit {
+			from = page[limit-1].at
+		}
+		query, args := q.deliveryListSiteQuery(site, states, from, f.Before, f.BeforeID, limit)
+		rows, err := q.query(ctx, query, args...)
+		got, err := scanAll(rows, err, "deliveries", func(r scanner) (listed, error) {
+			var l listed
+			return l, r.Scan(&l.at, &l.id)
+		})
+		if err != nil {
+			return nil, err
+		}
+		page = append(page, got...)
+		slices.SortFunc(page, func(a, b listed) int { return cmp.Or(cmp.Compare(b.at, a.at), cmp.Compare(b.id, a.id)) })
+		page = page[:min(len(page), limit)]
+	}
+	if len(page) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(page))
+	for i, l := range page {
+		args[i] = l.id
+	}
+	rows, err := q.query(ctx, `/* Store.DeliveryList */ SELECT `+deliveryColumns+` FROM deliveries
+		WHERE id IN (?`+strings.Repeat(", ?", len(page)-1)+`) ORDER BY created_at DESC, id DESC`, args...)
 	return scanAll(rows, err, "deliveries", scanDelivery)
 }
 
-// deliveryListQuery is DeliveryList's statement. The page's rows are
-// chosen in delivery_state alone, then read whole: a site's rows of a
-// state through delivery_state_site_state_created (SQLite's planner,
-// without statistics, would otherwise walk every site's rows of the state
-// newest first for the order).
-func (q Q) deliveryListQuery(f DeliveryFilter) (string, []any) {
-	where, args := "1 = 1", []any{}
-	if f.Site != "" {
-		where += " AND site_id = ?"
-		args = append(args, string(f.Site))
+// listed is a row of a DeliveryList page: its created time and id.
+type listed struct {
+	at int64
+	id string
+}
+
+// deliveryListSiteQuery reads the created time and id of a site's newest
+// rows of the states (at most limit of each) created at from or later,
+// older than the cursor when there is one: one newest-first walk of
+// delivery_state_site_state_created per state, each stopping at limit
+// rows. (SQLite's planner, without statistics, would otherwise walk every
+// site's rows of the state newest first for the order.)
+func (q Q) deliveryListSiteQuery(site model.SiteID, states []model.DeliveryState, from int64, before time.Time, beforeID string, limit int) (string, []any) {
+	var args []any
+	parts := make([]string, len(states))
+	for i, st := range states {
+		where, a := newestFirst("site_id = ? AND state = ? AND created_at >= ?", []any{string(site), string(st), from},
+			"created_at", before, beforeID, limit)
+		parts[i] = fmt.Sprintf(`SELECT created_at, id FROM (SELECT created_at, id FROM delivery_state%s WHERE %s) s%d`,
+			q.indexedBy("delivery_state_site_state_created"), where, i)
+		args = append(args, a...)
 	}
-	where, args = onlySites(where, args, f.Only)
-	if f.State != "" {
-		where += " AND state = ?"
-		args = append(args, string(f.State))
-	}
-	where, args = newestFirst(where, args, "created_at", f.Before, f.BeforeID, f.Limit)
-	index := ""
-	if f.Site != "" && f.State != "" {
-		index = q.indexedBy("delivery_state_site_state_created")
-	}
-	return `/* Store.DeliveryList */ SELECT ` + deliveryColumns + ` FROM deliveries
-		WHERE id IN (SELECT id FROM delivery_state` + index + ` WHERE ` + where + `)
-		ORDER BY created_at DESC, id DESC`, args
+	return `/* Store.DeliveryList */ ` + strings.Join(parts, " UNION ALL "), args
 }
 
 // CountCap is how far the delivery counts count: a count above it
@@ -922,13 +976,12 @@ var deliveryStates = []model.DeliveryState{model.DeliveryPending, model.Delivery
 // DeliveryStats counts a site's deliveries (every site's when site is
 // empty) of a kind (every kind when empty) by state, created since the given
 // time (all when zero), each up to CountCap+1: a read of the index
-// delivery_state_site_state_created alone (delivery_state_state_created for
-// every site), at most CountCap+1 entries a state.
+// delivery_state_site_state_created alone (for every site, a range of each
+// site in turn), at most CountCap+1 entries a state.
 func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, since time.Time) (map[model.DeliveryState]int, error) {
-	where, args := "", []any{}
+	where, args := " AND site_id IN (SELECT id FROM sites)", []any{}
 	if site != "" {
-		where += " AND site_id = ?"
-		args = append(args, string(site))
+		where, args = " AND site_id = ?", append(args, string(site))
 	}
 	if kind != "" {
 		where += " AND kind = ?"

@@ -249,6 +249,7 @@ func TestDeliverySweep(t *testing.T) {
 			return
 		}
 		if plans, err := db.TestSweepPlans(ctx); err != nil || !strings.Contains(plans[0], "delivery_state_claimable (site_id=? AND destination=? AND deadline_at<?)") ||
+			!strings.Contains(plans[1], "delivery_state_site_state_created (site_id=? AND state=?)") ||
 			!strings.Contains(plans[2], "delivery_state_leased") {
 			t.Errorf("sweep plans: %q %v", plans, err)
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -212,7 +213,7 @@ func (db *DB) TestWebhookDeliveriesPlan(ctx context.Context) (string, error) {
 // TestDeliveryListPlan returns SQLite's plan for DeliveryList of a site's
 // rows of a state.
 func (db *DB) TestDeliveryListPlan(ctx context.Context) (string, error) {
-	query, args := db.deliveryListQuery(DeliveryFilter{Site: "a", State: model.DeliverySent})
+	query, args := db.deliveryListSiteQuery("a", []model.DeliveryState{model.DeliverySent}, math.MinInt64, time.Time{}, "", 50)
 	return db.plan(ctx, query, args...)
 }
 
@@ -282,4 +283,9 @@ func (db *DB) TestInTxRetry(ctx context.Context, fn func(*Tx) error) error {
 // TestDeliveriesToShrinkPlan returns SQLite's plan for DeliveriesToShrink.
 func (db *DB) TestDeliveriesToShrinkPlan(ctx context.Context) (string, error) {
 	return db.plan(ctx, db.deliveriesToShrinkQuery(), int64(0), int64(0), int64(0), "", int64(0), 200)
+}
+
+// TestDeliveriesToRedactPlan returns SQLite's plan for DeliveriesToRedact.
+func (db *DB) TestDeliveriesToRedactPlan(ctx context.Context) (string, error) {
+	return db.plan(ctx, db.deliveriesToRedactQuery(), int64(0), int64(0), int64(0), 200)
 }

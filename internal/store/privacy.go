@@ -211,11 +211,22 @@ func (q Q) DeliveriesToRedact(ctx context.Context, leadsBefore, viewsBefore time
 		}
 		list = append(list, d)
 		return nil
-	}, `/* Store.DeliveriesToRedact */ SELECT `+deliveryColumns+` FROM deliveries
-		WHERE redacted_at IS NULL AND state NOT IN ('pending', 'retry', 'paused')
-		AND ((lead_id <> '' AND created_at < ?) OR (lead_id = '' AND created_at < ?))
-		ORDER BY created_at LIMIT ?`, leadsBefore.UnixMilli(), viewsBefore.UnixMilli(), limit)
+	}, q.deliveriesToRedactQuery(), leadsBefore.UnixMilli(), viewsBefore.UnixMilli(),
+		max(leadsBefore.UnixMilli(), viewsBefore.UnixMilli()), limit)
 	return list, err
+}
+
+// deliveriesToRedactQuery is DeliveriesToRedact's statement: a walk of the
+// partial index of the rows not shrunk yet (delivery_state_unshrunk),
+// oldest first up to the later of the two times (the third argument),
+// which holds every row not redacted (a shrunk row is redacted), not of
+// every row's time.
+func (q Q) deliveriesToRedactQuery() string {
+	return `/* Store.DeliveriesToRedact */ SELECT ` + deliveryJoin + ` FROM delivery_state s` +
+		q.indexedBy("delivery_state_unshrunk") + ` JOIN delivery_events e ON e.id = s.id
+		WHERE s.shrunk_at IS NULL AND e.redacted_at IS NULL AND s.state NOT IN ('pending', 'retry', 'paused')
+		AND ((e.lead_id <> '' AND s.created_at < ?) OR (e.lead_id = '' AND s.created_at < ?)) AND s.created_at < ?
+		ORDER BY s.created_at, s.id LIMIT ?`
 }
 
 // DeliveryRedact replaces an outbox row's payload with its redacted form.
@@ -401,14 +412,16 @@ func detailPair(key, value string) string {
 // run, dead or expired), in batches of a transaction each (the state and
 // the event together), and returns how many. A sent page view is a count
 // (pageview.go) and no row; these rows are what is left of the others.
-// delivery_state_state_created serves the look-up, a range per state.
+// delivery_state_site_state_created serves the look-up, a range per site
+// and state.
 func (db *DB) PageViewsDeleteBefore(ctx context.Context, before time.Time) (int, error) {
 	total := 0
 	for {
 		n := 0
 		err := db.InTx(ctx, func(tx *Tx) error {
 			rows, err := tx.query(ctx, `/* Store.PageViewsDeleteBefore */ SELECT id FROM delivery_state
-				WHERE state IN ('dry_run', 'dead', 'expired') AND created_at < ? AND kind = 'pageview' LIMIT ?`,
+				WHERE site_id IN (SELECT id FROM sites) AND state IN ('dry_run', 'dead', 'expired') AND created_at < ?
+					AND kind = 'pageview' LIMIT ?`,
 				before.UnixMilli(), deleteBatch)
 			// The ids are the DELETEs' arguments.
 			ids, err := scanAll(rows, err, "delete page views", func(r scanner) (any, error) {

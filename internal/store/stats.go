@@ -84,7 +84,7 @@ func (q Q) Stats(ctx context.Context, now time.Time) (*model.Stats, error) {
 	// A site's oldest queued PageView is the first of its queue.
 	var oldest, oldestQueued sql.NullInt64
 	if err := q.queryRow(ctx, `/* Store.Stats */ SELECT (SELECT MIN(next_at) FROM delivery_state
-		WHERE state IN ('pending', 'retry') AND next_at <= ?),
+		WHERE site_id IN (SELECT id FROM sites) AND state IN ('pending', 'retry') AND next_at <= ?),
 		(SELECT MIN((SELECT created_at FROM pageview_queue q WHERE q.site_id = s.id ORDER BY event_id LIMIT 1)) FROM sites s)`,
 		now.UnixMilli()).Scan(&oldest, &oldestQueued); err != nil {
 		return nil, fmt.Errorf("store: stats: %w", err)

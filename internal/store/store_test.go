@@ -170,7 +170,7 @@ func TestDeliveryListReadsTheSitesRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(plan, "delivery_state_site_state_created (site_id=? AND state=?)") {
+	if !strings.Contains(plan, "delivery_state_site_state_created (site_id=? AND state=? AND created_at") {
 		t.Errorf("deliveries list plan:\n%s\nwant a walk of the site's rows of the state", plan)
 	}
 }
@@ -309,5 +309,22 @@ func TestDeliveriesToShrinkReadOnlyRowsNotShrunk(t *testing.T) {
 	}
 	if !strings.Contains(plan, "delivery_state_unshrunk (created_at") || strings.Contains(plan, "TEMP B-TREE") {
 		t.Errorf("shrink plan:\n%s\nwant a walk of delivery_state_unshrunk from the cursor, no sort", plan)
+	}
+}
+
+// TestDeliveriesToRedactReadOnlyRowsNotShrunk checks on SQLite that
+// retention's walk of the rows whose clear values may be left reads the
+// partial index of the rows not shrunk yet (a shrunk row is redacted), not
+// every row from the oldest: since migration 0410 there is no index of
+// every row's time, and the rows shrunk before are nearly all of them.
+func TestDeliveriesToRedactReadOnlyRowsNotShrunk(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	plan, err := db.TestDeliveriesToRedactPlan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "delivery_state_unshrunk (created_at<?)") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("redact plan:\n%s\nwant a walk of delivery_state_unshrunk, no sort", plan)
 	}
 }

@@ -45,10 +45,10 @@ func (q Q) DeliveryFailures(ctx context.Context, site model.SiteID, now time.Tim
 		return nil
 	}, `/* Store.DeliveryFailures */ SELECT site_id, destination, state, last_error, MAX(response), COUNT(*),
 		MIN(created_at), MIN(deadline_at) FROM delivery_state
-		WHERE (state = 'retry' AND attempts > 0 OR state = 'paused' OR state = 'dead' AND deadline_at > ?)
-			AND (site_id = ? OR ? = '')
+		WHERE state IN ('retry', 'paused', 'dead') AND site_id IN (SELECT id FROM sites WHERE id = ? OR ? = '')
+			AND (state = 'retry' AND attempts > 0 OR state = 'paused' OR state = 'dead' AND deadline_at > ?)
 		GROUP BY site_id, destination, state, last_error
-		ORDER BY site_id, destination, state, last_error`, now.UnixMilli(), string(site), string(site))
+		ORDER BY site_id, destination, state, last_error`, string(site), string(site), now.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("store: delivery failures: %w", err)
 	}
