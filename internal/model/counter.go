@@ -176,158 +176,277 @@ func coverageDecode(payload []byte) (has uint, ok bool) {
 	return has, true
 }
 
-// coverageScan is coverageDecode for valid JSON whose names have no
-// escapes, whose user_data is an object (or null) and match_keys a list of
-// such strings (or null), each at most once: ok is false for anything
-// else, left to coverageDecode.
+// coverageScan is coverageDecode for JSON whose names have no escapes,
+// whose user_data is an object (or null) and match_keys a list of such
+// strings (or null), each at most once, nested less than 64 deep: ok is
+// false for anything else, valid or not, left to coverageDecode. It checks
+// the JSON as it reads it (what json.Valid would refuse, it refuses).
 func coverageScan(p []byte) (has uint, ok bool) {
-	if !json.Valid(p) {
-		return 0, false
-	}
+	s := &jsonScan{p: p}
 	var ud, mk uint
 	seenUD, seenMK := false, false
-	i := jsonSpace(p, 0)
-	if p[i] != '{' {
+	if !s.open('{') {
 		return 0, false
 	}
-	i = jsonSpace(p, i+1)
-	for p[i] != '}' {
-		name, j, ok := jsonName(p, i)
-		if !ok {
+	for more := !s.close('}'); more; more = s.next('}') {
+		name, ok := s.name()
+		if !ok || !s.colon() {
 			return 0, false
 		}
-		i = jsonSpace(p, jsonSpace(p, j)+1) // past the colon
 		switch {
 		case string(name) == "user_data" && !seenUD:
 			seenUD = true
-			if i, ok = coverageUserData(p, i, &ud); !ok {
+			if !s.userData(&ud) {
 				return 0, false
 			}
 		case string(name) == "match_keys" && !seenMK:
 			seenMK = true
-			if i, ok = coverageNames(p, i, &mk); !ok {
+			if !s.names(&mk) {
 				return 0, false
 			}
 		case string(name) == "user_data" || string(name) == "match_keys":
 			return 0, false
 		default:
-			i = jsonSkip(p, i)
-		}
-		if i = jsonSpace(p, i); p[i] == ',' {
-			i = jsonSpace(p, i+1)
+			if !s.value(1) {
+				return 0, false
+			}
 		}
 	}
-	return ud | mk, true
-}
-
-// coverageUserData reads the user_data object at p[i:] into has (a key
-// holding nothing clears its bit, as a later duplicate replaces an earlier
-// in a map) and returns where it ends.
-func coverageUserData(p []byte, i int, has *uint) (int, bool) {
-	if p[i] == 'n' {
-		return i + 4, true
-	}
-	if p[i] != '{' {
+	if s.err {
 		return 0, false
 	}
-	i = jsonSpace(p, i+1)
-	for p[i] != '}' {
-		name, j, ok := jsonName(p, i)
-		if !ok {
-			return 0, false
+	s.space()
+	return ud | mk, s.i == len(s.p)
+}
+
+// userData reads a user_data object into has (a key holding nothing clears
+// its bit, as a later duplicate replaces an earlier in a map).
+func (s *jsonScan) userData(has *uint) bool {
+	if s.literal("null") {
+		return true
+	}
+	if !s.open('{') {
+		return false
+	}
+	for more := !s.close('}'); more; more = s.next('}') {
+		name, ok := s.name()
+		if !ok || !s.colon() {
+			return false
 		}
-		start := jsonSpace(p, jsonSpace(p, j)+1)
-		end := jsonSkip(p, start)
-		if bit := coverageBit(name); MatchKeyPresent(p[start:end]) {
+		s.space()
+		start := s.i
+		if !s.value(2) {
+			return false
+		}
+		if bit := coverageBit(name); MatchKeyPresent(s.p[start:s.i]) {
 			*has |= bit
 		} else {
 			*has &^= bit
 		}
-		if i = jsonSpace(p, end); p[i] == ',' {
-			i = jsonSpace(p, i+1)
-		}
 	}
-	return i + 1, true
+	return !s.err
 }
 
-// coverageNames reads the match_keys list at p[i:] into has and returns
-// where it ends.
-func coverageNames(p []byte, i int, has *uint) (int, bool) {
-	if p[i] == 'n' {
-		return i + 4, true
+// names reads a match_keys list into has.
+func (s *jsonScan) names(has *uint) bool {
+	if s.literal("null") {
+		return true
 	}
-	if p[i] != '[' {
-		return 0, false
+	if !s.open('[') {
+		return false
 	}
-	i = jsonSpace(p, i+1)
-	for p[i] != ']' {
-		name, j, ok := jsonName(p, i)
+	for more := !s.close(']'); more; more = s.next(']') {
+		name, ok := s.name()
 		if !ok {
-			return 0, false
+			return false
 		}
 		*has |= coverageBit(name)
-		if i = jsonSpace(p, j); p[i] == ',' {
-			i = jsonSpace(p, i+1)
-		}
 	}
-	return i + 1, true
+	return !s.err
 }
 
-// jsonSpace is where the JSON whitespace at p[i:] ends.
-func jsonSpace(p []byte, i int) int {
-	for i < len(p) && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r') {
+// jsonScan reads JSON from p at i; err is set by a list that does not
+// go on or end as JSON's do.
+type jsonScan struct {
+	p   []byte
+	i   int
+	err bool
+}
+
+// space skips JSON's whitespace.
+func (s *jsonScan) space() {
+	for s.i < len(s.p) && (s.p[s.i] == ' ' || s.p[s.i] == '\t' || s.p[s.i] == '\n' || s.p[s.i] == '\r') {
+		s.i++
+	}
+}
+
+// open takes c (a list's or object's start) after whitespace.
+func (s *jsonScan) open(c byte) bool {
+	s.space()
+	if s.i < len(s.p) && s.p[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// close takes c (the end of what open began) if it comes next.
+func (s *jsonScan) close(c byte) bool { return s.open(c) }
+
+// next takes the comma before another member or element (true) or the
+// end c (false); anything else sets err (and ends the list).
+func (s *jsonScan) next(c byte) bool {
+	if s.open(',') {
+		return true
+	}
+	if !s.close(c) {
+		s.err = true
+	}
+	return false
+}
+
+// colon takes the colon after a member's name.
+func (s *jsonScan) colon() bool { return s.open(':') }
+
+// literal takes w (true, false, null) after whitespace.
+func (s *jsonScan) literal(w string) bool {
+	s.space()
+	if len(s.p)-s.i >= len(w) && string(s.p[s.i:s.i+len(w)]) == w {
+		s.i += len(w)
+		return true
+	}
+	return false
+}
+
+// name takes a string without escapes after whitespace.
+func (s *jsonScan) name() ([]byte, bool) {
+	s.space()
+	if s.i >= len(s.p) || s.p[s.i] != '"' {
+		return nil, false
+	}
+	for j := s.i + 1; j < len(s.p); j++ {
+		switch c := s.p[j]; {
+		case c == '"':
+			name := s.p[s.i+1 : j]
+			s.i = j + 1
+			return name, true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// value takes any JSON value after whitespace, lists and objects nested
+// less than 64 deep.
+func (s *jsonScan) value(depth int) bool {
+	s.space()
+	if s.i >= len(s.p) || depth >= 64 {
+		return false
+	}
+	switch c := s.p[s.i]; {
+	case c == '"':
+		return s.str()
+	case c == '{':
+		s.i++
+		for more := !s.close('}'); more; more = s.next('}') {
+			if !s.str() || !s.colon() || !s.value(depth+1) {
+				return false
+			}
+		}
+		return !s.err
+	case c == '[':
+		s.i++
+		for more := !s.close(']'); more; more = s.next(']') {
+			if !s.value(depth + 1) {
+				return false
+			}
+		}
+		return !s.err
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	}
+	return s.number()
+}
+
+// str takes a string, escapes checked, after whitespace.
+func (s *jsonScan) str() bool {
+	s.space()
+	if s.i >= len(s.p) || s.p[s.i] != '"' {
+		return false
+	}
+	for j := s.i + 1; j < len(s.p); j++ {
+		switch c := s.p[j]; {
+		case c == '"':
+			s.i = j + 1
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			j++
+			if j >= len(s.p) {
+				return false
+			}
+			switch s.p[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(s.p) {
+					return false
+				}
+				for _, h := range s.p[j+1 : j+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return false
+					}
+				}
+				j += 4
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// number takes a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *jsonScan) number() bool {
+	p, i := s.p, s.i
+	digits := func() bool {
+		j := i
+		for i < len(p) && '0' <= p[i] && p[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if i < len(p) && p[i] == '-' {
 		i++
 	}
-	return i
-}
-
-// jsonName is the string at p[i:] without its quotes and where it ends;
-// ok is false when it is not a string or has an escape.
-func jsonName(p []byte, i int) (name []byte, end int, ok bool) {
-	if p[i] != '"' {
-		return nil, 0, false
+	switch {
+	case i < len(p) && p[i] == '0':
+		i++
+	case !digits():
+		return false
 	}
-	for j := i + 1; j < len(p); j++ {
-		switch p[j] {
-		case '\\':
-			return nil, 0, false
-		case '"':
-			return p[i+1 : j], j + 1, true
+	if i < len(p) && p[i] == '.' {
+		i++
+		if !digits() {
+			return false
 		}
 	}
-	return nil, 0, false
-}
-
-// jsonSkip is where the value at p[i:] ends, in JSON already found valid.
-func jsonSkip(p []byte, i int) int {
-	depth := 0
-	for ; i < len(p); i++ {
-		switch p[i] {
-		case '"':
-			for i++; p[i] != '"'; i++ {
-				if p[i] == '\\' {
-					i++
-				}
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
+	if i < len(p) && (p[i] == 'e' || p[i] == 'E') {
+		i++
+		if i < len(p) && (p[i] == '+' || p[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
 		}
 	}
-	return i
+	s.i = i
+	return true
 }
 
 // WaitTenth is a readiness wait bucket's width, a tenth of a day, and
