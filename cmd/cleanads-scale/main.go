@@ -42,6 +42,9 @@ type options struct {
 	// batch is how many leads one fill transaction stores; workers how
 	// many transactions run at once (on SQLite they share its one writer).
 	batch, workers int
+	// verify, when set, checks after each fill that the counters equal a
+	// recount of the rows (which it leaves in their place).
+	verify bool
 	// cpuProfile, when set, is where the run's CPU profile is written.
 	cpuProfile string
 	// eventDays, when set, runs retention's shrinking of finished events
@@ -62,6 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.fillOnly, "fill-only", false, "fill to the sizes without measuring")
 	fs.IntVar(&o.batch, "batch", 2000, "leads per fill transaction")
 	fs.IntVar(&o.workers, "workers", 1, "fill transactions run at once (PostgreSQL runs them side by side; SQLite has one writer)")
+	fs.BoolVar(&o.verify, "verify", false, "after each fill, recount the site's counters from its rows (committed) and fail if they were not equal")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the run's CPU profile to this file (for go tool pprof)")
 	fs.IntVar(&o.eventDays, "event-days", 0, "after each fill, shrink finished events older than this many days as retention does (0: leave them whole)")
 	if err := fs.Parse(args); err != nil {

@@ -107,6 +107,14 @@ func scale(ctx context.Context, o options, out io.Writer) error {
 			}
 			fmt.Fprintf(out, "shrank %d events older than %d days in %s\n", res.Shrunk, o.eventDays, time.Since(start).Round(time.Millisecond))
 		}
+		if o.verify {
+			start := time.Now()
+			n, err := verify(ctx, db, o, time.Now().UTC())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "counters equal a recount at %d leads: %d counter rows in %s\n", size, n, time.Since(start).Round(time.Millisecond))
+		}
 		if o.fillOnly {
 			continue
 		}
@@ -124,6 +132,66 @@ func scale(ctx context.Context, o options, out io.Writer) error {
 		printSummary(out, tables)
 	}
 	return nil
+}
+
+// verify recounts the benchmark site's counters of every day its rows may
+// have (the fill's days, its visits' two weeks before them, tomorrow) with
+// CountersRebuild, committed, and compares them with what they were: it
+// returns how many counter rows there are, or the differences. The recount
+// stays: counters that were right are unchanged by it. (Within one
+// transaction the report counters it writes are held until its end, so
+// they cannot be read there and rolled back.)
+func verify(ctx context.Context, db *store.DB, o options, now time.Time) (int, error) {
+	last := model.Day(now) + 1
+	first := last - int64(o.days) - 16
+	before, err := allCounters(ctx, db, first, last)
+	if err != nil {
+		return 0, err
+	}
+	if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.CountersRebuild(ctx, siteID, first, last) }); err != nil {
+		return 0, err
+	}
+	after, err := allCounters(ctx, db, first, last)
+	if err != nil {
+		return 0, err
+	}
+	var diffs []string
+	for k, n := range before {
+		if after[k] != n {
+			diffs = append(diffs, fmt.Sprintf("%s: %d, recounted %d", k, n, after[k]))
+		}
+	}
+	for k, n := range after {
+		if _, ok := before[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: none, recounted %d", k, n))
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		return 0, fmt.Errorf("%d counters differ from a recount (now recounted):\n%s", len(diffs), strings.Join(diffs[:min(len(diffs), 20)], "\n"))
+	}
+	return len(after), nil
+}
+
+// allCounters reads the site's counters and report counters of the days
+// from first to last, by day, name and dim; zeros are left out, as a
+// recount writes none.
+func allCounters(ctx context.Context, db *store.DB, first, last int64) (map[string]int64, error) {
+	cs, err := db.Counters(ctx, siteID, first, last)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := db.ReportCounters(ctx, siteID, first, last)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]int64{}
+	for _, c := range append(cs, rs...) {
+		if c.N != 0 {
+			m[fmt.Sprintf("%s %s %q", model.DayStart(c.Day).Format(time.DateOnly), c.Name, c.Dim)] = c.N
+		}
+	}
+	return m, nil
 }
 
 // ensureSite creates the benchmark's site, live on Meta, once.
