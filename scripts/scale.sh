@@ -16,13 +16,16 @@
 #
 # With DATABASE=postgres://... it makes a fresh database next to the URL's
 # (cleanads_scale_PID, with psql) and drops it at the end. Filling is the
-# slow part (about 100-200 leads a second on a busy 2-core machine); a kept
-# database (DB=) grows from what it holds, so a later run measures at once.
+# slow part (about 150-400 leads a second on a busy 2-core machine: a
+# million leads take one to two hours; WORKERS=2 fills PostgreSQL with two
+# transactions at once); a kept database (DB=) grows from what it holds, so
+# a later run measures at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=${SIZES:-10000,100000}
 RUNS=${RUNS:-7}
 VISITS=${VISITS:-10}
+WORKERS=${WORKERS:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/cleanads-scale" ./cmd/cleanads-scale
@@ -35,4 +38,4 @@ if [[ -z "$db" && -n "${DATABASE:-}" ]]; then
 	db="${DATABASE%%://*}://$db"
 fi
 db=${db:-sqlite:$work/scale.db}
-"$work/cleanads-scale" -db "$db" -sizes "$SIZES" -runs "$RUNS" -visits "$VISITS"
+"$work/cleanads-scale" -db "$db" -sizes "$SIZES" -runs "$RUNS" -visits "$VISITS" -workers "$WORKERS"

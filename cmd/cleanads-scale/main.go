@@ -39,6 +39,14 @@ type options struct {
 	days     int
 	runs     int
 	fillOnly bool
+	// batch is how many leads one fill transaction stores; workers how
+	// many transactions run at once (on SQLite they share its one writer).
+	batch, workers int
+	// verify, when set, checks after each fill that the counters equal a
+	// recount of the rows (which it leaves in their place).
+	verify bool
+	// cpuProfile, when set, is where the run's CPU profile is written.
+	cpuProfile string
 	// eventDays, when set, runs retention's shrinking of finished events
 	// (retention.event_days) after each fill, before the measures.
 	eventDays int
@@ -55,8 +63,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.days, "days", 365, "the leads and visits are spread over this many days up to now")
 	fs.IntVar(&o.runs, "runs", 7, "timed requests per page (the median and the slowest are printed)")
 	fs.BoolVar(&o.fillOnly, "fill-only", false, "fill to the sizes without measuring")
+	fs.IntVar(&o.batch, "batch", 2000, "leads per fill transaction")
+	fs.IntVar(&o.workers, "workers", 1, "fill transactions run at once (PostgreSQL runs them side by side; SQLite has one writer)")
+	fs.BoolVar(&o.verify, "verify", false, "after each fill, recount the site's counters from its rows (committed) and fail if they were not equal")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the run's CPU profile to this file (for go tool pprof)")
 	fs.IntVar(&o.eventDays, "event-days", 0, "after each fill, shrink finished events older than this many days as retention does (0: leave them whole)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if o.batch <= 0 || o.workers <= 0 {
+		fmt.Fprintln(stderr, "cleanads-scale: -batch and -workers must be at least 1")
 		return 2
 	}
 	if o.dsn == "" {

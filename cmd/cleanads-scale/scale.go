@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,8 +13,12 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -31,12 +36,21 @@ const (
 	apiKey    = "scale-api-key-0123456789abcdef"
 	adminUser = "owner@scale.example"
 	adminPass = "scale-password-0123"
-	// batch is how many leads one fill transaction stores.
-	batch = 500
 )
 
 func scale(ctx context.Context, o options, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	db, err := store.Open(ctx, o.dsn, store.Options{})
 	if err != nil {
 		return err
@@ -93,6 +107,14 @@ func scale(ctx context.Context, o options, out io.Writer) error {
 			}
 			fmt.Fprintf(out, "shrank %d events older than %d days in %s\n", res.Shrunk, o.eventDays, time.Since(start).Round(time.Millisecond))
 		}
+		if o.verify {
+			start := time.Now()
+			n, err := verify(ctx, db, o, time.Now().UTC())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "counters equal a recount at %d leads: %d counter rows in %s\n", size, n, time.Since(start).Round(time.Millisecond))
+		}
 		if o.fillOnly {
 			continue
 		}
@@ -110,6 +132,66 @@ func scale(ctx context.Context, o options, out io.Writer) error {
 		printSummary(out, tables)
 	}
 	return nil
+}
+
+// verify recounts the benchmark site's counters of every day its rows may
+// have (the fill's days, its visits' two weeks before them, tomorrow) with
+// CountersRebuild, committed, and compares them with what they were: it
+// returns how many counter rows there are, or the differences. The recount
+// stays: counters that were right are unchanged by it. (Within one
+// transaction the report counters it writes are held until its end, so
+// they cannot be read there and rolled back.)
+func verify(ctx context.Context, db *store.DB, o options, now time.Time) (int, error) {
+	last := model.Day(now) + 1
+	first := last - int64(o.days) - 16
+	before, err := allCounters(ctx, db, first, last)
+	if err != nil {
+		return 0, err
+	}
+	if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.CountersRebuild(ctx, siteID, first, last) }); err != nil {
+		return 0, err
+	}
+	after, err := allCounters(ctx, db, first, last)
+	if err != nil {
+		return 0, err
+	}
+	var diffs []string
+	for k, n := range before {
+		if after[k] != n {
+			diffs = append(diffs, fmt.Sprintf("%s: %d, recounted %d", k, n, after[k]))
+		}
+	}
+	for k, n := range after {
+		if _, ok := before[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: none, recounted %d", k, n))
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		return 0, fmt.Errorf("%d counters differ from a recount (now recounted):\n%s", len(diffs), strings.Join(diffs[:min(len(diffs), 20)], "\n"))
+	}
+	return len(after), nil
+}
+
+// allCounters reads the site's counters and report counters of the days
+// from first to last, by day, name and dim; zeros are left out, as a
+// recount writes none.
+func allCounters(ctx context.Context, db *store.DB, first, last int64) (map[string]int64, error) {
+	cs, err := db.Counters(ctx, siteID, first, last)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := db.ReportCounters(ctx, siteID, first, last)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]int64{}
+	for _, c := range append(cs, rs...) {
+		if c.N != 0 {
+			m[fmt.Sprintf("%s %s %q", model.DayStart(c.Day).Format(time.DateOnly), c.Name, c.Dim)] = c.N
+		}
+	}
+	return m, nil
 }
 
 // ensureSite creates the benchmark's site, live on Meta, once.
@@ -141,36 +223,66 @@ var (
 	pages = []string{"/", "/implant", "/fiyatlar", "/iletisim", "/blog/dis-beyazlatma", "/ortodonti", "/kampanya"}
 )
 
-// fill stores leads from index have up to size, in transactions of batch
-// leads: each lead with its visitor, its visits, its lead row, its
-// verdict's history entry, its outbox rows (sent) and, for some, stages,
-// all through the store's insert functions (which keep the counters).
+// fill stores leads from index have up to size, in transactions of
+// o.batch leads taken in order by o.workers goroutines: each lead with its
+// visitor, its visits, its lead row, its verdict's history entry, its
+// outbox rows (sent) and, for some, stages, all through the store's insert
+// functions (which keep the counters). The step's leads are spread over
+// o.days up to now in index order, each a little after its slot's start,
+// so every time-keyed B-tree (visits, leads, their ids) grows at a few
+// points at a time instead of at random places all over a file of
+// gigabytes: at a million leads random places made each insert read pages
+// the cache no longer held.
 func fill(ctx context.Context, db *store.DB, site *model.Site, o options, now time.Time, have, size int) error {
-	ids := idGen{}
 	span := time.Duration(o.days) * 24 * time.Hour
-	for i := have; i < size; {
-		n := min(batch, size-i)
-		first := i
-		err := db.InTx(ctx, func(tx *store.Tx) error {
-			for j := first; j < first+n; j++ {
-				if err := fillLead(ctx, tx, site, ids, o.visits, now, span, j); err != nil {
-					return err
+	slots := slots{start: now.Add(-span), step: span / time.Duration(size-have), have: have}
+	var next atomic.Int64
+	next.Store(int64(have))
+	errs := make([]error, max(o.workers, 1))
+	var wg sync.WaitGroup
+	for w := range errs {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				first := int(next.Add(int64(o.batch))) - o.batch
+				if first >= size {
+					return
+				}
+				last := min(first+o.batch, size)
+				err := db.InTx(ctx, func(tx *store.Tx) error {
+					for j := first; j < last; j++ {
+						if err := fillLead(ctx, tx, site, o.visits, slots, j); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					errs[w] = fmt.Errorf("fill leads %d-%d: %w", first, last, err)
+					next.Store(int64(size)) // the others stop after their batch
+					return
 				}
 			}
-			return nil
 		})
-		if err != nil {
-			return fmt.Errorf("fill leads %d-%d: %w", first, first+n, err)
-		}
-		i += n
 	}
-	return nil
+	wg.Wait()
+	return cmp.Or(errors.Join(errs...), ctx.Err())
 }
 
-func fillLead(ctx context.Context, tx *store.Tx, site *model.Site, ids idGen, visits int, now time.Time,
-	span time.Duration, i int) error {
+// slots are a fill step's times: lead have at start, one step apart.
+type slots struct {
+	start time.Time
+	step  time.Duration
+	have  int
+}
+
+// at is lead i's time, somewhere in its slot (drawn from r).
+func (s slots) at(i int, r *rand.Rand) time.Time {
+	return s.start.Add(time.Duration(i-s.have)*s.step + time.Duration(r.Int64N(int64(max(s.step, 1))))).Truncate(time.Millisecond)
+}
+
+func fillLead(ctx context.Context, tx *store.Tx, site *model.Site, visits int, slots slots, i int) error {
 	r := rand.New(rand.NewPCG(uint64(i), 33))
-	at := now.Add(-time.Duration(r.Int64N(int64(span)))).Truncate(time.Millisecond)
+	at := slots.at(i, r)
 	vid := model.NewUUIDv7(at)
 	fbclid := ""
 	if r.IntN(4) == 0 {
@@ -211,7 +323,7 @@ func fillLead(ctx context.Context, tx *store.Tx, site *model.Site, ids idGen, vi
 		msg[k] = words[r.IntN(len(words))]
 	}
 	fill := int64(2000 + r.IntN(60000))
-	l := &model.Lead{ID: model.LeadID(ids.New("ld_", at)), SiteID: site.ID, EventID: lastEvent, VisitorID: vid,
+	l := &model.Lead{ID: model.LeadID(model.NewID("ld_", at)), SiteID: site.ID, EventID: lastEvent, VisitorID: vid,
 		Email: fmt.Sprintf("%s.%s%d@gmail.com", asciiLower(fn), asciiLower(ln), i), Phone: fmt.Sprintf("0532 %03d %02d %02d", i/10000%1000, i/100%100, i%100),
 		Name: fn + " " + ln, Message: strings.Join(msg, " "), PageURL: "https://scale.example/iletisim",
 		FBC: v.FBC, FBP: v.FBP, FBClid: fbclid, FillMS: &fill, FillBy: model.FillByTracker, ClientIP: ip, UserAgent: ua,
@@ -232,7 +344,7 @@ func fillLead(ctx context.Context, tx *store.Tx, site *model.Site, ids idGen, vi
 	if err := tx.LeadInsert(ctx, l); err != nil {
 		return err
 	}
-	if err := tx.HistoryInsert(ctx, &model.HistoryEntry{ID: ids.New("h_", at), LeadID: l.ID, At: at, Kind: model.HistoryVerdict,
+	if err := tx.HistoryInsert(ctx, &model.HistoryEntry{ID: model.NewID("h_", at), LeadID: l.ID, At: at, Kind: model.HistoryVerdict,
 		Data: map[string]any{"verdict": l.Verdict, "score": l.Score, "decided_by": l.DecidedBy}}); err != nil {
 		return err
 	}
@@ -255,7 +367,7 @@ func fillLead(ctx context.Context, tx *store.Tx, site *model.Site, ids idGen, vi
 			return err
 		}
 		sent := at.Add(2 * time.Second)
-		rows = append(rows, &model.Delivery{ID: ids.New("dl_", at), SiteID: site.ID, LeadID: l.ID, Kind: kind,
+		rows = append(rows, &model.Delivery{ID: model.NewID("dl_", at), SiteID: site.ID, LeadID: l.ID, Kind: kind,
 			EventName: ev.EventName, EventID: ev.EventID, PixelID: site.Settings.Meta.PixelID, Payload: payload,
 			State: model.DeliverySent, Attempts: 1, NextAt: at, DeadlineAt: at.Add(model.MaxEventAge), Mode: "live",
 			Response:  json.RawMessage(`{"events_received":1,"fbtrace_id":"AbCdEfGh123"}`),
@@ -436,8 +548,3 @@ func printSummary(out io.Writer, ts []*table) {
 	}
 	fmt.Fprint(out, " |\n")
 }
-
-// idGen makes ids as intake does (model.NewID), for times out of order.
-type idGen struct{}
-
-func (idGen) New(prefix string, at time.Time) string { return model.NewID(prefix, at) }
