@@ -95,8 +95,8 @@ func checkCoverage(t *testing.T, db *store.DB, want coverageWant, first, last in
 }
 
 // TestCoverageCountersEqualRecount: after random events of two sites put
-// in the outbox (some built in dry run at once, some for Google, some not
-// JSON) and the drain's random outcomes (sent at a random later time, dry
+// in the outbox (some built in dry run or sent at once, some for Google,
+// some not JSON) and the drain's random outcomes (sent at a random later time, dry
 // run, retry, dead, some recorded by a node that lost its lease), on both
 // engines, the match-key coverage counters equal a recount of the events
 // by their keys that hold something, on their upload day; retention's
@@ -117,6 +117,7 @@ func TestCoverageCountersEqualRecount(t *testing.T) {
 			ud, have := randomUserData(rng)
 			payload, _ := json.Marshal(map[string]any{"event_name": "Lead", "user_data": ud})
 			dest, state := model.DestinationMeta, model.DeliveryPending
+			var sentAt *time.Time
 			switch r := rng.IntN(10); {
 			case r == 0:
 				dest = model.DestinationGoogle
@@ -124,18 +125,24 @@ func TestCoverageCountersEqualRecount(t *testing.T) {
 				state = model.DeliveryDryRun
 			case r == 2:
 				payload = []byte(`not json`)
+			case r == 3:
+				// Inserted already sent (as cmd/cleanads-scale's fill
+				// does): the row keeps no sent time, so it counts on the
+				// day it was made.
+				sent := at.Add(time.Duration(1+rng.IntN(2)) * 24 * time.Hour)
+				state, sentAt = model.DeliverySent, &sent
 			}
 			id := fmt.Sprintf("dl_c%04d", i)
 			d := &model.Delivery{ID: id, SiteID: site, Kind: model.KindLead, EventName: "Lead", EventID: id, PixelID: "111",
 				Payload: payload, State: state, NextAt: at, Destination: dest, DeadlineAt: at.Add(365 * 24 * time.Hour),
-				CreatedAt: at, UpdatedAt: at}
+				CreatedAt: at, UpdatedAt: at, SentAt: sentAt}
 			if _, err := db.DeliveryInsert(ctx, d); err != nil {
 				t.Fatal(err)
 			}
 			if json.Valid(payload) {
 				keys[id] = have
 			}
-			if state == model.DeliveryDryRun && json.Valid(payload) {
+			if state != model.DeliveryPending && json.Valid(payload) {
 				want.add(site, model.Day(at), have)
 			}
 		}

@@ -140,7 +140,7 @@ func (q Q) readyCountInserted(ctx context.Context, ds []*model.Delivery, inserte
 			}
 		}
 	}
-	if err := q.coverageCount(ctx, done); err != nil {
+	if err := q.coverageCount(ctx, done, false); err != nil {
 		return err
 	}
 	return q.readyCount(ctx, ids)
@@ -154,8 +154,11 @@ func uploaded(d *model.Delivery) bool {
 
 // coverageCount adds the match-key coverage counters
 // (model.CoverageCounts) of events just recorded sent or built, from
-// their payloads at hand, on their upload day: when sent, or when built.
-func (q Q) coverageCount(ctx context.Context, ds []*model.Delivery) error {
+// their payloads at hand, on their upload day as the rows say it (a
+// recount reads it there): when sent, or when built. Recorded (recorded
+// true), a row's sent time is the event's SentAt; inserted, it has none
+// (an event inserted already sent counts on its creation's day).
+func (q Q) coverageCount(ctx context.Context, ds []*model.Delivery, recorded bool) error {
 	type at struct {
 		site model.SiteID
 		day  int64
@@ -171,7 +174,7 @@ func (q Q) coverageCount(ctx context.Context, ds []*model.Delivery) error {
 			continue
 		}
 		when := d.CreatedAt
-		if d.SentAt != nil {
+		if recorded && d.SentAt != nil {
 			when = *d.SentAt
 		}
 		k := at{d.SiteID, model.Day(when)}
@@ -721,7 +724,7 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 				return fmt.Errorf("store: record deliveries: %w", err)
 			}
 			missed[i] = len(w.ids) - len(ids)
-			if err := tx.coverageCount(ctx, covered(ids)); err != nil {
+			if err := tx.coverageCount(ctx, covered(ids), true); err != nil {
 				return err
 			}
 			return tx.readyAdd(ctx, list, true)
@@ -733,7 +736,7 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 		}
 		missed[i] = len(w.ids) - len(ids)
 		ids = slices.DeleteFunc(ids, func(id string) bool { return counted[id] == nil })
-		if err := tx.coverageCount(ctx, covered(ids)); err != nil {
+		if err := tx.coverageCount(ctx, covered(ids), true); err != nil {
 			return err
 		}
 		return tx.readyCount(ctx, slices.DeleteFunc(ids, func(id string) bool { return counted[id].LeadID == "" }))
