@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
 )
@@ -56,27 +55,7 @@ func (q Q) coverageRecount(ctx context.Context, site model.SiteID, first, last i
 // counters of the Meta events already sent or built, each site's over the
 // days it has such events.
 func backfillCoverageCounters(ctx context.Context, tx *Tx) error {
-	type span struct {
-		site        string
-		first, last int64
-	}
-	var spans []span
-	err := tx.eachRow(ctx, func(r *sql.Rows) error {
-		var s span
-		if err := r.Scan(&s.site, &s.first, &s.last); err != nil {
-			return err
-		}
-		spans = append(spans, s)
-		return nil
-	}, `/* Store.backfillCoverageCounters */ SELECT site_id, MIN(COALESCE(sent_at, created_at)), MAX(COALESCE(sent_at, created_at))
-		FROM delivery_state WHERE destination = 'meta' AND state IN ('sent', 'dry_run') GROUP BY site_id ORDER BY site_id`)
-	if err != nil {
-		return fmt.Errorf("store: coverage counters: %w", err)
-	}
-	for _, s := range spans {
-		if err := tx.coverageRecount(ctx, model.SiteID(s.site), model.Day(time.UnixMilli(s.first)), model.Day(time.UnixMilli(s.last))); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tx.eachSiteSpan(ctx, `/* Store.backfillCoverageCounters */ SELECT site_id, MIN(COALESCE(sent_at, created_at)),
+		MAX(COALESCE(sent_at, created_at)) FROM delivery_state WHERE destination = 'meta' AND state IN ('sent', 'dry_run')
+		GROUP BY site_id ORDER BY site_id`, tx.coverageRecount)
 }

@@ -213,25 +213,32 @@ func (q Q) reportRebuild(ctx context.Context, site model.SiteID, first, last int
 // backfillReportCounters counts the campaign report counters of every lead
 // already stored (migration 0330): the attribution is Go's, not SQL's.
 func backfillReportCounters(ctx context.Context, tx *Tx) error {
+	return tx.eachSiteSpan(ctx, `/* Store.backfillReportCounters */ SELECT site_id, MIN(received_at), MAX(received_at) FROM leads
+		GROUP BY site_id ORDER BY site_id`, tx.reportRebuild)
+}
+
+// eachSiteSpan runs recount, a migration's backfill, for each site and
+// the days its rows span: query selects the site, then the first and the
+// last of their times (milliseconds), a row a site.
+func (q Q) eachSiteSpan(ctx context.Context, query string, recount func(ctx context.Context, site model.SiteID, first, last int64) error) error {
 	type span struct {
 		site        string
 		first, last int64
 	}
 	var spans []span
-	err := tx.eachRow(ctx, func(r *sql.Rows) error {
+	err := q.eachRow(ctx, func(r *sql.Rows) error {
 		var s span
 		if err := r.Scan(&s.site, &s.first, &s.last); err != nil {
 			return err
 		}
 		spans = append(spans, s)
 		return nil
-	}, `/* Store.backfillReportCounters */ SELECT site_id, MIN(received_at), MAX(received_at) FROM leads GROUP BY site_id ORDER BY site_id`)
+	}, query)
 	if err != nil {
-		return fmt.Errorf("store: report counters: %w", err)
+		return fmt.Errorf("store: the sites' spans: %w", err)
 	}
 	for _, s := range spans {
-		first, last := model.Day(time.UnixMilli(s.first)), model.Day(time.UnixMilli(s.last))
-		if err := tx.reportRebuild(ctx, model.SiteID(s.site), first, last); err != nil {
+		if err := recount(ctx, model.SiteID(s.site), model.Day(time.UnixMilli(s.first)), model.Day(time.UnixMilli(s.last))); err != nil {
 			return err
 		}
 	}
