@@ -158,17 +158,7 @@ func TestCoverageCountersEqualRecount(t *testing.T) {
 			}
 			lost := rng.IntN(4) == 0
 			for _, d := range ds {
-				switch r := rng.IntN(10); {
-				case r < 6:
-					sent := d.CreatedAt.Add(time.Duration(rng.Int64N(int64(3 * 24 * time.Hour))))
-					d.State, d.SentAt = model.DeliverySent, &sent
-				case r < 7:
-					d.State = model.DeliveryDryRun
-				case r < 8:
-					d.State, d.NextAt = model.DeliveryRetry, now
-				default:
-					d.State = model.DeliveryDead
-				}
+				randomOutcome(rng, d, now)
 				if !lost && d.Destination == model.DestinationMeta && json.Valid(d.Payload) &&
 					(d.State == model.DeliverySent || d.State == model.DeliveryDryRun) {
 					when := d.CreatedAt

@@ -102,17 +102,7 @@ func randomReadiness(t *testing.T, db *store.DB, rng *rand.Rand, start time.Time
 			by = "node-that-lost-its-lease"
 		}
 		for _, d := range ds {
-			switch r := rng.IntN(10); {
-			case r < 6:
-				sent := d.CreatedAt.Add(time.Duration(rng.Int64N(int64(3 * 24 * time.Hour))))
-				d.State, d.SentAt = model.DeliverySent, &sent
-			case r < 7:
-				d.State = model.DeliveryDryRun
-			case r < 8:
-				d.State, d.NextAt = model.DeliveryRetry, now
-			default:
-				d.State = model.DeliveryDead
-			}
+			randomOutcome(rng, d, now)
 		}
 		if _, err := db.DeliveryRecord(ctx, by, ds, now); err != nil {
 			t.Fatal(err)
@@ -279,4 +269,21 @@ func TestMigration0370ReadinessCountersOfEventsThere(t *testing.T) {
 		}
 		checkReadinessScan(t, db, sites, start)
 	})
+}
+
+// randomOutcome gives a claimed event a random outcome as the drain
+// records it: most sent (within three days of being made), some built in
+// dry run, due again or dead.
+func randomOutcome(rng *rand.Rand, d *model.Delivery, now time.Time) {
+	switch r := rng.IntN(10); {
+	case r < 6:
+		sent := d.CreatedAt.Add(time.Duration(rng.Int64N(int64(3 * 24 * time.Hour))))
+		d.State, d.SentAt = model.DeliverySent, &sent
+	case r < 7:
+		d.State = model.DeliveryDryRun
+	case r < 8:
+		d.State, d.NextAt = model.DeliveryRetry, now
+	default:
+		d.State = model.DeliveryDead
+	}
 }
