@@ -159,15 +159,7 @@ func uploaded(d *model.Delivery) bool {
 // true), a row's sent time is the event's SentAt; inserted, it has none
 // (an event inserted already sent counts on its creation's day).
 func (q Q) coverageCount(ctx context.Context, ds []*model.Delivery, recorded bool) error {
-	type at struct {
-		site model.SiteID
-		day  int64
-	}
-	var (
-		days   []at
-		counts = map[at][]model.Count{}
-		keys   = map[at]string{}
-	)
+	var byDay dayCounts
 	for _, d := range ds {
 		cs := model.CoverageCounts(d.Payload)
 		if cs == nil {
@@ -177,19 +169,9 @@ func (q Q) coverageCount(ctx context.Context, ds []*model.Delivery, recorded boo
 		if recorded && d.SentAt != nil {
 			when = *d.SentAt
 		}
-		k := at{d.SiteID, model.Day(when)}
-		if _, ok := counts[k]; !ok {
-			days = append(days, k)
-			keys[k] = d.ID
-		}
-		counts[k] = append(counts[k], cs...)
+		byDay.add(d.SiteID, model.Day(when), d.ID, cs...)
 	}
-	for _, k := range days {
-		if err := q.CountersAdd(ctx, k.site, k.day, keys[k], mergeCounts(counts[k])...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return byDay.flush(ctx, q)
 }
 
 // pgStateRow is stateRow with the types PostgreSQL cannot infer in a

@@ -188,33 +188,49 @@ func (q Q) readyAdd(ctx context.Context, list []readyRow, before bool) error {
 	for _, x := range list {
 		perLead[x.lead]++
 	}
-	type at struct {
-		site string
-		day  int64
-	}
-	var (
-		days   []at
-		counts = map[at][]model.Count{}
-		keys   = map[at]string{}
-	)
-	add := func(k at, lead string, c model.Count) {
-		if _, ok := counts[k]; !ok {
-			days = append(days, k)
-			keys[k] = lead
-		}
-		counts[k] = append(counts[k], c)
-	}
+	var byDay dayCounts
 	for _, x := range list {
-		add(at{x.site, x.day}, x.lead, model.Count{Name: model.CounterReadyWaits, Dim: model.ReadyWaitDim(x.kind, x.name, int(x.bucket)), N: 1})
-		add(at{x.site, x.upload}, x.lead, model.Count{Name: model.CounterReadyUploads, N: 1})
+		site := model.SiteID(x.site)
+		byDay.add(site, x.day, x.lead, model.Count{Name: model.CounterReadyWaits, Dim: model.ReadyWaitDim(x.kind, x.name, int(x.bucket)), N: 1})
+		byDay.add(site, x.upload, x.lead, model.Count{Name: model.CounterReadyUploads, N: 1})
 		n, ok := perLead[x.lead]
 		if ok && ((before && x.all == 0) || (!before && n == x.all)) {
-			add(at{x.site, x.day}, x.lead, model.Count{Name: model.CounterReadyUploaded, N: 1})
+			byDay.add(site, x.day, x.lead, model.Count{Name: model.CounterReadyUploaded, N: 1})
 			delete(perLead, x.lead)
 		}
 	}
-	for _, k := range days {
-		if err := q.CountersAdd(ctx, model.SiteID(k.site), k.day, keys[k], mergeCounts(counts[k])...); err != nil {
+	return byDay.flush(ctx, q)
+}
+
+// dayCounts gathers counts by site and day, to be added (flush) a day at
+// a time in the order the days came, each keyed (CountersAdd's shard) by
+// the row that brought the day first.
+type dayCounts struct {
+	days   []siteDay
+	counts map[siteDay][]model.Count
+	keys   map[siteDay]string
+}
+
+type siteDay struct {
+	site model.SiteID
+	day  int64
+}
+
+func (c *dayCounts) add(site model.SiteID, day int64, key string, cs ...model.Count) {
+	k := siteDay{site, day}
+	if _, ok := c.counts[k]; !ok {
+		if c.counts == nil {
+			c.counts, c.keys = map[siteDay][]model.Count{}, map[siteDay]string{}
+		}
+		c.days = append(c.days, k)
+		c.keys[k] = key
+	}
+	c.counts[k] = append(c.counts[k], cs...)
+}
+
+func (c *dayCounts) flush(ctx context.Context, q Q) error {
+	for _, k := range c.days {
+		if err := q.CountersAdd(ctx, k.site, k.day, c.keys[k], mergeCounts(c.counts[k])...); err != nil {
 			return err
 		}
 	}
