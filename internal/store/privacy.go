@@ -118,7 +118,7 @@ func (q Q) LeadRedact(ctx context.Context, id model.LeadID, reasons []model.Reas
 	// an ad names no person), so that the campaign report keeps counting the
 	// lead where it did, and a recount finds it there. Should erasure still
 	// change where it came from, the report's counters follow.
-	rl, _, err := q.reportLead(ctx, id)
+	rl, reportSite, err := q.reportLead(ctx, id)
 	if err != nil {
 		return false, err
 	}
@@ -142,7 +142,7 @@ func (q Q) LeadRedact(ctx context.Context, id model.LeadID, reasons []model.Reas
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return false, fmt.Errorf("store: redact lead %s: %w", id, err)
 	}
-	err = q.reportMove(ctx, id, func() error {
+	err = q.reportMoveFrom(ctx, id, rl, reportSite, func() error {
 		var err error
 		n, err = q.leadRedact(ctx, id, string(sd), string(rs), now)
 		return err

@@ -164,6 +164,12 @@ func (q Q) reportMove(ctx context.Context, id model.LeadID, change func() error)
 	if err != nil {
 		return err
 	}
+	return q.reportMoveFrom(ctx, id, before, site, change)
+}
+
+// reportMoveFrom is reportMove for a caller that has read the lead
+// (reportLead) already: before and site are what it read.
+func (q Q) reportMoveFrom(ctx context.Context, id model.LeadID, before *ReportLead, site model.SiteID, change func() error) error {
 	if err := change(); err != nil {
 		return err
 	}
