@@ -21,6 +21,10 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// migrateHold, set only by tests, runs inside each migration step of
+	// serve (store.MigrateOptions.Hold): it makes a step as slow as a long
+	// one on a large database.
+	migrateHold func(ctx context.Context, version int) error
 }
 
 type command struct {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/app"
@@ -62,26 +63,60 @@ func serve(ctx context.Context, e *env, args []string) error {
 		defer stop()
 	}
 
-	db, err := startStore(ctx, c, log)
+	db, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	users := auth.New(auth.Options{Store: db, Logger: log, Now: time.Now})
-	if err := bootstrapAdmin(ctx, users, c, e, log); err != nil {
+	// An upgrade listens before it migrates: the intake is journaled
+	// meanwhile and replayed after (startUpgrade).
+	up, early, err := startUpgrade(ctx, c, db, log)
+	if err != nil {
 		return err
 	}
-	core, err := startCore(ctx, c, db, log, build)
+	if up != nil {
+		defer up.journal.Close()
+		announce(e, c, early, *cfgPath)
+	}
+	if err := prepareStore(ctx, c, db, log, up, e.migrateHold); err != nil {
+		if early != nil {
+			early.Close()
+		}
+		return err
+	}
+	users := auth.New(auth.Options{Store: db, Logger: log, Now: time.Now})
+	if err := bootstrapAdmin(ctx, users, c, e, log); err != nil {
+		if early != nil {
+			early.Close()
+		}
+		return err
+	}
+	// The use cases, the sources and the web server read this clock: a
+	// request replayed from the upgrade journal is handled at the time it
+	// arrived.
+	clock := &web.UpgradeClock{}
+	core, err := startCore(ctx, c, db, log, build, clock)
 	if err != nil {
+		if early != nil {
+			early.Close()
+		}
 		return err
 	}
 	// Stops the workers on an early return too; a second Stop does nothing.
 	defer core.stop(context.WithoutCancel(ctx))
-	fr, stopHTTP, err := startHTTP(ctx, e, c, db, users, core, log)
+	fr, stopHTTP, err := startHTTP(ctx, e, c, db, users, core, log, clock, up, early)
 	if err != nil {
 		return err
 	}
-	announce(e, c, fr, *cfgPath)
+	if up == nil {
+		announce(e, c, fr, *cfgPath)
+	}
+	// The periodic jobs read the use cases' clock too: they start once
+	// nothing is replayed.
+	if err := core.startJobs(ctx); err != nil {
+		stopHTTP(context.WithoutCancel(ctx))
+		return err
+	}
 
 	select {
 	case err := <-fr.errs:
@@ -100,24 +135,71 @@ func serve(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// startStore opens the database, migrates it, and writes the config
-// file's sites into it; the caller closes it.
-func startStore(ctx context.Context, c *config.Config, log *slog.Logger) (*store.DB, error) {
-	db, err := openStore(ctx, c)
+// upgrade is the server's answer while it migrates the database: the
+// journal of the intake's requests, and the handler that writes it.
+type upgrade struct {
+	*web.Upgrade
+	journal *web.Journal
+}
+
+// startUpgrade listens before the migrations when there are some to apply
+// to a database in use (or a journal that an interrupted upgrade left to
+// replay) and a journal file is configured: the intake's requests are
+// journaled and answered meanwhile, the rest answers 503 (web.Upgrade).
+// Otherwise (a new database, or no journal: PostgreSQL without
+// upgrade_journal) it returns nil and serve migrates before it listens.
+func startUpgrade(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger) (*upgrade, *front, error) {
+	path := upgradeJournalPath(c)
+	if path == "" {
+		return nil, nil, nil
+	}
+	cur, err := db.SchemaVersion(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := prepareStore(ctx, c, db, log); err != nil {
-		db.Close()
-		return nil, err
+	pending, err := db.MigrationsPending(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	return db, nil
+	if (cur == 0 || pending == 0) && !web.JournalExists(path) {
+		return nil, nil, nil
+	}
+	j, err := web.OpenJournal(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	up := &upgrade{Upgrade: web.NewUpgrade(web.UpgradeOptions{Journal: j, Logger: log, TrustedProxies: c.Proxies}), journal: j}
+	fr, err := startFront(ctx, c, db, up, log)
+	if err != nil {
+		j.Close()
+		return nil, nil, err
+	}
+	log.Info("listening while the database is upgraded: the intake is journaled", "migrations", pending, "journal", path)
+	return up, fr, nil
+}
+
+// upgradeJournalPath is upgrade_journal, or PATH.upgrade beside a SQLite
+// database; "" for none.
+func upgradeJournalPath(c *config.Config) string {
+	if c.UpgradeJournal != "" {
+		return c.UpgradeJournal
+	}
+	if path, ok := strings.CutPrefix(c.Database, "sqlite:"); ok {
+		return path + ".upgrade"
+	}
+	return ""
 }
 
 // prepareStore migrates db, seals tokens stored in clear, and provisions
-// the config file's sites.
-func prepareStore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger) error {
-	if applied, err := db.Migrate(ctx, time.Now); err != nil {
+// the config file's sites. With up, each step of the migration is shown on
+// the upgrade's answers; hold is the tests' hook (store.MigrateOptions.Hold).
+func prepareStore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, up *upgrade,
+	hold func(context.Context, int) error) error {
+	o := store.MigrateOptions{Now: time.Now, Hold: hold}
+	if up != nil {
+		o.Step = up.Step
+	}
+	if applied, err := db.MigrateWith(ctx, o); err != nil {
 		return err
 	} else if len(applied) > 0 {
 		log.Info("migrated the database", "versions", fmt.Sprint(applied))
@@ -155,7 +237,8 @@ func (k *core) stop(ctx context.Context) {
 // startCore builds the use cases, the metrics when asked for, and the
 // delivery runner with its destinations' handlers, and starts the runner
 // and the periodic jobs; the caller stops them with stop.
-func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, build buildinfo.Info) (*core, error) {
+func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Logger, build buildinfo.Info,
+	clock *web.UpgradeClock) (*core, error) {
 	lists, err := qualifyLists(c)
 	if err != nil {
 		return nil, err
@@ -175,14 +258,14 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	k.svc = app.New(app.Options{Store: db, Logger: log, Now: time.Now, Lists: lists, SecretKey: c.SecretKey,
+	k.svc = app.New(app.Options{Store: db, Logger: log, Now: clock.Now, Lists: lists, SecretKey: c.SecretKey,
 		Graph: graph, Notifier: wake, Platforms: list})
 	// The Lead Ads backfill and check; its fetch is the Lead Ads source's
 	// worker.
-	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: k.svc, Logger: log, Now: time.Now})
+	leadAds := leadads.New(leadads.Options{Store: db, Graph: graph, Leads: k.svc, Logger: log, Now: clock.Now})
 	// The lead sources: their routes are mounted by the web server, their
 	// workers are destinations of the runner.
-	k.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: log, Now: time.Now, Endpoints: c.PlatformAPIURLs},
+	k.sources = sources.All(source.Deps{Deps: platform.Deps{Logger: log, Now: clock.Now, Endpoints: c.PlatformAPIURLs},
 		App: k.svc, Sites: db, Pauses: db, PublicURL: c.PublicURL, Settings: sourceSettings(c), Graph: graph})
 	for _, src := range k.sources {
 		if w, ok := src.(source.Worker); ok {
@@ -206,15 +289,15 @@ func startCore(ctx context.Context, c *config.Config, db *store.DB, log *slog.Lo
 	}
 
 	// Each job runs under a lock named after it: with several nodes on one
-	// PostgreSQL exactly one runs it at a time.
+	// PostgreSQL exactly one runs it at a time. Started by startJobs.
 	k.periodic = jobs.New(jobs.Options{Logger: log, Lock: db.WithJobLock, Jobs: append(serveJobs(c, k.svc, leadAds, googleDest, log),
 		notifyJobs(k.notifier, db, log)...)})
-	if err := k.periodic.Start(ctx); err != nil {
-		k.notifier.Stop(context.WithoutCancel(ctx))
-		k.runner.Stop(context.WithoutCancel(ctx))
-		return nil, err
-	}
 	return k, nil
+}
+
+// startJobs starts the periodic jobs; stop stops them.
+func (k *core) startJobs(ctx context.Context) error {
+	return k.periodic.Start(ctx)
 }
 
 // sourceSettings are the lead sources' program-wide settings from the
@@ -274,10 +357,14 @@ func serveJobs(c *config.Config, svc *app.Service, leadAds *leadads.Service, goo
 // metrics on their own address when asked for. It returns the front (whose
 // errs say a listener failed) and how to stop both gracefully: the metrics
 // at once, the front letting in-flight requests finish within ctx.
+//
+// With up the front is already listening (early, answering with up): the
+// requests journaled during the upgrade are replayed through the web app,
+// which then answers every request.
 func startHTTP(ctx context.Context, e *env, c *config.Config, db *store.DB, users *auth.Service, k *core,
-	log *slog.Logger) (*front, func(ctx context.Context), error) {
+	log *slog.Logger, clock *web.UpgradeClock, up *upgrade, early *front) (*front, func(ctx context.Context), error) {
 	m := k.metrics
-	wo := web.Options{App: k.svc, Store: db, Logger: log, Now: time.Now, TrustedProxies: c.Proxies,
+	wo := web.Options{App: k.svc, Store: db, Logger: log, Now: clock.Now, TrustedProxies: c.Proxies,
 		Auth: users, PublicURL: c.PublicURL, Location: c.Admin.Location, Limits: webLimits(c), Notifier: k.notifier,
 		Platforms: k.svc.Platforms(), Sources: k.sources}
 	if m != nil {
@@ -288,9 +375,21 @@ func startHTTP(ctx context.Context, e *env, c *config.Config, db *store.DB, user
 	}
 	handler := web.New(wo).Handler()
 
-	fr, err := startFront(ctx, c, db, handler, log)
-	if err != nil {
-		return nil, nil, err
+	fr := early
+	if up != nil {
+		st, err := up.Finish(ctx, handler, clock.Set)
+		if err != nil {
+			fr.Close()
+			return nil, nil, fmt.Errorf("replaying the requests received during the upgrade (kept in %s for the next start): %w",
+				upgradeJournalPath(c), err)
+		}
+		log.Info("replayed the requests received during the upgrade; serving", "requests", st.Replayed,
+			"refused", st.Failed, "took", st.Took.Round(time.Millisecond))
+	} else {
+		var err error
+		if fr, err = startFront(ctx, c, db, handler, log); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	var msrv *http.Server

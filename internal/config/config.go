@@ -31,6 +31,11 @@ type Config struct {
 	// https://t.example.com; used in install snippets.
 	PublicURL string `yaml:"public_url"`
 	Database  string `yaml:"database"`
+	// UpgradeJournal is the file that keeps the intake's requests while
+	// serve migrates the database, until they are stored; empty: beside a
+	// SQLite database (PATH.upgrade), none on PostgreSQL (serve then
+	// migrates before it listens).
+	UpgradeJournal string `yaml:"upgrade_journal"`
 	// TrustedProxies are the addresses whose X-Forwarded-For and X-Real-IP
 	// headers are believed.
 	TrustedProxies []string `yaml:"trusted_proxies"`

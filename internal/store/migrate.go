@@ -95,6 +95,51 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 // than this binary: an older binary must not write to it. On PostgreSQL a
 // session advisory lock lets several nodes start together safely.
 func (db *DB) Migrate(ctx context.Context, now func() time.Time) ([]int, error) {
+	return db.MigrateWith(ctx, MigrateOptions{Now: now})
+}
+
+// MigrateOptions tune MigrateWith.
+type MigrateOptions struct {
+	Now func() time.Time
+	// Step, when set, hears each pending step before it starts: the n-th
+	// of total (from 1) and its version. The server shows it while it
+	// answers the intake during an upgrade.
+	Step func(n, total, version int)
+	// Hold, when set, runs inside each step's transaction after its work,
+	// holding what the step holds: tests make a step as slow as a long
+	// one with it. An error rolls the step back.
+	Hold func(ctx context.Context, version int) error
+	// Below, when set, stops before that version: the database is left
+	// in the shape an older binary made (tests of upgrades start there).
+	Below int
+}
+
+// MigrationsPending returns how many migrations this binary would apply to
+// the database (0 when it is up to date, or newer).
+func (db *DB) MigrationsPending(ctx context.Context) (int, error) {
+	cur, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return 0, err
+	}
+	list, err := migrations(db.dialect)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range list {
+		if m.version > cur {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// MigrateWith is Migrate with its options.
+func (db *DB) MigrateWith(ctx context.Context, o MigrateOptions) ([]int, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	unlock, err := db.migrationLock(ctx)
 	if err != nil {
 		return nil, err
@@ -111,10 +156,16 @@ func (db *DB) Migrate(ctx context.Context, now func() time.Time) ([]int, error) 
 	if latest := list[len(list)-1].version; cur > latest {
 		return nil, db.newerSchema(ctx, cur, latest)
 	}
-	var applied []int
+	var pending []migration
 	for _, m := range list {
-		if m.version <= cur {
-			continue
+		if m.version > cur && (o.Below == 0 || m.version < o.Below) {
+			pending = append(pending, m)
+		}
+	}
+	var applied []int
+	for i, m := range pending {
+		if o.Step != nil {
+			o.Step(i+1, len(pending), m.version)
 		}
 		err := db.InTx(ctx, func(tx *Tx) error {
 			if _, err := tx.w.ExecContext(ctx, m.sql); err != nil {
@@ -122,6 +173,11 @@ func (db *DB) Migrate(ctx context.Context, now func() time.Time) ([]int, error) 
 			}
 			if step := goSteps[m.version]; step != nil {
 				if err := step(ctx, tx); err != nil {
+					return fmt.Errorf("store: migration %04d_%s: %w", m.version, m.name, err)
+				}
+			}
+			if o.Hold != nil {
+				if err := o.Hold(ctx, m.version); err != nil {
 					return fmt.Errorf("store: migration %04d_%s: %w", m.version, m.name, err)
 				}
 			}

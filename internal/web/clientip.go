@@ -14,6 +14,9 @@ import (
 // skipping trusted proxies, and X-Real-IP is the fallback. A header from an
 // untrusted peer is never believed.
 func (s *Server) clientIP(r *http.Request) string {
+	if rec := replayed(r); rec != nil {
+		return rec.IP // as it was read when the request arrived
+	}
 	peer := peerAddr(r.RemoteAddr)
 	if !peer.IsValid() {
 		return ""
@@ -68,6 +71,9 @@ func peerAddr(remote string) netip.Addr {
 // isHTTPS tells whether the browser reached us over https: directly, or
 // through a trusted proxy that says so in X-Forwarded-Proto.
 func (s *Server) isHTTPS(r *http.Request) bool {
+	if rec := replayed(r); rec != nil {
+		return rec.HTTPS
+	}
 	if r.TLS != nil {
 		return true
 	}

@@ -124,12 +124,22 @@ func (s *Server) routes() http.Handler {
 // request budget) is the request context's source.Edge.
 func (s *Server) sourceRoute(h source.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = r.WithContext(source.WithEdge(r.Context(), s.edge))
+		e := s.edge
+		if replayed(r) != nil {
+			e = replayEdge{edge{s}}
+		}
+		r = r.WithContext(source.WithEdge(r.Context(), e))
 		if err := h(w, r); err != nil {
 			s.fail(w, r, err)
 		}
 	})
 }
+
+// replayEdge is the edge of a request replayed from the upgrade journal:
+// its budget was counted when it arrived.
+type replayEdge struct{ edge }
+
+func (replayEdge) Admit(*model.Site) error { return nil }
 
 // edge is the server's source.Edge.
 type edge struct{ s *Server }
