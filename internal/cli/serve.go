@@ -74,21 +74,27 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// closeEarly stops the early listener when serve fails before it
+	// serves: requests being journaled finish and are answered (and
+	// replayed at the next start).
+	closeEarly := func() {
+		if early != nil {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+			defer cancel()
+			early.Shutdown(sctx, log)
+		}
+	}
 	if up != nil {
 		defer up.journal.Close()
 		announce(e, c, early, *cfgPath)
 	}
 	if err := prepareStore(ctx, c, db, log, up, e.migrateHold); err != nil {
-		if early != nil {
-			early.Close()
-		}
+		closeEarly()
 		return err
 	}
 	users := auth.New(auth.Options{Store: db, Logger: log, Now: time.Now})
 	if err := bootstrapAdmin(ctx, users, c, e, log); err != nil {
-		if early != nil {
-			early.Close()
-		}
+		closeEarly()
 		return err
 	}
 	// The use cases, the sources and the web server read this clock: a
@@ -97,9 +103,7 @@ func serve(ctx context.Context, e *env, args []string) error {
 	clock := &web.UpgradeClock{}
 	core, err := startCore(ctx, c, db, log, build, clock)
 	if err != nil {
-		if early != nil {
-			early.Close()
-		}
+		closeEarly()
 		return err
 	}
 	// Stops the workers on an early return too; a second Stop does nothing.
