@@ -168,6 +168,11 @@ func startUpgrade(ctx context.Context, c *config.Config, db *store.DB, log *slog
 	if (cur == 0 || pending == 0) && !web.JournalExists(path) {
 		return nil, nil, nil
 	}
+	if c.TLS.Enabled() && cur < certificatesSince {
+		// The front keeps its certificates in the database: a schema
+		// without their table is migrated first.
+		return nil, nil, nil
+	}
 	j, err := web.OpenJournal(path)
 	if err != nil {
 		return nil, nil, err
@@ -181,6 +186,10 @@ func startUpgrade(ctx context.Context, c *config.Config, db *store.DB, log *slog
 	log.Info("listening while the database is upgraded: the intake is journaled", "migrations", pending, "journal", path)
 	return up, fr, nil
 }
+
+// certificatesSince is the migration that made the table the front keeps
+// its TLS certificates in.
+const certificatesSince = 150
 
 // upgradeJournalPath is upgrade_journal, or PATH.upgrade beside a SQLite
 // database; "" for none.
