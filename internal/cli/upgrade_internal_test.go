@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -134,7 +137,20 @@ const upgradeLead = `{"site":"dent","event_id":"up-1","email":"ayse.yilmaz@gmail
 	`"name":"Ayşe Yılmaz","fill_ms":8400,"message":"Implant tedavisi için randevu almak istiyorum, hafta içi akşam uygunum.",` +
 	`"page_url":"https://www.istanbuldis.example/implant","user_agent":"Mozilla/5.0","client_ip":"203.0.113.1"}`
 
-const upgradeCallToken = "calltok-0123456789abcdef"
+const (
+	upgradeCallToken = "calltok-0123456789abcdef"
+	upgradeAppSecret = "app-secret-0123456789abcdef"
+)
+
+// whatsAppFirst is the webhook of a Click-to-WhatsApp chat's first message.
+func whatsAppFirst(id, user string) string {
+	return `{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"field":"messages","value":{` +
+		`"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},` +
+		fmt.Sprintf(`"contacts":[{"profile":{"name":"Ayşe"},"user_id":%q}],"messages":[{"from_user_id":%q,"id":%q,`+
+			`"timestamp":"%d","type":"text","text":{"body":"İmplant fiyatı ne kadar, randevu alabilir miyim?"},`+
+			`"referral":{"source_url":"https://fb.me/3cr4Wqqkv","source_id":"120226305854810726","source_type":"ad",`+
+			`"headline":"İmplant","ctwa_clid":"Clid%s"}}]`, user, user, id, time.Now().Unix(), id) + `}}]}]}`
+}
 
 // TestServeUpgradeJournalsTheIntake: serve on a database one migration
 // behind listens at once; while that migration runs (held open), the
@@ -154,8 +170,9 @@ func TestServeUpgradeJournalsTheIntake(t *testing.T) {
 			dir, dsn := t.TempDir(), storetest.DSN(t)
 			journal := filepath.Join(dir, "intake.upgrade")
 			cfgText := testkit.Config{Database: dsn, SecretKey: true, Delivery: "{poll: 1h}",
-				Top:  fmt.Sprintf("upgrade_journal: %q", journal),
-				Site: fmt.Sprintf("    call_token: %q", upgradeCallToken)}.YAML()
+				Top: fmt.Sprintf("upgrade_journal: %q\nwhatsapp: {verify_token: \"verify-0123456789abcdef\", app_secret: %q}",
+					journal, upgradeAppSecret),
+				Site: fmt.Sprintf("    call_token: %q\n    whatsapp:\n      phone_number_ids: [\"106540352242922\"]", upgradeCallToken)}.YAML()
 			cfg := filepath.Join(dir, "cleanads.yaml")
 			if err := os.WriteFile(cfg, []byte(cfgText), 0o600); err != nil {
 				t.Fatal(err)
@@ -223,6 +240,17 @@ func TestServeUpgradeJournalsTheIntake(t *testing.T) {
 				map[string]string{"Authorization": "Bearer not-the-key-0123456789"}); a.status != 202 {
 				t.Errorf("lead with a wrong key: %d %s", a.status, a.body)
 			}
+			// A WhatsApp chat's first message, signed with the app's
+			// secret, and one whose signature is wrong.
+			for i, sig := range []string{upgradeAppSecret, "not-the-secret"} {
+				body := whatsAppFirst(fmt.Sprintf("wamid.U%d", i), fmt.Sprintf("TR.100000000000000%d", i))
+				mac := hmac.New(sha256.New, []byte(sig))
+				mac.Write([]byte(body))
+				if a := send(t, "POST", base+"/v1/webhooks/whatsapp", "application/json", body,
+					map[string]string{"X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil))}); a.status != 200 {
+					t.Errorf("whatsapp: %d %s", a.status, a.body)
+				}
+			}
 			answered := time.Now()
 
 			if crash {
@@ -242,7 +270,7 @@ func TestServeUpgradeJournalsTheIntake(t *testing.T) {
 			if _, err := os.Stat(journal); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the journal after the replay: %v", err)
 			}
-			if !strings.Contains(out.String(), `requests=5 refused=1`) {
+			if !strings.Contains(out.String(), `requests=7 refused=2`) {
 				t.Errorf("replay log: %s", out.String())
 			}
 			if err := stop(); err != nil {
@@ -286,13 +314,23 @@ func TestServeUpgradeJournalsTheIntake(t *testing.T) {
 				t.Fatal(err)
 			}
 			var form0 *model.Lead
+			chats := 0
 			for _, l := range list {
+				if l.Source == model.SourceWhatsApp {
+					chats++
+					if l.ReceivedAt.After(answered) {
+						t.Errorf("the chat's lead received at %v, after %v", l.ReceivedAt, answered)
+					}
+				}
 				if l.EventID == "up-forged" {
 					t.Errorf("the lead with a wrong key was stored")
 				}
 				if l.Name == "Mehmet Demir" {
 					form0 = l
 				}
+			}
+			if chats != 1 {
+				t.Errorf("leads of the signed chat: %d, want 1 (the badly signed one refused at replay)", chats)
 			}
 			if form0 == nil || form0.ClientIP != "127.0.0.1" || form0.ReceivedAt.After(answered) {
 				t.Errorf("the form's lead: %+v", form0)
