@@ -183,6 +183,35 @@ func (j *Journal) scan(from int64, fn func(rec *journalRecord, next int64) error
 	}
 }
 
+// written is the size of the records written whole.
+func (j *Journal) written() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
+// appendLine appends rec to the file at path as one JSON line, on disk
+// before it returns.
+func appendLine(path string, rec *journalRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // posPath is where the replay keeps how far it got, so a crash during the
 // replay does not store the requests before it twice.
 func (j *Journal) posPath() string { return j.path + ".pos" }

@@ -248,24 +248,27 @@ func (u *Upgrade) Finish(ctx context.Context, live http.Handler, at func(time.Ti
 	var st ReplayStats
 	off := u.journal.replayedTo()
 	for {
+		size := u.journal.written()
 		end, err := u.journal.scan(off, func(rec *journalRecord, next int64) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			status, err := replay(ctx, live, rec, at)
+			status, err := u.replayOne(ctx, live, rec, at)
 			if err != nil {
 				return err
 			}
 			st.Replayed++
 			if status >= 300 {
 				st.Failed++
-				u.log.Warn("a request received during the upgrade was refused at replay",
-					"method", rec.Method, "path", pathOf(rec.Target), "status", status, "at", rec.At)
 			}
 			return u.journal.markReplayed(next)
 		})
 		if err != nil {
 			return st, err
+		}
+		if end < size {
+			// Every byte up to size was written whole before the scan: a
+			// record there that does not read back is damage, not a
+			// write under way.
+			return st, fmt.Errorf("web: upgrade journal %s: the record at byte %d is damaged; the requests after it are not replayed",
+				u.journal.path, end)
 		}
 		off = end
 		done, err := u.journal.closeIfDone(off, func() { u.live.Store(&live) })
@@ -277,6 +280,58 @@ func (u *Upgrade) Finish(ctx context.Context, live http.Handler, at func(time.Ti
 			return st, nil
 		}
 	}
+}
+
+// replayAttempts is how many times a request whose replay fails on the
+// server's side (5xx: the database did not answer) is tried.
+const replayAttempts = 3
+
+// replayOne replays rec and returns its status. A refusal (4xx: a wrong
+// key or signature, an unknown site) is logged: the request stores
+// nothing, as it would have stored nothing when it arrived. A failure of
+// the server (5xx) is tried again, then kept in the journal's .failed
+// file and logged, so that nothing is dropped unseen.
+func (u *Upgrade) replayOne(ctx context.Context, live http.Handler, rec *journalRecord, at func(time.Time) func()) (int, error) {
+	var status int
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		var err error
+		status, err = replay(ctx, live, rec, at)
+		if err != nil {
+			// Not a request (a record this build cannot read back):
+			// kept, not replayed.
+			status = http.StatusBadRequest
+			u.keepFailed(rec, err)
+			return status, nil
+		}
+		if status < 500 || attempt == replayAttempts {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	switch {
+	case status >= 500:
+		u.keepFailed(rec, fmt.Errorf("status %d", status))
+	case status >= 300:
+		u.log.Warn("a request received during the upgrade was refused at replay",
+			"method", rec.Method, "path", pathOf(rec.Target), "status", status, "at", rec.At)
+	}
+	return status, nil
+}
+
+// keepFailed appends rec to the journal's .failed file (JSON lines) and
+// logs where it is.
+func (u *Upgrade) keepFailed(rec *journalRecord, why error) {
+	path := u.journal.path + ".failed"
+	err := appendLine(path, rec)
+	u.log.Error("a request received during the upgrade failed at replay; kept for inspection",
+		"method", rec.Method, "path", pathOf(rec.Target), "at", rec.At, "err", why, "kept_in", path, "keep_err", err)
 }
 
 // Serve hands every request to live without a replay: there was no

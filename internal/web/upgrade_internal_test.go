@@ -127,3 +127,37 @@ func TestUpgradeFinishReplaysInOrderThenServesLive(t *testing.T) {
 		t.Fatalf("after the replay: %d %q, %v", w.Code, w.Body, seen)
 	}
 }
+
+// TestUpgradeFinishKeepsAServerFailure: a request whose replay fails on
+// the server's side every time it is tried is kept in the journal's
+// .failed file, not dropped, and the replay goes on with the next one.
+func TestUpgradeFinishKeepsAServerFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := NewUpgrade(UpgradeOptions{Journal: j})
+	for n := 1; n <= 2; n++ {
+		r := httptest.NewRequest("POST", fmt.Sprintf("/v1/calls?n=%d", n), strings.NewReader(`{}`))
+		u.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	tries := map[string]int{}
+	st, err := u.Finish(context.Background(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := r.URL.Query().Get("n")
+		tries[n]++
+		if n == "1" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Replayed != 2 || st.Failed != 1 || tries["1"] != replayAttempts || tries["2"] != 1 {
+		t.Fatalf("stats %+v, tries %v", st, tries)
+	}
+	b, err := os.ReadFile(path + ".failed")
+	if err != nil || strings.Count(string(b), "\n") != 1 || !strings.Contains(string(b), "/v1/calls?n=1") {
+		t.Fatalf("kept: %q %v", b, err)
+	}
+}
