@@ -39,6 +39,7 @@ type Upgrade struct {
 	scripts http.Handler
 
 	step, total atomic.Int64
+	replaying   atomic.Bool
 	live        atomic.Pointer[http.Handler]
 	// accepted counts the requests journaled (for the log and the
 	// measurements).
@@ -114,7 +115,7 @@ func (u *Upgrade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // status is the words of the refusal: which step runs.
 func (u *Upgrade) status() string {
-	if n := u.step.Load(); n > 0 {
+	if n := u.step.Load(); n > 0 && !u.replaying.Load() {
 		return fmt.Sprintf("upgrading: step %d of %d", n, u.total.Load())
 	}
 	return "upgrading: replaying the requests received during the upgrade"
@@ -245,6 +246,7 @@ type ReplayStats struct {
 // are journaled and replayed too, so the order holds.
 func (u *Upgrade) Finish(ctx context.Context, live http.Handler, at func(time.Time) (reset func())) (ReplayStats, error) {
 	start := time.Now()
+	u.replaying.Store(true)
 	var st ReplayStats
 	off := u.journal.replayedTo()
 	for {
