@@ -270,8 +270,13 @@ func TestServeUpgradeJournalsTheIntake(t *testing.T) {
 			if _, err := os.Stat(journal); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the journal after the replay: %v", err)
 			}
-			if !strings.Contains(out.String(), `requests=7 refused=2`) {
-				t.Errorf("replay log: %s", out.String())
+			// The server serves before serve logs what it replayed.
+			replayed := regexp.MustCompile(`msg="replayed the requests[^\n]*`)
+			for deadline := time.Now().Add(30 * time.Second); replayed.FindString(out.String()) == "" && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if line := replayed.FindString(out.String()); !strings.Contains(line, `requests=7 refused=2`) {
+				t.Errorf("replay log: %q", line)
 			}
 			if err := stop(); err != nil {
 				t.Fatalf("serve: %v\n%s", err, out.String())
