@@ -17,7 +17,9 @@ import (
 // so with one row every visit to a site would wait for the one before it
 // to commit. With 10 connections, 32 rows make two transactions of one
 // site meet on a row about once in four; a read sums 32 rows a counter and
-// day. SQLite has one writer and uses one row.
+// day. Past days see few writes: the hourly retention job folds their rows
+// into one (CountersFold), so only today's and yesterday's stay spread.
+// SQLite has one writer and uses one row.
 const counterShards = 32
 
 // shard picks the row of a counter an increment goes to, from a key of the
