@@ -5,10 +5,11 @@
 -- left to fold (today's, yesterday's and the few written to older days
 -- since the last run), so the job finds them without reading the table.
 CREATE INDEX site_counters_unfolded ON site_counters (day) WHERE shard <> 0;
--- The days already there, folded once (nothing else runs during a
--- migration): each day's shard rows summed into its shard 0.
+-- The rows already there, folded once, today's too (the intakes that
+-- follow spread today's over its shards again): each counter's shard rows
+-- summed into its shard 0.
 WITH gone AS (
-    DELETE FROM site_counters WHERE shard <> 0 AND day < CAST(EXTRACT(EPOCH FROM now()) AS BIGINT) / 86400 - 1
+    DELETE FROM site_counters WHERE shard <> 0
     RETURNING site_id, day, name, dim, n)
 INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 SELECT site_id, day, name, dim, 0, SUM(n) FROM gone GROUP BY site_id, day, name, dim
