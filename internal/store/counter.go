@@ -373,13 +373,14 @@ func (q Q) leadVerdictSet(ctx context.Context, id model.LeadID, verdict model.Ve
 
 // CountersFold folds the shards of the counters of the days before before
 // into one row each (shard 0), on PostgreSQL, and returns how many shard
-// rows it folded. Shards are there so that concurrent intakes do not wait on one
-// row; a past day sees few writes (a verdict or stage of an old lead, an
-// event recorded late), yet its 32 rows a counter were kept for good: at
-// 10,000 leads over a year, 1,600 bytes a lead. A write that comes to a
-// folded day later makes a shard row again, which the next fold takes.
-// Readers sum over the shards, so the figures are the same before and
-// after. SQLite writes shard 0 only: nothing to do.
+// rows it folded. Shards are there so that concurrent intakes do not wait
+// on one row; a past day sees few writes (a verdict or stage of an old
+// lead, an event recorded late), yet its 32 rows a counter were kept for
+// good: at 10,000 leads over a year, 1,600 bytes a lead. A write that comes
+// to a folded day later makes a shard row again, which the next fold
+// takes. Readers sum over the shards, so the figures are the same before
+// and after (a counter whose shards sum to 0 keeps its row of 0, as a
+// reader sees it now). SQLite writes shard 0 only: nothing to do.
 //
 // Each day is one transaction of one statement. It takes only the rows no
 // one holds (SKIP LOCKED) and adds only what it deleted, so a count is
@@ -388,7 +389,8 @@ func (q Q) leadVerdictSet(ctx context.Context, id model.LeadID, verdict model.Ve
 // that transaction may wait for a shard row the fold holds (counterKey's
 // lock order puts shard 0 first): the fold gives up on its own after
 // foldLockWait, well within PostgreSQL's deadlock_timeout (1 s), so the
-// other transaction goes on and the day is folded at the next run.
+// other transaction goes on and the day is folded at the next run (as it
+// is if PostgreSQL still picks the fold to abort for a deadlock).
 func (db *DB) CountersFold(ctx context.Context, before int64) (int, error) {
 	if db.dialect != Postgres {
 		return 0, nil
@@ -420,7 +422,7 @@ func (db *DB) CountersFold(ctx context.Context, before int64) (int, error) {
 			SELECT COUNT(*) FROM gone`, day).Scan(&n)
 		})
 		if err != nil {
-			if pgLockNotAvailable(err) {
+			if pgLockNotAvailable(err) || pgTransient(err) {
 				continue // the next run folds it
 			}
 			return folded, fmt.Errorf("store: fold counters of day %d: %w", day, err)
