@@ -47,8 +47,9 @@ type options struct {
 	verify bool
 	// cpuProfile, when set, is where the run's CPU profile is written.
 	cpuProfile string
-	// eventDays, when set, runs retention's shrinking of finished events
-	// (retention.event_days) after each fill, before the measures.
+	// eventDays, when set, runs retention after each fill, before the
+	// measures: its shrinking of finished events (retention.event_days) and
+	// its fold of past days' counter shards.
 	eventDays int
 }
 
@@ -67,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.workers, "workers", 1, "fill transactions run at once (PostgreSQL runs them side by side; SQLite has one writer)")
 	fs.BoolVar(&o.verify, "verify", false, "after each fill, recount the site's counters from its rows (committed) and fail if they were not equal")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the run's CPU profile to this file (for go tool pprof)")
-	fs.IntVar(&o.eventDays, "event-days", 0, "after each fill, shrink finished events older than this many days as retention does (0: leave them whole)")
+	fs.IntVar(&o.eventDays, "event-days", 0, "after each fill, shrink finished events older than this many days and fold past days' counter shards, as retention does (0: leave them)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -105,7 +105,8 @@ func scale(ctx context.Context, o options, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "shrank %d events older than %d days in %s\n", res.Shrunk, o.eventDays, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(out, "shrank %d events older than %d days and folded %d counter shard rows in %s\n", res.Shrunk, o.eventDays,
+				res.CounterShards, time.Since(start).Round(time.Millisecond))
 		}
 		if o.verify {
 			start := time.Now()

@@ -31,6 +31,10 @@ type RetentionResult struct {
 	PageViews int
 	// Shrunk are the finished events shrunk to what the owner's view needs.
 	Shrunk int
+	// CounterShards are the counter rows of past days folded into one row
+	// a counter and day (PostgreSQL's shards; not personal data, so not in
+	// Total).
+	CounterShards int
 }
 
 // Total is everything removed.
@@ -52,8 +56,9 @@ const formTokenKeep = 2 * TokenMaxAge
 // never sent (dry run, dead, expired) older than VisitDays, inbound
 // messages' and calls' receipts older than ReceiptDays, and used form-token
 // nonces past any use; and it shrinks finished events older than EventDays
-// whose deadline has passed to what the owner's view needs. It is
-// idempotent and works in batches.
+// whose deadline has passed to what the owner's view needs. Whatever the
+// policy, it folds the counters of the days before yesterday into a row
+// each (store.CountersFold). It is idempotent and works in batches.
 func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResult, error) {
 	var res RetentionResult
 	now := s.now()
@@ -148,6 +153,11 @@ func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResul
 	}
 	n, err := s.db.FormTokenUsesDeleteBefore(ctx, now.Add(-formTokenKeep))
 	res.FormTokens += n
+	if err != nil {
+		return res, err
+	}
+	// Yesterday may still take an intake that began before midnight.
+	res.CounterShards, err = s.db.CountersFold(ctx, model.Day(now)-1)
 	return res, err
 }
 

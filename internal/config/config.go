@@ -129,9 +129,10 @@ type SiteLimits struct {
 // outlive the platforms' retries of its item (WhatsApp's, up to 7 days).
 const MinReceiptDays = 8
 
-// MinEventDays is the shortest retention.event_days: the dashboard's
-// match-key coverage and the readiness page read the payloads of the last
-// 30 days' events.
+// MinEventDays is the shortest retention.event_days: a month of events
+// keeps the request as sent, for the owner to set beside what the
+// platform's own event tools show. (The dashboard's match-key coverage and
+// the readiness page read counters since migration 0430, not payloads.)
 const MinEventDays = 30
 
 // Retention is how long personal data is kept; 0 days keeps it forever.
@@ -150,7 +151,7 @@ type Retention struct {
 	// deadline has passed is shrunk this many days after it was queued to
 	// what the owner's view needs (its name, time, value and the names of
 	// its match keys); the hashed keys and the request as sent go. At least
-	// 30: the dashboard's match-key coverage reads the last 30 days' events.
+	// 30 (MinEventDays).
 	EventDays int `yaml:"event_days"`
 }
 

@@ -123,7 +123,7 @@ func (c *Config) validate(errs *Problems) {
 			MinReceiptDays, c.Retention.ReceiptDays)
 	}
 	if c.Retention.EventDays < 0 || (c.Retention.EventDays > 0 && c.Retention.EventDays < MinEventDays) {
-		errs.add("retention.event_days", "want at least %d days (the dashboard reads the last 30 days' events; 0 keeps events whole forever), got %d",
+		errs.add("retention.event_days", "want at least %d days (a month of events keeps the request as sent, to check against the platform's event tools; 0 keeps events whole forever), got %d",
 			MinEventDays, c.Retention.EventDays)
 	}
 	seen := map[string]bool{}

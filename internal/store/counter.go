@@ -17,7 +17,9 @@ import (
 // so with one row every visit to a site would wait for the one before it
 // to commit. With 10 connections, 32 rows make two transactions of one
 // site meet on a row about once in four; a read sums 32 rows a counter and
-// day. SQLite has one writer and uses one row.
+// day. Past days see few writes: the hourly retention job folds their rows
+// into one (CountersFold), so only today's and yesterday's stay spread.
+// SQLite has one writer and uses one row.
 const counterShards = 32
 
 // shard picks the row of a counter an increment goes to, from a key of the
@@ -368,3 +370,68 @@ func (q Q) leadVerdictSet(ctx context.Context, id model.LeadID, verdict model.Ve
 	}
 	return fmt.Errorf("store: set verdict of lead %s: it kept changing: %w", id, model.ErrConflict)
 }
+
+// CountersFold folds the shards of the counters of the days before before
+// into one row each (shard 0), on PostgreSQL, and returns how many shard
+// rows it folded. Shards are there so that concurrent intakes do not wait
+// on one row; a past day sees few writes (a verdict or stage of an old
+// lead, an event recorded late), yet its 32 rows a counter were kept for
+// good: at 10,000 leads over a year, 1,600 bytes a lead. A write that comes
+// to a folded day later makes a shard row again, which the next fold
+// takes. Readers sum over the shards, so the figures are the same before
+// and after (a counter whose shards sum to 0 keeps its row of 0, as a
+// reader sees it now). SQLite writes shard 0 only: nothing to do.
+//
+// Each day is one transaction of one statement. It takes only the rows no
+// one holds (SKIP LOCKED) and adds only what it deleted, so a count is
+// never lost or doubled; a row it skipped waits for the next run. Adding
+// to a day's shard 0 can wait for a transaction that holds that row, and
+// that transaction may wait for a shard row the fold holds (counterKey's
+// lock order puts shard 0 first): the fold gives up on its own after
+// foldLockWait, well within PostgreSQL's deadlock_timeout (1 s), so the
+// other transaction goes on and the day is folded at the next run (as it
+// is if PostgreSQL still picks the fold to abort for a deadlock).
+func (db *DB) CountersFold(ctx context.Context, before int64) (int, error) {
+	if db.dialect != Postgres {
+		return 0, nil
+	}
+	rows, err := db.query(ctx, `/* Store.CountersFold */ SELECT DISTINCT day FROM site_counters WHERE shard <> 0 AND day < ? ORDER BY day`, before)
+	days, err := scanAll(rows, err, "unfolded counter days", func(r scanner) (int64, error) {
+		var d int64
+		err := r.Scan(&d)
+		return d, err
+	})
+	if err != nil {
+		return 0, err
+	}
+	folded := 0
+	for _, day := range days {
+		var n int
+		err := db.InTx(ctx, func(tx *Tx) error {
+			if _, err := tx.exec(ctx, `/* Store.CountersFold */ SET LOCAL lock_timeout = '`+foldLockWait+`'`); err != nil {
+				return err
+			}
+			return tx.queryRow(ctx, `/* Store.CountersFold */ WITH gone AS (
+				DELETE FROM site_counters WHERE ctid = ANY(ARRAY(
+					SELECT ctid FROM site_counters WHERE day = ? AND shard <> 0 FOR UPDATE SKIP LOCKED))
+				RETURNING site_id, day, name, dim, n),
+			-- Run to its end though not read, as every data-modifying part.
+			kept AS (INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+				SELECT site_id, day, name, dim, 0, SUM(n) FROM gone GROUP BY site_id, day, name, dim
+				ON CONFLICT (site_id, day, name, dim, shard) DO UPDATE SET n = site_counters.n + excluded.n RETURNING 1)
+			SELECT COUNT(*) FROM gone`, day).Scan(&n)
+		})
+		if err != nil {
+			if pgLockNotAvailable(err) || pgTransient(err) {
+				continue // the next run folds it
+			}
+			return folded, fmt.Errorf("store: fold counters of day %d: %w", day, err)
+		}
+		folded += n
+	}
+	return folded, nil
+}
+
+// foldLockWait is how long CountersFold waits for a row lock before it
+// leaves the day for its next run (PostgreSQL's lock_timeout).
+const foldLockWait = "50ms"

@@ -24,7 +24,10 @@ import (
 // count in the same sites' and days' lead, verdict and readiness counters.
 // No call fails (a deadlock would abort one, and an outcome not recorded
 // is an event sent twice), none loses a row, and every counter equals a
-// recount.
+// recount. Meanwhile a third handle folds the days' counter shards again
+// and again, as the hourly retention job does with past days: no write
+// waits on it long enough to fail, and it neither loses nor doubles a
+// count.
 func TestCountersTwoNodesOnePostgres(t *testing.T) {
 	dsn := storetest.PostgresDSN(t)
 	nodes := map[string]*store.DB{"node-a": storetest.Open(t, dsn), "node-b": storetest.Open(t, dsn)}
@@ -134,7 +137,29 @@ func TestCountersTwoNodesOnePostgres(t *testing.T) {
 			}()
 		}
 	}
+	folder := storetest.Open(t, dsn)
+	foldDone, folded := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-foldDone:
+				folded <- n
+				return
+			default:
+			}
+			k, err := folder.CountersFold(ctx, model.Day(start)+6)
+			if err != nil {
+				fail(fmt.Errorf("fold: %w", err))
+			}
+			n += k
+		}
+	}()
 	wg.Wait()
+	close(foldDone)
+	if n := <-folded; n == 0 {
+		t.Error("the fold never folded a row while the nodes wrote: the test proves nothing of it")
+	}
 	for i, err := range errs {
 		if i == 5 {
 			t.Errorf("... and %d more", len(errs)-5)
@@ -146,10 +171,23 @@ func TestCountersTwoNodesOnePostgres(t *testing.T) {
 		t.Errorf("%d outcomes found no lease", lost)
 	}
 
-	// Every counter equals a recount of what was stored.
+	// Every counter equals a recount of what was stored, folded again or
+	// not.
 	first, last := model.Day(start), model.Day(start)+5
 	for _, site := range sites {
 		got, err := db.Counters(ctx, site, first, last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := folder.CountersFold(ctx, last+1); err != nil {
+			t.Fatal(err)
+		}
+		if left, err := folder.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM site_counters WHERE shard <> 0`); err != nil || left != "0" {
+			t.Errorf("shard rows left after a fold with no writer: %s %v", left, err)
+		}
+		if again, err := db.Counters(ctx, site, first, last); err != nil || fmt.Sprint(again) != fmt.Sprint(got) {
+			t.Errorf("%s: the fold changed the counters: %v %v", site, err, again)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -592,6 +593,88 @@ func TestCountersSumOverShards(t *testing.T) {
 		}
 		if n := cs.Sum(model.CounterLeads, model.SourceWeb, 0, 30000); n != 40 {
 			t.Errorf("web leads: %d", n)
+		}
+	})
+}
+
+// TestCountersFold: a fold leaves every figure as it was; on PostgreSQL it
+// leaves one row a counter and day before the day it is given (shard 0)
+// and the days from it sharded, and counts written to a folded day later
+// are folded by the next run.
+func TestCountersFold(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		trackerSite(t, db, "dent")
+		trackerSite(t, db, "hair")
+		add := func(from int) {
+			t.Helper()
+			for i := from; i < from+60; i++ {
+				site := model.SiteID([]string{"dent", "hair"}[i%2])
+				if err := db.CountersAdd(ctx, site, 20000+int64(i%4), fmt.Sprint("key", i),
+					model.Count{Name: model.CounterLeads, Dim: model.SourceWeb, N: 1}, model.Count{Name: model.CounterVisits, N: 2},
+					model.Count{Name: model.CounterVerdicts, Dim: string(model.VerdictReview), N: int64(1 - i%3)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		count := func(where string) int {
+			t.Helper()
+			n, err := db.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM site_counters WHERE `+where)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, _ := strconv.Atoi(n)
+			return k
+		}
+		read := func() string {
+			t.Helper()
+			var all []string
+			for _, site := range []model.SiteID{"dent", "hair"} {
+				cs, err := db.Counters(ctx, site, 20000, 20003)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, fmt.Sprint(cs))
+			}
+			return strings.Join(all, "\n")
+		}
+		add(0)
+		before := read()
+		folded, err := db.CountersFold(ctx, 20002)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after := read(); after != before {
+			t.Errorf("the fold changed the counters:\n%s\nwas\n%s", after, before)
+		}
+		// Before the day, each site has one day (dent 20000, hair 20001)
+		// of three counters: one row each.
+		if db.Dialect() == store.SQLite {
+			if folded != 0 || count("shard <> 0") != 0 {
+				t.Errorf("SQLite folded %d rows, has %d shard rows", folded, count("shard <> 0"))
+			}
+			return
+		}
+		if n := count("day < 20002"); folded == 0 || n != 6 || count("day < 20002 AND shard <> 0") != 0 {
+			t.Errorf("folded %d rows, %d rows left before the day", folded, n)
+		}
+		if count("day >= 20002 AND shard <> 0") == 0 {
+			t.Error("the days from the fold's day were folded")
+		}
+		// A folded day written again, and folded again.
+		add(60)
+		before = read()
+		if count("day < 20002 AND shard <> 0") == 0 {
+			t.Fatal("the second writes made no shard rows: the test proves nothing")
+		}
+		if _, err := db.CountersFold(ctx, 20004); err != nil {
+			t.Fatal(err)
+		}
+		if after := read(); after != before {
+			t.Errorf("the second fold changed the counters:\n%s\nwas\n%s", after, before)
+		}
+		if n := count("1 = 1"); n != 12 {
+			t.Errorf("%d rows after folding every day, want 12", n)
 		}
 	})
 }

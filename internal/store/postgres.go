@@ -178,3 +178,10 @@ func pgUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
+
+// pgLockNotAvailable tells whether err is PostgreSQL's lock_not_available
+// (a lock_timeout ran out).
+func pgLockNotAvailable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "55P03"
+}
