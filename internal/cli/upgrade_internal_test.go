@@ -26,8 +26,8 @@ import (
 	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-// upgradeFrom is the migration the tests' database lacks: a real one with
-// a backfill (the coverage counters), held open by the test's hook as
+// upgradeFrom is the first migration the tests' database lacks: a real
+// one with a backfill (the coverage counters), held open by the test's hook as
 // long as a reshaping migration takes on a large database.
 const upgradeFrom = 430
 
@@ -152,8 +152,9 @@ func whatsAppFirst(id, user string) string {
 			`"headline":"İmplant","ctwa_clid":"Clid%s"}}]`, user, user, id, time.Now().Unix(), id) + `}}]}]}`
 }
 
-// TestServeUpgradeJournalsTheIntake: serve on a database one migration
-// behind listens at once; while that migration runs (held open), the
+// TestServeUpgradeJournalsTheIntake: serve on a database from before
+// migration upgradeFrom listens at once; while that migration runs (held
+// open), the
 // tracker's visit, a lead from the site's server, a form's post, a call
 // tracker's webhook and a lead with a wrong key are each answered as
 // accepted, the admin pages and /readyz answer 503 with the step, and the
