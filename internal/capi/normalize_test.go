@@ -358,7 +358,7 @@ func TestNormalizePhoneScripts(t *testing.T) {
 func TestPhoneKeyWhole(t *testing.T) {
 	for _, c := range []struct {
 		in, country, want string
-		ok               bool
+		ok                bool
 	}{
 		{"0532 412 87 19", "TR", "905324128719", true},
 		{"532 412 87 19", "TR", "905324128719", true},
