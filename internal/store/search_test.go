@@ -286,7 +286,7 @@ func TestLeadSearchManyPagesByKey(t *testing.T) {
 // e-mail or phone, LeadFilter.Keys) finds the leads of the person who gave
 // it, newest first, on both engines: each key in its own sites only,
 // within the filter's site, user's sites, verdict and page, and not a lead
-// that only mentions the contact in its message.
+// that only mentions the contact in its message, nor an erased one.
 func TestLeadSearchByContactKey(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -348,6 +348,13 @@ func TestLeadSearchByContactKey(t *testing.T) {
 			if got := find(c.f); got != c.want {
 				t.Errorf("%s: %q, want %q", c.name, got, c.want)
 			}
+		}
+		// An erased lead is found by its keys no more.
+		if _, err := db.LeadRedact(ctx, "k6", nil, nil, base.Add(6*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got := find(store.LeadFilter{Search: "ayse@example.com", Keys: email}); got != "k2,k1" {
+			t.Errorf("after erasing k6: %q, want %q", got, "k2,k1")
 		}
 	})
 }
