@@ -448,8 +448,9 @@ type ContactKey struct {
 // contactKeys is the condition keeping the leads with one of keys (for
 // one site, when site is set): each key with the sites it is for, which
 // leads the indexes on (site_id, email_key or phone_key, received_at).
-// Their leads are the person's few, read and sorted whole, however many
-// other leads there are.
+// One site's leads come in the index's order, newest first, and the read
+// stops at the page's end; several sites' or keys' are read whole and
+// sorted, a person's few, however many other leads there are.
 func contactKeys(keys []ContactKey, site model.SiteID) (string, []any) {
 	var ors []string
 	var args []any
