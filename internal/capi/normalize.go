@@ -299,6 +299,32 @@ func NormalizePhone(s, country string) (string, error) {
 	return NormalizePhoneWith(s, country, nil)
 }
 
+// PhoneKeyWhole returns the key NormalizePhone gives s for country when s
+// is a whole phone number, one libphonenumber finds valid there (read as
+// national, or international with a "+", the region's international prefix
+// or the country code in front), and false for anything less: part of a
+// number, an extension, a hash. The inbox searches a whole number by its
+// leads' phone keys, and part of one as text.
+func PhoneKeyWhole(s, country string) (string, bool) {
+	t := asciiDigits(trim(s))
+	if t == "" || looksHashed(t) {
+		return "", false
+	}
+	region := strings.ToUpper(country)
+	if region == "" || phonenumbers.GetCountryCodeForRegion(region) == 0 {
+		region = "ZZ"
+	}
+	pn, err := ParsePhone(t, region)
+	if err != nil || pn.GetExtension() != "" || !phonenumbers.IsValidNumber(pn) {
+		return "", false
+	}
+	k, err := NormalizePhone(s, country)
+	if err != nil {
+		return "", false
+	}
+	return k, true
+}
+
 // PhoneParser parses a phone number as
 // phonenumbers.ParseAndKeepRawInputToNumber does: NormalizePhoneWith and
 // qualify.CheckPhoneWith take one, so a caller that needs both parses the

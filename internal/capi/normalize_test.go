@@ -351,3 +351,34 @@ func TestNormalizePhoneScripts(t *testing.T) {
 		}
 	}
 }
+
+// TestPhoneKeyWhole: a whole valid number gives the key NormalizePhone
+// gives it (for the inbox's search by key); part of one, or a number not
+// valid in the country, gives none.
+func TestPhoneKeyWhole(t *testing.T) {
+	for _, c := range []struct {
+		in, country, want string
+		ok                bool
+	}{
+		{"0532 412 87 19", "TR", "905324128719", true},
+		{"532 412 87 19", "TR", "905324128719", true},
+		{"+90 532 412 87 19", "DE", "905324128719", true},
+		{"905324128719", "TR", "905324128719", true},
+		{"+49 151 12345678", "TR", "4915112345678", true},
+		{"0532 412 87", "TR", "", false},
+		{"412 87 19", "TR", "", false},
+		{"0532 412 87 19", "", "", false},
+		{"000 000 00 00", "TR", "", false},
+		{"0532 412 87 19 ext. 5", "TR", "", false},
+	} {
+		got, ok := PhoneKeyWhole(c.in, c.country)
+		if got != c.want || ok != c.ok {
+			t.Errorf("PhoneKeyWhole(%q, %q) = %q, %v, want %q, %v", c.in, c.country, got, ok, c.want, c.ok)
+		}
+		if ok {
+			if n, _ := NormalizePhone(c.in, c.country); n != got {
+				t.Errorf("PhoneKeyWhole(%q, %q) = %q, NormalizePhone %q", c.in, c.country, got, n)
+			}
+		}
+	}
+}

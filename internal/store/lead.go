@@ -385,6 +385,16 @@ type LeadFilter struct {
 	// than three characters matches nothing.
 	Search      string
 	PhoneDigits string
+	// Keys, when it has any, answers a Search that is a whole e-mail
+	// address or phone number (the inbox decides, see ContactKey) from the
+	// leads' contact keys instead of their text: the leads of the person
+	// who gave it, newest first, through the indexes intake keeps on
+	// (site_id, email_key or phone_key, received_at). That costs the same
+	// at any number of leads, where the text index reads every lead
+	// having a trigram of the term ("053", "gma"). A lead that only
+	// mentions the contact, in its message, is not among them; a part of
+	// it still searches the text.
+	Keys []ContactKey
 	// Before pages back: only leads received before this time (and id).
 	Before   time.Time
 	BeforeID model.LeadID
@@ -403,7 +413,11 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 		where += " AND verdict = ?"
 		args = append(args, string(f.Verdict))
 	}
-	if f.Search != "" {
+	if f.Search != "" && len(f.Keys) > 0 {
+		cond, cargs := contactKeys(f.Keys, f.Site)
+		where += " AND " + cond
+		args = append(args, cargs...)
+	} else if f.Search != "" {
 		terms := searchTerms(f.Search, f.PhoneDigits)
 		if len(terms) == 0 {
 			return nil, nil
@@ -418,6 +432,49 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 	where, args = newestFirst(where, args, "received_at", f.Before, string(f.BeforeID), f.Limit)
 	rows, err := q.query(ctx, `/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where, args...)
 	return scanAll(rows, err, "leads", scanLead)
+}
+
+// ContactKey is a whole e-mail address or phone number searched by the
+// contact key intake gave the leads of some sites (LeadFilter.Keys): a
+// phone's key depends on the site's country.
+type ContactKey struct {
+	// Email says Key is an e-mail key (capi.NormalizeEmail), else a phone
+	// key (capi.NormalizePhone with the sites' country).
+	Email bool
+	Key   string
+	Sites []model.SiteID
+}
+
+// contactKeys is the condition keeping the leads with one of keys (for
+// one site, when site is set): each key with the sites it is for, which
+// leads the indexes on (site_id, email_key or phone_key, received_at).
+// One site's leads come in the index's order, newest first, and the read
+// stops at the page's end; several sites' or keys' are read whole and
+// sorted, a person's few, however many other leads there are.
+func contactKeys(keys []ContactKey, site model.SiteID) (string, []any) {
+	var ors []string
+	var args []any
+	for _, k := range keys {
+		var in []any
+		for _, s := range k.Sites {
+			if site == "" || s == site {
+				in = append(in, string(s))
+			}
+		}
+		if len(in) == 0 || k.Key == "" {
+			continue
+		}
+		col := "phone_key"
+		if k.Email {
+			col = "email_key"
+		}
+		ors = append(ors, "(site_id IN (?"+strings.Repeat(", ?", len(in)-1)+") AND "+col+" = ?)")
+		args = append(append(args, in...), k.Key)
+	}
+	if len(ors) == 0 {
+		return "1 = 0", nil
+	}
+	return "(" + strings.Join(ors, " OR ") + ")", args
 }
 
 // DayCount is how many leads of one verdict a site received on one day

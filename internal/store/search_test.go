@@ -281,3 +281,80 @@ func TestLeadSearchManyPagesByKey(t *testing.T) {
 		})
 	}
 }
+
+// TestLeadSearchByContactKey: a search given as contact keys (a whole
+// e-mail or phone, LeadFilter.Keys) finds the leads of the person who gave
+// it, newest first, on both engines: each key in its own sites only,
+// within the filter's site, user's sites, verdict and page, and not a lead
+// that only mentions the contact in its message, nor an erased one.
+func TestLeadSearchByContactKey(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		base := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		testkit.AddSites(t, db, base, "tr", "de")
+		add := func(id, site, email, emailKey, phoneKey, msg string, v model.Verdict, at time.Time) {
+			l := testkit.Lead(model.SiteID(site), model.LeadID(id), at, func(l *model.Lead) {
+				l.Email, l.EmailKey, l.PhoneKey, l.Message = email, emailKey, phoneKey, msg
+				l.Phone, l.Decision.Verdict = phoneKey, v
+			})
+			if err := db.LeadInsert(ctx, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clean, junk := model.VerdictClean, model.VerdictJunk
+		add("k1", "tr", "Ayse@Example.com", "ayse@example.com", "905324128719", "", clean, base)
+		add("k2", "tr", "ayse@example.com", "ayse@example.com", "", "", junk, base.Add(time.Hour))
+		add("k3", "de", "", "", "905324128719", "", clean, base.Add(2*time.Hour))
+		add("k4", "de", "x@y.example", "x@y.example", "4953241287190", "", clean, base.Add(3*time.Hour))
+		// Mentions both in its message: the text search finds it, the keys not.
+		add("k5", "tr", "", "", "", "ayse@example.com 905324128719", clean, base.Add(4*time.Hour))
+		add("k6", "tr", "ayse@example.com", "ayse@example.com", "", "", clean, base.Add(5*time.Hour))
+		email := []store.ContactKey{{Email: true, Key: "ayse@example.com", Sites: []model.SiteID{"tr", "de"}}}
+		phone := []store.ContactKey{{Key: "905324128719", Sites: []model.SiteID{"tr"}},
+			{Key: "4953241287190", Sites: []model.SiteID{"de"}}}
+		find := func(f store.LeadFilter) string {
+			t.Helper()
+			list, err := db.LeadList(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, l := range list {
+				out = append(out, string(l.ID))
+			}
+			return strings.Join(out, ",")
+		}
+		second := base.Add(time.Hour)
+		for _, c := range []struct {
+			name string
+			f    store.LeadFilter
+			want string
+		}{
+			{"e-mail, newest first", store.LeadFilter{Search: "ayse@example.com", Keys: email}, "k6,k2,k1"},
+			{"e-mail, text", store.LeadFilter{Search: "ayse@example.com"}, "k6,k5,k2,k1"},
+			{"e-mail, a page", store.LeadFilter{Search: "ayse@example.com", Keys: email, Limit: 2}, "k6,k2"},
+			{"e-mail, the next page", store.LeadFilter{Search: "ayse@example.com", Keys: email, Before: second, BeforeID: "k2"}, "k1"},
+			{"e-mail, a verdict", store.LeadFilter{Search: "ayse@example.com", Keys: email, Verdict: junk}, "k2"},
+			{"e-mail, another site", store.LeadFilter{Search: "ayse@example.com", Keys: email, Site: "de"}, ""},
+			{"e-mail, a user's sites", store.LeadFilter{Search: "ayse@example.com", Keys: email, Only: []model.SiteID{"de"}}, ""},
+			// k3 has the Turkish key in the German site, whose country
+			// reads the number otherwise.
+			{"phone, each site its key", store.LeadFilter{Search: "0532 412 87 19", Keys: phone}, "k4,k1"},
+			{"phone, one site", store.LeadFilter{Search: "0532 412 87 19", Keys: phone, Site: "tr"}, "k1"},
+			{"phone digits, text", store.LeadFilter{Search: "5324128719"}, "k5,k4,k3,k1"},
+			{"no site left", store.LeadFilter{Search: "x", Keys: []store.ContactKey{{Key: "905324128719"}}}, ""},
+		} {
+			if got := find(c.f); got != c.want {
+				t.Errorf("%s: %q, want %q", c.name, got, c.want)
+			}
+		}
+		// An erased lead is found by its keys no more.
+		if _, err := db.LeadRedact(ctx, "k6", nil, nil, base.Add(6*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got := find(store.LeadFilter{Search: "ayse@example.com", Keys: email}); got != "k2,k1" {
+			t.Errorf("after erasing k6: %q, want %q", got, "k2,k1")
+		}
+	})
+}

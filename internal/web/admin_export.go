@@ -34,6 +34,14 @@ func (s *Server) adminExport(w http.ResponseWriter, r *http.Request) {
 	if digits := strings.TrimLeft(onlyDigits(f.Search), "0"); len(digits) >= 3 {
 		f.PhoneDigits = digits
 	}
+	if f.Search != "" {
+		sites, err := s.siteList(r)
+		if err != nil {
+			s.adminFail(w, r, err)
+			return
+		}
+		f.Keys = searchKeys(f.Search, sites, string(f.Site))
+	}
 	// The first page is read before anything is written, so that a failing
 	// database is an error page, not a truncated file.
 	leads, err := s.db.LeadList(r.Context(), f)

@@ -3,10 +3,12 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cleanads/cleanads/internal/capi"
 	"github.com/cleanads/cleanads/internal/model"
 	"github.com/cleanads/cleanads/internal/qualify"
 	"github.com/cleanads/cleanads/internal/store"
@@ -68,6 +70,7 @@ func (s *Server) adminInbox(w http.ResponseWriter, r *http.Request) {
 	if digits := strings.TrimLeft(onlyDigits(d.Q), "0"); len(digits) >= 3 {
 		f.PhoneDigits = digits
 	}
+	f.Keys = searchKeys(d.Q, sites, d.Site)
 	if ms, err := strconv.ParseInt(q.Get("before"), 10, 64); err == nil {
 		f.Before, f.BeforeID = time.UnixMilli(ms), model.LeadID(q.Get("bid"))
 	}
@@ -116,6 +119,53 @@ func (s *Server) leadRow(lang string, l *model.Lead, now time.Time) leadRow {
 	row.Window, row.Urgent = windowNote(lang, l, now)
 	row.Source = sourceSummary(lang, l)
 	return row
+}
+
+// searchKeys is a search that is a whole e-mail address or phone number
+// as the contact keys intake gave the leads of the sites searched (site,
+// or all of sites), for LeadFilter.Keys; nil when it is neither, or a
+// number whole for some of the sites' countries only (their leads would
+// be searched differently; the text search treats them all alike). The
+// whole contact finds the person's leads in the same time at any number
+// of leads; a part of one searches the text.
+func searchKeys(q string, sites []*model.Site, site string) []store.ContactKey {
+	var in []*model.Site
+	for _, s := range sites {
+		if site == "" || string(s.ID) == site {
+			in = append(in, s)
+		}
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	if strings.Contains(q, "@") {
+		k, err := capi.NormalizeEmail(q)
+		if err != nil {
+			return nil
+		}
+		key := store.ContactKey{Email: true, Key: k}
+		for _, s := range in {
+			key.Sites = append(key.Sites, s.ID)
+		}
+		return []store.ContactKey{key}
+	}
+	if onlyDigits(q) == "" {
+		return nil
+	}
+	var keys []store.ContactKey
+	for _, s := range in {
+		k, ok := capi.PhoneKeyWhole(q, s.Settings.Country)
+		if !ok {
+			return nil
+		}
+		i := slices.IndexFunc(keys, func(c store.ContactKey) bool { return c.Key == k })
+		if i < 0 {
+			keys = append(keys, store.ContactKey{Key: k})
+			i = len(keys) - 1
+		}
+		keys[i].Sites = append(keys[i].Sites, s.ID)
+	}
+	return keys
 }
 
 func onlyDigits(s string) string {

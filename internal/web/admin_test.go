@@ -444,6 +444,11 @@ func TestAdminInboxFilters(t *testing.T) {
 		{"q=MEHMET", []string{"Mehmet Demir"}, []string{"Ayşe"}},
 		{"q=" + url.QueryEscape("0533 218 44"), []string{"Mehmet Demir"}, []string{"Ayşe"}},
 		{"q=" + url.QueryEscape("+90 533 218"), []string{"Mehmet Demir"}, []string{"Ayşe"}},
+		// A whole e-mail or phone finds the person by the keys intake gave
+		// the leads, however it is written.
+		{"q=AYSE.YILMAZ@GMAIL.COM", []string{"Ayşe Yılmaz"}, []string{"Mehmet"}},
+		{"q=" + url.QueryEscape("+90 533 218 44 90"), []string{"Mehmet Demir"}, []string{"Ayşe"}},
+		{"q=905332184490", []string{"Mehmet Demir"}, []string{"Ayşe"}},
 		{"q=100%25", nil, []string{"Ayşe", "Mehmet", "asdf"}},
 		{"site=kitchen", []string{"No lead matches"}, []string{"Ayşe"}},
 	}
