@@ -39,9 +39,11 @@ func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead) error {
 		string(l.ID), model.KindLead, model.KindQualified, string(model.DeliveryPending)); err != nil {
 		return fmt.Errorf("store: drop held events of lead %s: %w", l.ID, err)
 	}
-	// The events whose state went are the ones dropped.
+	// The events whose state went are the ones dropped (an archived event,
+	// migration 0450, has no state row and stays).
 	if _, err := q.exec(ctx, `/* Store.LeadAttemptSet */ DELETE FROM delivery_events
-		WHERE lead_id = ? AND lead_id <> '' AND NOT EXISTS (SELECT 1 FROM delivery_state s WHERE s.id = delivery_events.id)`,
+		WHERE lead_id = ? AND lead_id <> '' AND archived_at IS NULL
+			AND NOT EXISTS (SELECT 1 FROM delivery_state s WHERE s.id = delivery_events.id)`,
 		string(l.ID)); err != nil {
 		return fmt.Errorf("store: drop held events of lead %s: %w", l.ID, err)
 	}

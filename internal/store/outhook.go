@@ -123,8 +123,11 @@ func (q Q) WebhookBlocker(ctx context.Context, d *model.Delivery) (*model.Delive
 // PostgreSQL walk the partial index delivery_state_webhook_recent (migration
 // 0380) from the site's newest post: without it the site's page read every
 // delivery of the site to keep twenty.
-const webhookDeliveriesQuery = `/* Store.WebhookDeliveries */ SELECT ` + deliveryColumns + ` FROM deliveries
-		WHERE site_id = ? AND destination = '` + model.DestinationWebhook + `' ORDER BY created_at DESC, id DESC LIMIT ?`
+// A webhook post is never archived (migration 0450): its rows are all in
+// delivery_state.
+const webhookDeliveriesQuery = `/* Store.WebhookDeliveries */ SELECT ` + deliveryJoin + ` FROM delivery_state s
+		JOIN delivery_events e ON e.id = s.id
+		WHERE s.site_id = ? AND s.destination = '` + model.DestinationWebhook + `' ORDER BY s.created_at DESC, s.id DESC LIMIT ?`
 
 func (q Q) WebhookDeliveries(ctx context.Context, site model.SiteID, limit int) ([]*model.Delivery, error) {
 	rows, err := q.query(ctx, webhookDeliveriesQuery, string(site), limit)
