@@ -24,6 +24,14 @@ const deliveryColumns = `id, site_id, lead_id, kind, event_name, event_id, pixel
 const deliveryJoin = `s.id, s.site_id, e.lead_id, s.kind, e.event_name, e.event_id, e.pixel_id, e.payload, s.state, s.attempts,
 	s.next_at, s.deadline_at, s.last_error, s.response, s.mode, s.created_at, s.updated_at, s.sent_at, s.destination, s.shrunk_at`
 
+// archivedColumns reads deliveryColumns from an archived event's
+// delivery_events row (migration 0450), for the statements that read the
+// two shapes apart: SQLite does not push a condition on the lead into the
+// view's two parts, and would scan the outbox.
+const archivedColumns = `id, site_id, lead_id, archived_kind, event_name, event_id, pixel_id, payload, archived_state,
+	archived_attempts, archived_updated_at, archived_deadline_at, archived_error, archived_response, archived_mode,
+	archived_created_at, archived_updated_at, archived_sent_at, destination, archived_at`
+
 // destinationOf is a row's destination, Meta's when it names none.
 func destinationOf(d *model.Delivery) string {
 	if d.Destination == "" {
@@ -220,10 +228,13 @@ func (q Q) deliveryInsertCTE(ctx context.Context, ds []*model.Delivery) ([]bool,
 
 // DeliveriesByLead returns every event of a lead, oldest first, archived
 // ones (migration 0450) included. The condition on a non-empty lead id lets
-// the partial index delivery_events_lead serve both parts of the view.
+// the partial index delivery_events_lead serve both parts.
 func (q Q) DeliveriesByLead(ctx context.Context, id model.LeadID) ([]*model.Delivery, error) {
-	rows, err := q.query(ctx, `/* Store.DeliveriesByLead */ SELECT `+deliveryColumns+` FROM deliveries
-		WHERE lead_id = ? AND lead_id <> '' ORDER BY created_at, id`, string(id))
+	rows, err := q.query(ctx, `/* Store.DeliveriesByLead */ SELECT `+deliveryJoin+` FROM delivery_events e
+		JOIN delivery_state s ON s.id = e.id WHERE e.lead_id = ? AND e.lead_id <> ''
+		UNION ALL SELECT `+archivedColumns+` FROM delivery_events
+		WHERE lead_id = ? AND lead_id <> '' AND archived_at IS NOT NULL
+		ORDER BY created_at, id`, string(id), string(id))
 	return scanAll(rows, err, "deliveries", scanDelivery)
 }
 

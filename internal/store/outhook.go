@@ -105,10 +105,12 @@ func (q Q) scanHook(r scanner, withSecret bool) (*model.WebhookEndpoint, error) 
 // or model.ErrNotFound: a lead's events reach an endpoint in the order they
 // happened, so d waits for it.
 func (q Q) WebhookBlocker(ctx context.Context, d *model.Delivery) (*model.Delivery, error) {
-	got, err := scanDelivery(q.queryRow(ctx, `/* Store.WebhookBlocker */ SELECT `+deliveryColumns+` FROM deliveries
-		WHERE lead_id = ? AND destination = ? AND pixel_id = ? AND state IN (?, ?, ?)
-			AND (created_at < ? OR (created_at = ? AND id < ?))
-		ORDER BY created_at, id LIMIT 1`, string(d.LeadID), model.DestinationWebhook, d.PixelID,
+	// A post not settled has its state row: never archived.
+	got, err := scanDelivery(q.queryRow(ctx, `/* Store.WebhookBlocker */ SELECT `+deliveryJoin+` FROM delivery_events e
+		JOIN delivery_state s ON s.id = e.id
+		WHERE e.lead_id = ? AND s.destination = ? AND e.pixel_id = ? AND s.state IN (?, ?, ?)
+			AND (s.created_at < ? OR (s.created_at = ? AND s.id < ?))
+		ORDER BY s.created_at, s.id LIMIT 1`, string(d.LeadID), model.DestinationWebhook, d.PixelID,
 		string(model.DeliveryPending), string(model.DeliveryRetry), string(model.DeliveryPaused),
 		d.CreatedAt.UnixMilli(), d.CreatedAt.UnixMilli(), d.ID))
 	if err != nil {
