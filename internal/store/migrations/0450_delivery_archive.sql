@@ -13,14 +13,16 @@
 -- A page view's row (no lead) and a webhook post keep their two rows:
 -- their readers (page-view retention, a site's newest posts) walk
 -- delivery_state alone, and they are few.
+-- The times first, then the count, then the texts: on PostgreSQL a BIGINT
+-- after a text is padded to 8 bytes.
 ALTER TABLE delivery_events ADD COLUMN archived_at BIGINT;
-ALTER TABLE delivery_events ADD COLUMN archived_kind TEXT;
-ALTER TABLE delivery_events ADD COLUMN archived_state TEXT;
-ALTER TABLE delivery_events ADD COLUMN archived_attempts INTEGER;
 ALTER TABLE delivery_events ADD COLUMN archived_created_at BIGINT;
 ALTER TABLE delivery_events ADD COLUMN archived_deadline_at BIGINT;
 ALTER TABLE delivery_events ADD COLUMN archived_updated_at BIGINT;
 ALTER TABLE delivery_events ADD COLUMN archived_sent_at BIGINT;
+ALTER TABLE delivery_events ADD COLUMN archived_attempts INTEGER;
+ALTER TABLE delivery_events ADD COLUMN archived_kind TEXT;
+ALTER TABLE delivery_events ADD COLUMN archived_state TEXT;
 ALTER TABLE delivery_events ADD COLUMN archived_mode TEXT;
 ALTER TABLE delivery_events ADD COLUMN archived_error TEXT;
 ALTER TABLE delivery_events ADD COLUMN archived_response TEXT;
