@@ -14,7 +14,8 @@ import (
 )
 
 // deliveryColumns are a delivery's columns as the view deliveries (the
-// two tables joined) names them.
+// two tables joined, and the archived events' rows, migration 0450) names
+// them.
 const deliveryColumns = `id, site_id, lead_id, kind, event_name, event_id, pixel_id, payload, state, attempts,
 	next_at, deadline_at, last_error, response, mode, created_at, updated_at, sent_at, destination, shrunk_at`
 
