@@ -15,7 +15,7 @@ import (
 // gone out, and no stage has been queued for it.
 func (q Q) LeadEventsHeld(ctx context.Context, id model.LeadID, now time.Time) (bool, error) {
 	var other int
-	// An archived event (migration 0450) is finished: never held.
+	// An archived event (migration 0470) is finished: never held.
 	err := q.queryRow(ctx, `/* Store.LeadEventsHeld */ SELECT (SELECT COUNT(*) FROM delivery_events e
 		JOIN delivery_state s ON s.id = e.id WHERE e.lead_id = ? AND e.lead_id <> ''
 			AND NOT (s.kind IN (?, ?) AND s.state = ? AND s.attempts = 0 AND s.next_at > ?))
@@ -42,7 +42,7 @@ func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead) error {
 		return fmt.Errorf("store: drop held events of lead %s: %w", l.ID, err)
 	}
 	// The events whose state went are the ones dropped (an archived event,
-	// migration 0450, has no state row and stays).
+	// migration 0470, has no state row and stays).
 	if _, err := q.exec(ctx, `/* Store.LeadAttemptSet */ DELETE FROM delivery_events
 		WHERE lead_id = ? AND lead_id <> '' AND archived_at IS NULL
 			AND NOT EXISTS (SELECT 1 FROM delivery_state s WHERE s.id = delivery_events.id)`,

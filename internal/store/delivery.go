@@ -14,7 +14,7 @@ import (
 )
 
 // deliveryColumns are a delivery's columns as the view deliveries (the
-// two tables joined, and the archived events' rows, migration 0450) names
+// two tables joined, and the archived events' rows, migration 0470) names
 // them.
 const deliveryColumns = `id, site_id, lead_id, kind, event_name, event_id, pixel_id, payload, state, attempts,
 	next_at, deadline_at, last_error, response, mode, created_at, updated_at, sent_at, destination, shrunk_at`
@@ -26,7 +26,7 @@ const deliveryJoin = `s.id, s.site_id, e.lead_id, s.kind, e.event_name, e.event_
 	s.next_at, s.deadline_at, s.last_error, s.response, s.mode, s.created_at, s.updated_at, s.sent_at, s.destination, s.shrunk_at`
 
 // archivedColumns reads deliveryColumns from an archived event's
-// delivery_events row (migration 0450), for the statements that read the
+// delivery_events row (migration 0470), for the statements that read the
 // two shapes apart: SQLite does not push a condition on the lead into the
 // view's two parts, and would scan the outbox.
 const archivedColumns = `id, site_id, lead_id, archived_kind, event_name, event_id, pixel_id, payload, archived_state,
@@ -228,7 +228,7 @@ func (q Q) deliveryInsertCTE(ctx context.Context, ds []*model.Delivery) ([]bool,
 }
 
 // DeliveriesByLead returns every event of a lead, oldest first, archived
-// ones (migration 0450) included. The condition on a non-empty lead id lets
+// ones (migration 0470) included. The condition on a non-empty lead id lets
 // the partial index delivery_events_lead serve both parts.
 func (q Q) DeliveriesByLead(ctx context.Context, id model.LeadID) ([]*model.Delivery, error) {
 	rows, err := q.query(ctx, `/* Store.DeliveriesByLead */ SELECT `+deliveryJoin+` FROM delivery_events e
@@ -962,7 +962,7 @@ func (q Q) deliveryListSiteQuery(site model.SiteID, states []model.DeliveryState
 		if !archivedStates[st] {
 			continue
 		}
-		// The state's archived rows (migration 0450), through
+		// The state's archived rows (migration 0470), through
 		// delivery_events_archived the same way.
 		where, a = newestFirst("site_id = ? AND archived_state = ? AND archived_created_at >= ? AND archived_at IS NOT NULL",
 			[]any{string(site), string(st), from}, "archived_created_at", before, beforeID, limit)
@@ -1010,7 +1010,7 @@ func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, si
 			where, CountCap+1, i))
 		all = append(append(all, string(st), string(st), since.UnixMilli()), args...)
 		if archivedStates[st] {
-			// The state's archived rows (migration 0450), through
+			// The state's archived rows (migration 0470), through
 			// delivery_events_archived alone.
 			parts = append(parts, fmt.Sprintf(`SELECT ?, COUNT(*) FROM (SELECT 1 FROM delivery_events
 				WHERE archived_state = ? AND archived_created_at >= ? AND archived_at IS NOT NULL%s LIMIT %d) a%d`,

@@ -67,7 +67,7 @@ func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, ki
 			CountCap+1, i))
 		args = append(args, string(site), string(st), since.UnixMilli(), kind, kind)
 		if archivedStates[st] {
-			// The state's archived rows (migration 0450), through
+			// The state's archived rows (migration 0470), through
 			// delivery_events_archived alone.
 			parts = append(parts, fmt.Sprintf(`SELECT destination, archived_state, COUNT(*) FROM (SELECT destination, archived_state
 				FROM delivery_events WHERE site_id = ? AND archived_state = ? AND archived_created_at >= ?
@@ -98,7 +98,7 @@ func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, ki
 // request Google had not finished processing when it was last asked
 // (their response says "awaiting": true), oldest first.
 func (q Q) DeliveriesAwaitingGoogle(ctx context.Context, since time.Time, limit int) ([]*model.Delivery, error) {
-	// An archived row (migration 0450) keeps no answer once sent: the
+	// An archived row (migration 0470) keeps no answer once sent: the
 	// state rows alone can be awaiting.
 	rows, err := q.query(ctx, `/* Store.DeliveriesAwaitingGoogle */ SELECT `+deliveryJoin+` FROM delivery_state s
 		JOIN delivery_events e ON e.id = s.id

@@ -125,7 +125,7 @@ func (q Q) WebhookBlocker(ctx context.Context, d *model.Delivery) (*model.Delive
 // PostgreSQL walk the partial index delivery_state_webhook_recent (migration
 // 0380) from the site's newest post: without it the site's page read every
 // delivery of the site to keep twenty.
-// A webhook post is never archived (migration 0450): its rows are all in
+// A webhook post is never archived (migration 0470): its rows are all in
 // delivery_state.
 const webhookDeliveriesQuery = `/* Store.WebhookDeliveries */ SELECT ` + deliveryJoin + ` FROM delivery_state s
 		JOIN delivery_events e ON e.id = s.id

@@ -293,7 +293,7 @@ func (q Q) DeliveriesToShrink(ctx context.Context, before time.Time, after Shrin
 // form keeps no clear value) and drops an answer longer than 2 KiB. A
 // lead's event (not a webhook post) is archived at the same time: its
 // state's columns folded into its delivery_events row and its
-// delivery_state row deleted (migration 0450), a sent one's answer
+// delivery_state row deleted (migration 0470), a sent one's answer
 // dropped. It reports false, changing nothing, for a row not finished or
 // shrunk already.
 func (q Q) DeliveryShrink(ctx context.Context, id string, payload json.RawMessage, now time.Time) (bool, error) {

@@ -131,7 +131,7 @@ const (
 			AND e3.destination = 'meta' AND e3.archived_state IN ('sent', 'dry_run'))`
 	readyFromSQL = ` FROM delivery_state d JOIN delivery_events e ON e.id = d.id` + readyJoinSQL
 	// readyAllFromSQL is readyFromSQL of every event, the archived ones
-	// (migration 0450) included, for the recount.
+	// (migration 0470) included, for the recount.
 	readyAllFromSQL = ` FROM deliveries d JOIN delivery_events e ON e.id = d.id` + readyJoinSQL
 	readyJoinSQL    = `
 		JOIN leads l ON l.id = e.lead_id
