@@ -13,13 +13,13 @@ import (
 	"github.com/cleanads/cleanads/internal/testkit"
 )
 
-// TestMigration0450ArchivesShrunkEvents: on a database of the shape before
+// TestMigration0470ArchivesShrunkEvents: on a database of the shape before
 // migration 0470, filled with events of two sites in every state, shrunk
 // or not, of leads, page views and webhook posts, the migration archives
 // the shrunk events of leads (their state rows gone) and loses nothing:
 // every row reads the same through the view after as before, but a sent
 // archived event's answer; the lists and counts find every row.
-func TestMigration0450ArchivesShrunkEvents(t *testing.T) {
+func TestMigration0470ArchivesShrunkEvents(t *testing.T) {
 	eachBelow(t, 470, func(t *testing.T, ctx context.Context, db *store.DB) {
 		now := time.Date(2026, 12, 6, 23, 0, 0, 0, time.UTC)
 		testkit.AddSites(t, db, now, "a", "b")
