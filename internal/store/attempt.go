@@ -15,10 +15,12 @@ import (
 // gone out, and no stage has been queued for it.
 func (q Q) LeadEventsHeld(ctx context.Context, id model.LeadID, now time.Time) (bool, error) {
 	var other int
-	err := q.queryRow(ctx, `/* Store.LeadEventsHeld */ SELECT COUNT(*) FROM deliveries
-		WHERE lead_id = ? AND lead_id <> ''
-			AND NOT (kind IN (?, ?) AND state = ? AND attempts = 0 AND next_at > ?)`,
-		string(id), model.KindLead, model.KindQualified, string(model.DeliveryPending), now.UnixMilli()).Scan(&other)
+	// An archived event (migration 0470) is finished: never held.
+	err := q.queryRow(ctx, `/* Store.LeadEventsHeld */ SELECT (SELECT COUNT(*) FROM delivery_events e
+		JOIN delivery_state s ON s.id = e.id WHERE e.lead_id = ? AND e.lead_id <> ''
+			AND NOT (s.kind IN (?, ?) AND s.state = ? AND s.attempts = 0 AND s.next_at > ?))
+		+ (SELECT COUNT(*) FROM delivery_events WHERE lead_id = ? AND lead_id <> '' AND archived_at IS NOT NULL)`,
+		string(id), model.KindLead, model.KindQualified, string(model.DeliveryPending), now.UnixMilli(), string(id)).Scan(&other)
 	if err != nil {
 		return false, fmt.Errorf("store: held events of lead %s: %w", id, err)
 	}
@@ -39,9 +41,11 @@ func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead) error {
 		string(l.ID), model.KindLead, model.KindQualified, string(model.DeliveryPending)); err != nil {
 		return fmt.Errorf("store: drop held events of lead %s: %w", l.ID, err)
 	}
-	// The events whose state went are the ones dropped.
+	// The events whose state went are the ones dropped (an archived event,
+	// migration 0470, has no state row and stays).
 	if _, err := q.exec(ctx, `/* Store.LeadAttemptSet */ DELETE FROM delivery_events
-		WHERE lead_id = ? AND lead_id <> '' AND NOT EXISTS (SELECT 1 FROM delivery_state s WHERE s.id = delivery_events.id)`,
+		WHERE lead_id = ? AND lead_id <> '' AND archived_at IS NULL
+			AND NOT EXISTS (SELECT 1 FROM delivery_state s WHERE s.id = delivery_events.id)`,
 		string(l.ID)); err != nil {
 		return fmt.Errorf("store: drop held events of lead %s: %w", l.ID, err)
 	}

@@ -35,8 +35,8 @@ func (q Q) coverageRecount(ctx context.Context, site model.SiteID, first, last i
 		}
 		byDay[day] = mergeCounts(append(byDay[day], cs...))
 		return nil
-	}, `/* Store.CountersRebuild */ SELECT COALESCE(d.sent_at, d.created_at) / 86400000, e.payload
-		FROM delivery_state d JOIN delivery_events e ON e.id = d.id
+	}, `/* Store.CountersRebuild */ SELECT COALESCE(d.sent_at, d.created_at) / 86400000, d.payload
+		FROM deliveries d
 		WHERE d.site_id = ? AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
 			AND COALESCE(d.sent_at, d.created_at) >= ? AND COALESCE(d.sent_at, d.created_at) < ?`,
 		string(site), first*86400000, (last+1)*86400000)

@@ -14,7 +14,8 @@ import (
 )
 
 // deliveryColumns are a delivery's columns as the view deliveries (the
-// two tables joined) names them.
+// two tables joined, and the archived events' rows, migration 0470) names
+// them.
 const deliveryColumns = `id, site_id, lead_id, kind, event_name, event_id, pixel_id, payload, state, attempts,
 	next_at, deadline_at, last_error, response, mode, created_at, updated_at, sent_at, destination, shrunk_at`
 
@@ -23,6 +24,14 @@ const deliveryColumns = `id, site_id, lead_id, kind, event_name, event_id, pixel
 // name an index of s or lock its rows.
 const deliveryJoin = `s.id, s.site_id, e.lead_id, s.kind, e.event_name, e.event_id, e.pixel_id, e.payload, s.state, s.attempts,
 	s.next_at, s.deadline_at, s.last_error, s.response, s.mode, s.created_at, s.updated_at, s.sent_at, s.destination, s.shrunk_at`
+
+// archivedColumns reads deliveryColumns from an archived event's
+// delivery_events row (migration 0470), for the statements that read the
+// two shapes apart: SQLite does not push a condition on the lead into the
+// view's two parts, and would scan the outbox.
+const archivedColumns = `id, site_id, lead_id, archived_kind, event_name, event_id, pixel_id, payload, archived_state,
+	archived_attempts, archived_updated_at, archived_deadline_at, archived_error, archived_response, archived_mode,
+	archived_created_at, archived_updated_at, archived_sent_at, destination, archived_at`
 
 // destinationOf is a row's destination, Meta's when it names none.
 func destinationOf(d *model.Delivery) string {
@@ -218,13 +227,15 @@ func (q Q) deliveryInsertCTE(ctx context.Context, ds []*model.Delivery) ([]bool,
 	return inserted, q.readyCountInserted(ctx, ds, inserted)
 }
 
-// DeliveriesByLead returns every event of a lead, oldest first. The
-// condition on a non-empty lead id lets the partial index delivery_events_lead
-// serve it.
+// DeliveriesByLead returns every event of a lead, oldest first, archived
+// ones (migration 0470) included. The condition on a non-empty lead id lets
+// the partial index delivery_events_lead serve both parts.
 func (q Q) DeliveriesByLead(ctx context.Context, id model.LeadID) ([]*model.Delivery, error) {
 	rows, err := q.query(ctx, `/* Store.DeliveriesByLead */ SELECT `+deliveryJoin+` FROM delivery_events e
-		JOIN delivery_state s ON s.id = e.id
-		WHERE e.lead_id = ? AND e.lead_id <> '' ORDER BY s.created_at, s.id`, string(id))
+		JOIN delivery_state s ON s.id = e.id WHERE e.lead_id = ? AND e.lead_id <> ''
+		UNION ALL SELECT `+archivedColumns+` FROM delivery_events
+		WHERE lead_id = ? AND lead_id <> '' AND archived_at IS NOT NULL
+		ORDER BY created_at, id`, string(id), string(id))
 	return scanAll(rows, err, "deliveries", scanDelivery)
 }
 
@@ -813,7 +824,10 @@ func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool,
 // from the queue included.
 func (q Q) DeliveryCounts(ctx context.Context, site model.SiteID) (map[model.DeliveryState]int, error) {
 	rows, err := q.query(ctx, `/* Store.DeliveryCounts */ SELECT state, COUNT(*) FROM delivery_state
-		WHERE site_id = ? OR ? = '' GROUP BY state`, string(site), string(site))
+		WHERE site_id = ? OR ? = '' GROUP BY state
+		UNION ALL SELECT archived_state, COUNT(*) FROM delivery_events
+		WHERE archived_at IS NOT NULL AND (site_id = ? OR ? = '') GROUP BY archived_state`,
+		string(site), string(site), string(site), string(site))
 	if err != nil {
 		return nil, fmt.Errorf("store: delivery counts: %w", err)
 	}
@@ -825,7 +839,7 @@ func (q Q) DeliveryCounts(ctx context.Context, site model.SiteID) (map[model.Del
 		if err := rows.Scan(&state, &n); err != nil {
 			return nil, fmt.Errorf("store: delivery counts: %w", err)
 		}
-		out[model.DeliveryState(state)] = n
+		out[model.DeliveryState(state)] += n
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: delivery counts: %w", err)
@@ -938,16 +952,31 @@ type listed struct {
 // site's rows of the state newest first for the order.)
 func (q Q) deliveryListSiteQuery(site model.SiteID, states []model.DeliveryState, from int64, before time.Time, beforeID string, limit int) (string, []any) {
 	var args []any
-	parts := make([]string, len(states))
+	var parts []string
 	for i, st := range states {
 		where, a := newestFirst("site_id = ? AND state = ? AND created_at >= ?", []any{string(site), string(st), from},
 			"created_at", before, beforeID, limit)
-		parts[i] = fmt.Sprintf(`SELECT created_at, id FROM (SELECT created_at, id FROM delivery_state%s WHERE %s) s%d`,
-			q.indexedBy("delivery_state_site_state_created"), where, i)
+		parts = append(parts, fmt.Sprintf(`SELECT created_at, id FROM (SELECT created_at, id FROM delivery_state%s WHERE %s) s%d`,
+			q.indexedBy("delivery_state_site_state_created"), where, i))
+		args = append(args, a...)
+		if !archivedStates[st] {
+			continue
+		}
+		// The state's archived rows (migration 0470), through
+		// delivery_events_archived the same way.
+		where, a = newestFirst("site_id = ? AND archived_state = ? AND archived_created_at >= ? AND archived_at IS NOT NULL",
+			[]any{string(site), string(st), from}, "archived_created_at", before, beforeID, limit)
+		parts = append(parts, fmt.Sprintf(`SELECT archived_created_at, id FROM (SELECT archived_created_at, id FROM delivery_events%s WHERE %s) a%d`,
+			q.indexedBy("delivery_events_archived"), where, i))
 		args = append(args, a...)
 	}
 	return `/* Store.DeliveryList */ ` + strings.Join(parts, " UNION ALL "), args
 }
+
+// archivedStates are the states an archived event can have: those of a
+// finished event (DeliveryShrink).
+var archivedStates = map[model.DeliveryState]bool{model.DeliverySent: true, model.DeliveryDead: true,
+	model.DeliveryExpired: true, model.DeliveryDryRun: true}
 
 // CountCap is how far the delivery counts count: a count above it
 // (CountCap+1) says "more than CountCap", so that a count reads at most
@@ -968,16 +997,26 @@ func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, si
 	if site != "" {
 		where, args = " AND site_id = ?", append(args, string(site))
 	}
+	archived := where
 	if kind != "" {
 		where += " AND kind = ?"
+		archived += " AND archived_kind = ?"
 		args = append(args, kind)
 	}
-	parts := make([]string, len(deliveryStates))
+	var parts []string
 	var all []any
 	for i, st := range deliveryStates {
-		parts[i] = fmt.Sprintf(`SELECT ?, COUNT(*) FROM (SELECT 1 FROM delivery_state WHERE state = ? AND created_at >= ?%s LIMIT %d) s%d`,
-			where, CountCap+1, i)
+		parts = append(parts, fmt.Sprintf(`SELECT ?, COUNT(*) FROM (SELECT 1 FROM delivery_state WHERE state = ? AND created_at >= ?%s LIMIT %d) s%d`,
+			where, CountCap+1, i))
 		all = append(append(all, string(st), string(st), since.UnixMilli()), args...)
+		if archivedStates[st] {
+			// The state's archived rows (migration 0470), through
+			// delivery_events_archived alone.
+			parts = append(parts, fmt.Sprintf(`SELECT ?, COUNT(*) FROM (SELECT 1 FROM delivery_events
+				WHERE archived_state = ? AND archived_created_at >= ? AND archived_at IS NOT NULL%s LIMIT %d) a%d`,
+				archived, CountCap+1, i))
+			all = append(append(all, string(st), string(st), since.UnixMilli()), args...)
+		}
 	}
 	rows, err := q.query(ctx, `/* Store.DeliveryStats */ `+strings.Join(parts, " UNION ALL "), all...)
 	if err != nil {
@@ -994,7 +1033,7 @@ func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, si
 			return nil, fmt.Errorf("store: delivery counts: %w", err)
 		}
 		if n > 0 {
-			counts[model.DeliveryState(state)] = n
+			counts[model.DeliveryState(state)] = min(counts[model.DeliveryState(state)]+n, CountCap+1)
 		}
 	}
 	return counts, rows.Err()

@@ -59,13 +59,22 @@ func (q Q) resumeGoogleOnChange(ctx context.Context, s *model.Site) error {
 // "more".
 func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, kind string, since time.Time) (map[string]map[model.DeliveryState]int, error) {
 	out := map[string]map[model.DeliveryState]int{}
-	parts := make([]string, len(deliveryStates))
+	var parts []string
 	var args []any
 	for i, st := range deliveryStates {
-		parts[i] = fmt.Sprintf(`SELECT destination, state, COUNT(*) FROM (SELECT destination, state FROM delivery_state
+		parts = append(parts, fmt.Sprintf(`SELECT destination, state, COUNT(*) FROM (SELECT destination, state FROM delivery_state
 			WHERE site_id = ? AND state = ? AND created_at >= ? AND (kind = ? OR ? = '') LIMIT %d) s%d GROUP BY destination, state`,
-			CountCap+1, i)
+			CountCap+1, i))
 		args = append(args, string(site), string(st), since.UnixMilli(), kind, kind)
+		if archivedStates[st] {
+			// The state's archived rows (migration 0470), through
+			// delivery_events_archived alone.
+			parts = append(parts, fmt.Sprintf(`SELECT destination, archived_state, COUNT(*) FROM (SELECT destination, archived_state
+				FROM delivery_events WHERE site_id = ? AND archived_state = ? AND archived_created_at >= ?
+				AND archived_at IS NOT NULL AND (archived_kind = ? OR ? = '') LIMIT %d) a%d GROUP BY destination, archived_state`,
+				CountCap+1, i))
+			args = append(args, string(site), string(st), since.UnixMilli(), kind, kind)
+		}
 	}
 	err := q.eachRow(ctx, func(r *sql.Rows) error {
 		var dest, state string
@@ -76,7 +85,7 @@ func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, ki
 		if out[dest] == nil {
 			out[dest] = map[model.DeliveryState]int{}
 		}
-		out[dest][model.DeliveryState(state)] = n
+		out[dest][model.DeliveryState(state)] = min(out[dest][model.DeliveryState(state)]+n, CountCap+1)
 		return nil
 	}, `/* Store.DeliveryStatsByDestination */ `+strings.Join(parts, " UNION ALL "), args...)
 	if err != nil {
@@ -89,9 +98,12 @@ func (q Q) DeliveryStatsByDestination(ctx context.Context, site model.SiteID, ki
 // request Google had not finished processing when it was last asked
 // (their response says "awaiting": true), oldest first.
 func (q Q) DeliveriesAwaitingGoogle(ctx context.Context, since time.Time, limit int) ([]*model.Delivery, error) {
-	rows, err := q.query(ctx, `/* Store.DeliveriesAwaitingGoogle */ SELECT `+deliveryColumns+` FROM deliveries
-		WHERE destination = 'google' AND state = 'sent' AND sent_at >= ? AND response LIKE '%"awaiting":true%'
-		ORDER BY sent_at, id LIMIT ?`, since.UnixMilli(), limit)
+	// An archived row (migration 0470) keeps no answer once sent: the
+	// state rows alone can be awaiting.
+	rows, err := q.query(ctx, `/* Store.DeliveriesAwaitingGoogle */ SELECT `+deliveryJoin+` FROM delivery_state s
+		JOIN delivery_events e ON e.id = s.id
+		WHERE s.destination = 'google' AND s.state = 'sent' AND s.sent_at >= ? AND s.response LIKE '%"awaiting":true%'
+		ORDER BY s.sent_at, s.id LIMIT ?`, since.UnixMilli(), limit)
 	return scanAll(rows, err, "deliveries awaiting Google", scanDelivery)
 }
 

@@ -105,10 +105,12 @@ func (q Q) scanHook(r scanner, withSecret bool) (*model.WebhookEndpoint, error) 
 // or model.ErrNotFound: a lead's events reach an endpoint in the order they
 // happened, so d waits for it.
 func (q Q) WebhookBlocker(ctx context.Context, d *model.Delivery) (*model.Delivery, error) {
-	got, err := scanDelivery(q.queryRow(ctx, `/* Store.WebhookBlocker */ SELECT `+deliveryColumns+` FROM deliveries
-		WHERE lead_id = ? AND destination = ? AND pixel_id = ? AND state IN (?, ?, ?)
-			AND (created_at < ? OR (created_at = ? AND id < ?))
-		ORDER BY created_at, id LIMIT 1`, string(d.LeadID), model.DestinationWebhook, d.PixelID,
+	// A post not settled has its state row: never archived.
+	got, err := scanDelivery(q.queryRow(ctx, `/* Store.WebhookBlocker */ SELECT `+deliveryJoin+` FROM delivery_events e
+		JOIN delivery_state s ON s.id = e.id
+		WHERE e.lead_id = ? AND s.destination = ? AND e.pixel_id = ? AND s.state IN (?, ?, ?)
+			AND (s.created_at < ? OR (s.created_at = ? AND s.id < ?))
+		ORDER BY s.created_at, s.id LIMIT 1`, string(d.LeadID), model.DestinationWebhook, d.PixelID,
 		string(model.DeliveryPending), string(model.DeliveryRetry), string(model.DeliveryPaused),
 		d.CreatedAt.UnixMilli(), d.CreatedAt.UnixMilli(), d.ID))
 	if err != nil {
@@ -123,8 +125,11 @@ func (q Q) WebhookBlocker(ctx context.Context, d *model.Delivery) (*model.Delive
 // PostgreSQL walk the partial index delivery_state_webhook_recent (migration
 // 0380) from the site's newest post: without it the site's page read every
 // delivery of the site to keep twenty.
-const webhookDeliveriesQuery = `/* Store.WebhookDeliveries */ SELECT ` + deliveryColumns + ` FROM deliveries
-		WHERE site_id = ? AND destination = '` + model.DestinationWebhook + `' ORDER BY created_at DESC, id DESC LIMIT ?`
+// A webhook post is never archived (migration 0470): its rows are all in
+// delivery_state.
+const webhookDeliveriesQuery = `/* Store.WebhookDeliveries */ SELECT ` + deliveryJoin + ` FROM delivery_state s
+		JOIN delivery_events e ON e.id = s.id
+		WHERE s.site_id = ? AND s.destination = '` + model.DestinationWebhook + `' ORDER BY s.created_at DESC, s.id DESC LIMIT ?`
 
 func (q Q) WebhookDeliveries(ctx context.Context, site model.SiteID, limit int) ([]*model.Delivery, error) {
 	rows, err := q.query(ctx, webhookDeliveriesQuery, string(site), limit)

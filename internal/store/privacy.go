@@ -290,11 +290,34 @@ func (q Q) DeliveriesToShrink(ctx context.Context, before time.Time, after Shrin
 
 // DeliveryShrink replaces a finished outbox row's payload with its shrunk
 // form (its platform's Shrink), marks it shrunk (and redacted: the shrunk
-// form keeps no clear value) and drops an answer longer than 2 KiB. It
-// reports false, changing nothing, for a row not finished or shrunk
-// already.
+// form keeps no clear value) and drops an answer longer than 2 KiB. A
+// lead's event (not a webhook post) is archived at the same time: its
+// state's columns folded into its delivery_events row and its
+// delivery_state row deleted (migration 0470), a sent one's answer
+// dropped. It reports false, changing nothing, for a row not finished or
+// shrunk already.
 func (q Q) DeliveryShrink(ctx context.Context, id string, payload json.RawMessage, now time.Time) (bool, error) {
-	res, err := q.exec(ctx, `/* Store.DeliveryShrink */ UPDATE delivery_state SET shrunk_at = ?,
+	res, err := q.exec(ctx, `/* Store.DeliveryShrink */ UPDATE delivery_events SET payload = ?,
+		redacted_at = COALESCE(redacted_at, ?), archived_at = ?, archived_kind = s.kind, archived_state = s.state,
+		archived_attempts = s.attempts, archived_created_at = s.created_at, archived_deadline_at = s.deadline_at,
+		archived_updated_at = s.updated_at, archived_sent_at = s.sent_at, archived_mode = s.mode,
+		archived_error = s.last_error,
+		archived_response = CASE WHEN s.state = 'sent' OR LENGTH(s.response) > ? THEN '' ELSE s.response END
+		FROM delivery_state s
+		WHERE delivery_events.id = ? AND s.id = delivery_events.id AND s.shrunk_at IS NULL
+			AND s.state IN ('sent', 'dead', 'expired', 'dry_run')
+			AND delivery_events.lead_id <> '' AND delivery_events.destination <> ?`,
+		string(payload), now.UnixMilli(), now.UnixMilli(), shrinkResponseMax, id, model.DestinationWebhook)
+	if err != nil {
+		return false, fmt.Errorf("store: archive delivery %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		if _, err := q.exec(ctx, `/* Store.DeliveryShrink */ DELETE FROM delivery_state WHERE id = ?`, id); err != nil {
+			return false, fmt.Errorf("store: archive delivery %s: %w", id, err)
+		}
+		return true, nil
+	}
+	res, err = q.exec(ctx, `/* Store.DeliveryShrink */ UPDATE delivery_state SET shrunk_at = ?,
 		response = CASE WHEN LENGTH(response) > ? THEN '' ELSE response END
 		WHERE id = ? AND shrunk_at IS NULL AND state IN ('sent', 'dead', 'expired', 'dry_run')`,
 		now.UnixMilli(), shrinkResponseMax, id)

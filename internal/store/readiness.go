@@ -126,8 +126,14 @@ const (
 	readyEventsSQL = `SELECT d.site_id AS site_id, d.kind AS kind, e.event_name AS event_name, l.id AS lead_id,
 		l.received_at / 86400000 AS day, ` + readyBucketSQL + ` AS bucket, COALESCE(d.sent_at, d.created_at) / 86400000 AS upload`
 	readyAllSQL = `, (SELECT COUNT(*) FROM delivery_events e2 JOIN delivery_state d2 ON d2.id = e2.id
-			WHERE e2.lead_id = l.id AND e2.lead_id <> '' AND d2.destination = 'meta' AND d2.state IN ('sent', 'dry_run'))`
-	readyFromSQL = ` FROM delivery_state d JOIN delivery_events e ON e.id = d.id
+			WHERE e2.lead_id = l.id AND e2.lead_id <> '' AND d2.destination = 'meta' AND d2.state IN ('sent', 'dry_run'))
+		+ (SELECT COUNT(*) FROM delivery_events e3 WHERE e3.lead_id = l.id AND e3.lead_id <> '' AND e3.archived_at IS NOT NULL
+			AND e3.destination = 'meta' AND e3.archived_state IN ('sent', 'dry_run'))`
+	readyFromSQL = ` FROM delivery_state d JOIN delivery_events e ON e.id = d.id` + readyJoinSQL
+	// readyAllFromSQL is readyFromSQL of every event, the archived ones
+	// (migration 0470) included, for the recount.
+	readyAllFromSQL = ` FROM deliveries d JOIN delivery_events e ON e.id = d.id` + readyJoinSQL
+	readyJoinSQL    = `
 		JOIN leads l ON l.id = e.lead_id
 		LEFT JOIN lead_stages s ON s.lead_id = l.id AND d.kind = 'stage:' || s.stage
 		WHERE e.lead_id <> '' AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')`
@@ -263,16 +269,16 @@ func readyRecount() []string {
 	return []string{
 		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, day, 'ready_waits', kind || '|' || event_name || '|' || CAST(bucket AS TEXT), 0, COUNT(*)
-			FROM (` + readyEventsSQL + readyFromSQL + ` AND l.site_id = ? AND l.received_at >= ? AND l.received_at < ?) r
+			FROM (` + readyEventsSQL + readyAllFromSQL + ` AND l.site_id = ? AND l.received_at >= ? AND l.received_at < ?) r
 			GROUP BY site_id, day, kind, event_name, bucket`,
 		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, day, 'ready_uploaded', '', 0, COUNT(DISTINCT lead_id)
-			FROM (` + readyEventsSQL + readyFromSQL + ` AND l.site_id = ? AND l.received_at >= ? AND l.received_at < ?) r
+			FROM (` + readyEventsSQL + readyAllFromSQL + ` AND l.site_id = ? AND l.received_at >= ? AND l.received_at < ?) r
 			GROUP BY site_id, day`,
 		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT d.site_id, COALESCE(d.sent_at, d.created_at) / 86400000, 'ready_uploads', '', 0, COUNT(*)
-			FROM delivery_state d JOIN delivery_events e ON e.id = d.id JOIN leads l ON l.id = e.lead_id
-			WHERE e.lead_id <> '' AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
+			FROM deliveries d JOIN leads l ON l.id = d.lead_id
+			WHERE d.lead_id <> '' AND d.destination = 'meta' AND d.state IN ('sent', 'dry_run')
 				AND d.site_id = ? AND COALESCE(d.sent_at, d.created_at) >= ? AND COALESCE(d.sent_at, d.created_at) < ?
 			GROUP BY d.site_id, COALESCE(d.sent_at, d.created_at) / 86400000`,
 	}

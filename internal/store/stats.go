@@ -48,7 +48,9 @@ func (q Q) Stats(ctx context.Context, now time.Time) (*model.Stats, error) {
 		}
 		count(site, model.DeliveryState(state), n)
 		return nil
-	}, `/* Store.Stats */ SELECT site_id, state, COUNT(*) FROM delivery_state GROUP BY site_id, state`)
+	}, `/* Store.Stats */ SELECT site_id, state, COUNT(*) FROM delivery_state GROUP BY site_id, state
+		UNION ALL SELECT site_id, archived_state, COUNT(*) FROM delivery_events WHERE archived_at IS NOT NULL
+		GROUP BY site_id, archived_state`)
 	if err != nil {
 		return nil, err
 	}
