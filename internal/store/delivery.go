@@ -923,8 +923,9 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
 	var queued bool
-	// delivery_state_claimable holds next_at: a scan of the index alone, not of
-	// every unsent row (what the planner picks on its own).
+	// On SQLite delivery_state_claimable holds next_at: a scan of the index
+	// alone, not of every unsent row (what the planner picks on its own). On
+	// PostgreSQL delivery_state_due (by next_at) answers with one descent.
 	err := q.queryRow(ctx, `/* Store.DeliveryNextDue */ SELECT (SELECT MIN(next_at) FROM delivery_state`+q.claimIndex()+`
 		WHERE state IN ('pending', 'retry') AND lease_owner = ''), EXISTS (SELECT 1 FROM pageview_queue)`).Scan(&next, &queued)
 	if err != nil {
