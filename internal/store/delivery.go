@@ -559,10 +559,7 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 
 // claimShare is a share's claim on PostgreSQL: one statement that picks
 // up to n due events in claim order (skipping rows another claimer has
-// locked), leases them and returns them with their payloads. The lease and
-// the read find their rows by key (= ANY of the picked ids): joined to the
-// picked rows, the planner hashed both tables whole at every claim, which
-// grows with every event ever sent. The slices
+// locked), leases them and returns them with their payloads. The slices
 // claimSlice takes on SQLite are there so that a request waits for the one
 // writer no longer than a slice; PostgreSQL has no such writer, and each
 // slice cost two round trips (look up, then lease) and a plan.
@@ -572,10 +569,8 @@ func (db *DB) claimShare(ctx context.Context, owner string, now, leaseUntil time
 		rows, err := tx.query(ctx, `/* Store.DeliveryClaim */ WITH c AS (SELECT id FROM delivery_state
 				WHERE site_id = ? AND destination = ? AND state IN ('pending', 'retry') AND lease_owner = '' AND next_at <= ?
 				ORDER BY deadline_at, id LIMIT ? FOR UPDATE SKIP LOCKED),
-			s AS (UPDATE delivery_state d SET lease_owner = ?, lease_until = ? WHERE d.id = ANY (ARRAY(SELECT id FROM c))
-				RETURNING d.*)
-			SELECT `+deliveryJoin+` FROM s JOIN delivery_events e ON e.id = s.id AND e.id = ANY (ARRAY(SELECT id FROM c))
-			ORDER BY s.deadline_at, s.id`,
+			s AS (UPDATE delivery_state d SET lease_owner = ?, lease_until = ? FROM c WHERE d.id = c.id RETURNING d.*)
+			SELECT `+deliveryJoin+` FROM s JOIN delivery_events e ON e.id = s.id ORDER BY s.deadline_at, s.id`,
 			string(sh.Site), sh.Destination, now.UnixMilli(), n, owner, leaseUntil.UnixMilli())
 		list, err = scanAll(rows, err, "claim deliveries", scanDelivery)
 		return err
@@ -807,8 +802,8 @@ func (db *DB) recordRows(ctx context.Context, owner string, rows []*model.Delive
 		FROM unnest(CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS INTEGER[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]),
 			CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS BIGINT[]))
 			AS v (v_id, v_state, v_attempts, v_next, v_error, v_response, v_mode, v_sent)
-		WHERE s.id = v.v_id AND s.id = ANY (CAST(? AS TEXT[])) AND s.lease_owner = ?`
-	args := []any{now.UnixMilli(), ids, states, attempts, nexts, errs, responses, modes, sents, ids, owner}
+		WHERE s.id = v.v_id AND s.lease_owner = ?`
+	args := []any{now.UnixMilli(), ids, states, attempts, nexts, errs, responses, modes, sents, owner}
 	err = db.inTxRetry(ctx, func(tx *Tx) error {
 		if len(counted) == 0 {
 			res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ `+update, args...)
