@@ -363,14 +363,9 @@ func (db *DB) DeliveryClaimFor(ctx context.Context, p model.ClaimParams) ([]*mod
 		if len(list) >= p.Limit {
 			break
 		}
-		var got []*model.Delivery
-		if db.dialect == Postgres {
-			got, err = db.claimShare(ctx, p.Owner, p.Now, p.LeaseUntil, p.Limit-len(list), sh)
-		} else {
-			got, err = db.claimSite(ctx, p.Limit-len(list), nil, func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error) {
-				return tx.claimSlice(ctx, p.Owner, p.Now, p.LeaseUntil, n, sh, after)
-			})
-		}
+		got, err := db.claimSite(ctx, p.Limit-len(list), nil, func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error) {
+			return tx.claimSlice(ctx, p.Owner, p.Now, p.LeaseUntil, n, sh, after)
+		})
 		list = append(list, got...)
 		if err != nil {
 			if len(list) > 0 {
@@ -557,30 +552,6 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 	return list, nil
 }
 
-// claimShare is a share's claim on PostgreSQL: one statement that picks
-// up to n due events in claim order (skipping rows another claimer has
-// locked), leases them and returns them with their payloads. The slices
-// claimSlice takes on SQLite are there so that a request waits for the one
-// writer no longer than a slice; PostgreSQL has no such writer, and each
-// slice cost two round trips (look up, then lease) and a plan.
-func (db *DB) claimShare(ctx context.Context, owner string, now, leaseUntil time.Time, n int, sh model.Share) ([]*model.Delivery, error) {
-	var list []*model.Delivery
-	err := db.inTxRetry(ctx, func(tx *Tx) error {
-		rows, err := tx.query(ctx, `/* Store.DeliveryClaim */ WITH c AS (SELECT id FROM delivery_state
-				WHERE site_id = ? AND destination = ? AND state IN ('pending', 'retry') AND lease_owner = '' AND next_at <= ?
-				ORDER BY deadline_at, id LIMIT ? FOR UPDATE SKIP LOCKED),
-			s AS (UPDATE delivery_state d SET lease_owner = ?, lease_until = ? FROM c WHERE d.id = c.id RETURNING d.*)
-			SELECT `+deliveryJoin+` FROM s JOIN delivery_events e ON e.id = s.id ORDER BY s.deadline_at, s.id`,
-			string(sh.Site), sh.Destination, now.UnixMilli(), n, owner, leaseUntil.UnixMilli())
-		list, err = scanAll(rows, err, "claim deliveries", scanDelivery)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return list, nil
-}
-
 // claimQuery is DeliveryClaim's look-up of one share's events, with cursor
 // past a given (deadline_at, id). Oldest event first (the nearest
 // deadline): after an outage a site's backlog reaches Meta in order of age,
@@ -641,9 +612,6 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 		if err := db.recordPageViews(ctx, owner, queued, now); err != nil {
 			return 0, err
 		}
-	}
-	if db.dialect == Postgres {
-		return db.recordRows(ctx, owner, rows, now)
 	}
 	// Events of one request mostly share their outcome: one statement per
 	// distinct outcome and slice, not per event, keeps a batch of 1000 cheap.
@@ -759,97 +727,6 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 		lost += m
 	}
 	return lost, err
-}
-
-// recordRows is DeliveryRecord's write of the outbox rows on PostgreSQL:
-// one transaction of one statement, whatever the number of rows and
-// outcomes, that updates the rows leased to owner from arrays of their
-// outcomes (unnest) and, for the Meta events recorded sent or built,
-// returns what the readiness counters count (readyRecordSQL); the
-// counters are then added once for the whole call. On SQLite the slices
-// of DeliveryRecord let a request in between; here each slice and outcome
-// was a round trip and a plan of its own.
-func (db *DB) recordRows(ctx context.Context, owner string, rows []*model.Delivery, now time.Time) (lost int, err error) {
-	if len(rows) == 0 {
-		return 0, nil
-	}
-	var (
-		ids, states, errs, responses, modes []string
-		attempts                            []int32
-		nexts                               []int64
-		sents                               []*int64
-	)
-	counted := map[string]*model.Delivery{}
-	for _, d := range rows {
-		ids, states, errs = append(ids, d.ID), append(states, string(d.State)), append(errs, d.LastError)
-		responses, modes = append(responses, string(d.Response)), append(modes, d.Mode)
-		attempts, nexts = append(attempts, int32(d.Attempts)), append(nexts, d.NextAt.UnixMilli())
-		var sent *int64
-		if d.SentAt != nil {
-			ms := d.SentAt.UnixMilli()
-			sent = &ms
-		}
-		sents = append(sents, sent)
-		if uploaded(d) {
-			counted[d.ID] = d
-		}
-	}
-	// v's columns are named apart from the table's: readyRecordSQL's
-	// RETURNING names the table's unqualified.
-	update := `UPDATE delivery_state s SET state = v.v_state, attempts = v.v_attempts, next_at = v.v_next,
-			last_error = v.v_error, response = v.v_response, mode = v.v_mode, updated_at = ?, sent_at = v.v_sent,
-			lease_owner = '', lease_until = NULL
-		FROM unnest(CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS INTEGER[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]),
-			CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS BIGINT[]))
-			AS v (v_id, v_state, v_attempts, v_next, v_error, v_response, v_mode, v_sent)
-		WHERE s.id = v.v_id AND s.lease_owner = ?`
-	args := []any{now.UnixMilli(), ids, states, attempts, nexts, errs, responses, modes, sents, owner}
-	err = db.inTxRetry(ctx, func(tx *Tx) error {
-		if len(counted) == 0 {
-			res, err := tx.exec(ctx, `/* Store.DeliveryRecord */ `+update, args...)
-			if err != nil {
-				return fmt.Errorf("store: record deliveries: %w", err)
-			}
-			n, _ := res.RowsAffected()
-			lost = len(rows) - int(n)
-			return nil
-		}
-		var (
-			list    []readyRow
-			updated int
-			covered []*model.Delivery
-		)
-		err := tx.eachRow(ctx, func(r *sql.Rows) error {
-			var (
-				x    readyRow
-				id   string
-				lead bool
-			)
-			if err := r.Scan(&id, &lead, &x.site, &x.kind, &x.name, &x.lead, &x.day, &x.bucket, &x.upload, &x.all); err != nil {
-				return err
-			}
-			updated++
-			if d := counted[id]; d != nil {
-				covered = append(covered, d)
-				if lead {
-					list = append(list, x)
-				}
-			}
-			return nil
-		}, `/* Store.DeliveryRecord */ `+readyRecordSQL(update), args...)
-		if err != nil {
-			return fmt.Errorf("store: record deliveries: %w", err)
-		}
-		lost = len(rows) - updated
-		if err := tx.coverageCount(ctx, covered, true); err != nil {
-			return err
-		}
-		return tx.readyAdd(ctx, list, true)
-	})
-	if err != nil {
-		return 0, err
-	}
-	return lost, nil
 }
 
 // DeliverySweep expires every unsent event past its deadline (pending,
