@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"github.com/cleanads/cleanads/internal/store/storetest"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +64,34 @@ func TestMigration0480NextDue(t *testing.T) {
 			t.Fatalf("next due %v %v %v, want %v", got, ok, err, time.UnixMilli(want).UTC())
 		}
 	})
+}
+
+// TestDeliveryNextDueReadsTheDueIndex: on PostgreSQL the runner's look-up
+// of the earliest due event descends delivery_state_due, never scanning
+// delivery_state, whose rows are every event ever queued (it read them
+// all, several times a second while a backlog drained).
+func TestDeliveryNextDueReadsTheDueIndex(t *testing.T) {
+	db := storetest.Postgres(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	testkit.AddSites(t, db, now, "a")
+	for i := range 2000 {
+		id := fmt.Sprintf("d_%04d", i)
+		state := "sent"
+		if i%50 == 0 {
+			state = "pending"
+		}
+		if err := db.TestExec(ctx, `INSERT INTO delivery_state (id, site_id, kind, state, next_at, deadline_at, created_at,
+			updated_at, destination) VALUES (?, 'a', 'lead', ?, ?, ?, ?, 0, 'meta')`,
+			id, state, now.Add(time.Duration(i)*time.Second).UnixMilli(), now.Add(24*time.Hour).UnixMilli(), now.UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan, err := db.TestNextDuePlanPostgres(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "delivery_state_due") || strings.Contains(plan, "Seq Scan on delivery_state") {
+		t.Errorf("next-due plan:\n%s\nwant a descent of delivery_state_due, no scan of delivery_state", plan)
+	}
 }
