@@ -806,10 +806,10 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
 	var queued bool
-	// delivery_state_claimable holds next_at: a scan of the index alone, not of
-	// every unsent row (what the planner picks on its own).
-	err := q.queryRow(ctx, `/* Store.DeliveryNextDue */ SELECT (SELECT MIN(next_at) FROM delivery_state`+q.claimIndex()+`
-		WHERE state IN ('pending', 'retry') AND lease_owner = ''), EXISTS (SELECT 1 FROM pageview_queue)`).Scan(&next, &queued)
+	// On SQLite delivery_state_claimable holds next_at: a scan of the index
+	// alone, not of every unsent row (what the planner picks on its own). On
+	// PostgreSQL delivery_state_due (by next_at) answers with one descent.
+	err := q.queryRow(ctx, q.nextDueQuery()).Scan(&next, &queued)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next due delivery: %w", err)
 	}
@@ -817,6 +817,12 @@ func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool,
 		return now, true, nil
 	}
 	return fromMS(next), next.Valid, nil
+}
+
+// nextDueQuery is DeliveryNextDue's statement.
+func (q Q) nextDueQuery() string {
+	return `/* Store.DeliveryNextDue */ SELECT (SELECT MIN(next_at) FROM delivery_state` + q.claimIndex() + `
+		WHERE state IN ('pending', 'retry') AND lease_owner = ''), EXISTS (SELECT 1 FROM pageview_queue)`
 }
 
 // DeliveryCounts returns the number of events per state, for a site or for

@@ -289,3 +289,14 @@ func (db *DB) TestDeliveriesToShrinkPlan(ctx context.Context) (string, error) {
 func (db *DB) TestDeliveriesToRedactPlan(ctx context.Context) (string, error) {
 	return db.plan(ctx, db.deliveriesToRedactQuery(), int64(0), int64(0), int64(0), 200)
 }
+
+// TestNextDuePlanPostgres returns PostgreSQL's plan for DeliveryNextDue,
+// after ANALYZE, one line per step.
+func (db *DB) TestNextDuePlanPostgres(ctx context.Context) (string, error) {
+	if _, err := db.exec(ctx, `ANALYZE delivery_state`); err != nil {
+		return "", err
+	}
+	rows, err := db.query(ctx, "EXPLAIN "+db.nextDueQuery())
+	lines, err := scanAll(rows, err, "plan", scanText)
+	return strings.Join(lines, "\n"), err
+}
