@@ -32,24 +32,7 @@ func TestMigration0361CountersKept(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		read := func() map[model.SiteID][2]model.Counters {
-			m := map[model.SiteID][2]model.Counters{}
-			for _, site := range []model.SiteID{"a", "b"} {
-				c, err := db.Counters(ctx, site, today-30, today)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, err := db.ReportCounters(ctx, site, today-30, today)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(c) == 0 || len(r) == 0 {
-					t.Fatalf("%s: %d counters, %d report counters: the test counts nothing", site, len(c), len(r))
-				}
-				m[site] = [2]model.Counters{c, r}
-			}
-			return m
-		}
+		read := func() map[model.SiteID][2]model.Counters { return sitesCounters(t, ctx, db, today) }
 		before := read()
 		if _, err := db.Migrate(ctx, time.Now); err != nil {
 			t.Fatal(err)
@@ -79,4 +62,27 @@ func TestMigration0361CountersKept(t *testing.T) {
 			}
 		}
 	})
+}
+
+// sitesCounters reads sites "a" and "b"'s counters and report counters of
+// the 30 days up to today, failing when either is empty (a test that
+// compares them would compare nothing).
+func sitesCounters(t *testing.T, ctx context.Context, db *store.DB, today int64) map[model.SiteID][2]model.Counters {
+	t.Helper()
+	m := map[model.SiteID][2]model.Counters{}
+	for _, site := range []model.SiteID{"a", "b"} {
+		c, err := db.Counters(ctx, site, today-30, today)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := db.ReportCounters(ctx, site, today-30, today)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c) == 0 || len(r) == 0 {
+			t.Fatalf("%s: %d counters, %d report counters: the test counts nothing", site, len(c), len(r))
+		}
+		m[site] = [2]model.Counters{c, r}
+	}
+	return m
 }

@@ -33,24 +33,7 @@ func TestMigration0460CountersFolded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		read := func() map[model.SiteID][2]model.Counters {
-			m := map[model.SiteID][2]model.Counters{}
-			for _, site := range []model.SiteID{"a", "b"} {
-				c, err := db.Counters(ctx, site, today-30, today)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, err := db.ReportCounters(ctx, site, today-30, today)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(c) == 0 || len(r) == 0 {
-					t.Fatalf("%s: %d counters, %d report counters: the test counts nothing", site, len(c), len(r))
-				}
-				m[site] = [2]model.Counters{c, r}
-			}
-			return m
-		}
+		read := func() map[model.SiteID][2]model.Counters { return sitesCounters(t, ctx, db, today) }
 		rows := func(where string, args ...any) string {
 			t.Helper()
 			n, err := db.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM site_counters WHERE `+where, args...)

@@ -43,18 +43,7 @@ func TestLeadSearch(t *testing.T) {
 			"I would like an appointment for whitening", base.Add(2*time.Hour))
 		// Every trigram of "kaya deniz", but not the words in a row.
 		add("s4", "b", "Kaya Ada Deniz", "kad@d.test", "", "", "", base.Add(3*time.Hour))
-		find := func(f store.LeadFilter) string {
-			t.Helper()
-			list, err := db.LeadList(ctx, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out []string
-			for _, l := range list {
-				out = append(out, string(l.ID))
-			}
-			return strings.Join(out, ",")
-		}
+		find := func(f store.LeadFilter) string { t.Helper(); return listedIDs(t, ctx, db, f) }
 		for _, c := range []struct {
 			name string
 			f    store.LeadFilter
@@ -313,18 +302,7 @@ func TestLeadSearchByContactKey(t *testing.T) {
 		email := []store.ContactKey{{Email: true, Key: "ayse@example.com", Sites: []model.SiteID{"tr", "de"}}}
 		phone := []store.ContactKey{{Key: "905324128719", Sites: []model.SiteID{"tr"}},
 			{Key: "4953241287190", Sites: []model.SiteID{"de"}}}
-		find := func(f store.LeadFilter) string {
-			t.Helper()
-			list, err := db.LeadList(ctx, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out []string
-			for _, l := range list {
-				out = append(out, string(l.ID))
-			}
-			return strings.Join(out, ",")
-		}
+		find := func(f store.LeadFilter) string { t.Helper(); return listedIDs(t, ctx, db, f) }
 		second := base.Add(time.Hour)
 		for _, c := range []struct {
 			name string
@@ -357,4 +335,19 @@ func TestLeadSearchByContactKey(t *testing.T) {
 			t.Errorf("after erasing k6: %q, want %q", got, "k2,k1")
 		}
 	})
+}
+
+// listedIDs is the ids of the leads LeadList gives for f, in its order,
+// comma-separated.
+func listedIDs(t *testing.T, ctx context.Context, db *store.DB, f store.LeadFilter) string {
+	t.Helper()
+	list, err := db.LeadList(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range list {
+		out = append(out, string(l.ID))
+	}
+	return strings.Join(out, ",")
 }
