@@ -69,7 +69,7 @@ func TestMigration0460CountersFolded(t *testing.T) {
 		if got := read()["a"][0].Sum("visits", "*", today, today); got != before["a"][0].Sum("visits", "*", today, today)+40 {
 			t.Errorf("today's visits after 40 more: %d", got)
 		}
-		if n, err := db.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM pg_indexes WHERE indexname = 'site_counters_unfolded'`); err != nil || n != "1" {
+		if n, err := db.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'site_counters_unfolded'`); err != nil || n != "1" {
 			t.Errorf("site_counters_unfolded: %s %v", n, err)
 		}
 	})
