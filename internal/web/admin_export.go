@@ -30,17 +30,14 @@ func (s *Server) adminExport(w http.ResponseWriter, r *http.Request) {
 	case model.VerdictClean, model.VerdictReview, model.VerdictJunk:
 		f.Verdict = v
 	}
-	// As the inbox searches: stored phones are digits without the trunk 0.
-	if digits := strings.TrimLeft(onlyDigits(f.Search), "0"); len(digits) >= 3 {
-		f.PhoneDigits = digits
-	}
+	// As the inbox searches.
 	if f.Search != "" {
 		sites, err := s.siteList(r)
 		if err != nil {
 			s.adminFail(w, r, err)
 			return
 		}
-		f.Keys = searchKeys(f.Search, sites, string(f.Site))
+		searchBy(&f, sites)
 	}
 	// The first page is read before anything is written, so that a failing
 	// database is an error page, not a truncated file.

@@ -65,12 +65,7 @@ func (s *Server) adminInbox(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Sites = sites
 	f := store.LeadFilter{Site: model.SiteID(d.Site), Only: onlySites(r), Verdict: model.Verdict(d.Verdict), Search: d.Q, Limit: inboxPage + 1}
-	// Stored phones are digits with the country code and no trunk 0, so
-	// "0532 412" is searched as "532412".
-	if digits := strings.TrimLeft(onlyDigits(d.Q), "0"); len(digits) >= 3 {
-		f.PhoneDigits = digits
-	}
-	f.Keys = searchKeys(d.Q, sites, d.Site)
+	searchBy(&f, sites)
 	if ms, err := strconv.ParseInt(q.Get("before"), 10, 64); err == nil {
 		f.Before, f.BeforeID = time.UnixMilli(ms), model.LeadID(q.Get("bid"))
 	}
@@ -119,6 +114,18 @@ func (s *Server) leadRow(lang string, l *model.Lead, now time.Time) leadRow {
 	row.Window, row.Urgent = windowNote(lang, l, now)
 	row.Source = sourceSummary(lang, l)
 	return row
+}
+
+// searchBy sets how f's Search is looked for, the same for the inbox and
+// its CSV export: as the phone's digits too (stored phones are digits with
+// the country code and no trunk 0, so "0532 412" is searched as "532412"),
+// and, when it is a whole e-mail or phone number, by the contact keys of
+// the sites searched (searchKeys).
+func searchBy(f *store.LeadFilter, sites []*model.Site) {
+	if digits := strings.TrimLeft(onlyDigits(f.Search), "0"); len(digits) >= 3 {
+		f.PhoneDigits = digits
+	}
+	f.Keys = searchKeys(f.Search, sites, string(f.Site))
 }
 
 // searchKeys is a search that is a whole e-mail address or phone number
