@@ -146,29 +146,8 @@ func (q Q) TestQueryAll(ctx context.Context, query string, args ...any) ([]strin
 // older binary left the database: for tests of what a migration does to
 // rows already there.
 func (db *DB) TestMigrateBelow(ctx context.Context, version int) error {
-	if _, err := db.SchemaVersion(ctx); err != nil {
-		return err
-	}
-	list, err := migrations(db.dialect)
-	if err != nil {
-		return err
-	}
-	for _, m := range list {
-		if m.version >= version {
-			break
-		}
-		err := db.InTx(ctx, func(tx *Tx) error {
-			if _, err := tx.w.ExecContext(ctx, m.sql); err != nil {
-				return err
-			}
-			_, err := tx.exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`, m.version, m.name, 0)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := db.MigrateWith(ctx, MigrateOptions{Below: version})
+	return err
 }
 
 // TestReportPlans returns SQLite's plans for ReportLeads' three queries.

@@ -125,13 +125,19 @@ func (db *DB) MigrationsPending(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	return len(pendingMigrations(list, cur, 0)), nil
+}
+
+// pendingMigrations returns the migrations of list after version cur and,
+// when below is set, before it.
+func pendingMigrations(list []migration, cur, below int) []migration {
+	var pending []migration
 	for _, m := range list {
-		if m.version > cur {
-			n++
+		if m.version > cur && (below == 0 || m.version < below) {
+			pending = append(pending, m)
 		}
 	}
-	return n, nil
+	return pending
 }
 
 // MigrateWith is Migrate with its options.
@@ -156,12 +162,7 @@ func (db *DB) MigrateWith(ctx context.Context, o MigrateOptions) ([]int, error) 
 	if latest := list[len(list)-1].version; cur > latest {
 		return nil, db.newerSchema(ctx, cur, latest)
 	}
-	var pending []migration
-	for _, m := range list {
-		if m.version > cur && (o.Below == 0 || m.version < o.Below) {
-			pending = append(pending, m)
-		}
-	}
+	pending := pendingMigrations(list, cur, o.Below)
 	var applied []int
 	for i, m := range pending {
 		if o.Step != nil {
