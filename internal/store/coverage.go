@@ -21,12 +21,12 @@ func (q Q) coverageRecount(ctx context.Context, site model.SiteID, first, last i
 	err := q.eachRow(ctx, func(r *sql.Rows) error {
 		var (
 			day     int64
-			payload []byte
+			payload string
 		)
 		if err := r.Scan(&day, &payload); err != nil {
 			return err
 		}
-		cs := model.CoverageCounts(payload)
+		cs := model.CoverageCounts(unpackPayload(payload))
 		if cs == nil {
 			return nil
 		}

@@ -254,7 +254,7 @@ func scanDelivery(r scanner) (*model.Delivery, error) {
 		return nil, err
 	}
 	d.SiteID, d.LeadID, d.State = model.SiteID(site), model.LeadID(lead), model.DeliveryState(state)
-	d.Payload = []byte(payload)
+	d.Payload = unpackPayload(payload)
 	if response != "" {
 		d.Response = []byte(response)
 	}

@@ -80,6 +80,13 @@ func TestDeliveryArchive(t *testing.T) {
 		if err != nil || !slices.Equal(archived, []string{"d_dead", "d_other", "d_sent"}) {
 			t.Errorf("archived rows: %v %v", archived, err)
 		}
+		// An archived row's payload is stored packed (migration 0490), the
+		// webhook post's as it was given.
+		stored, err := db.TestQueryAll(ctx, `SELECT id || ' ' || SUBSTR(payload, 1, 3) FROM delivery_events ORDER BY id`)
+		if want := []string{"d_dead z1:", "d_hook {\"e", "d_live {\"e", "d_other z1:", "d_sent z1:"}; err != nil ||
+			!slices.Equal(stored, want) {
+			t.Errorf("payloads stored: %q %v, want %q", stored, err, want)
+		}
 
 		// Each row as it was, shrunk: by id and on its lead's page.
 		check := func(got *model.Delivery, want *model.Delivery) {
@@ -201,6 +208,10 @@ func TestDeliveryArchive(t *testing.T) {
 		}
 		if d, err := db.DeliveryByID(ctx, "d_sent"); err != nil || string(d.Payload) != `{"erased":true}` || d.State != model.DeliverySent {
 			t.Errorf("erased archived row: %+v %v", d, err)
+		}
+		if p, err := db.TestQueryString(ctx, `SELECT payload FROM delivery_events WHERE id = 'd_sent'`); err != nil ||
+			!strings.HasPrefix(p, "z1:") {
+			t.Errorf("erased archived row's payload stored as %q %v, want it packed", p, err)
 		}
 		// Replay refuses it.
 		if err := db.DeliveryReplay(ctx, "d_dead", "fixed", now); err == nil || !strings.Contains(err.Error(), "cannot be sent again") {

@@ -65,6 +65,7 @@ func migrations(d Dialect) ([]migration, error) {
 var goSteps = map[int]func(context.Context, *Tx) error{
 	330: backfillReportCounters,
 	430: backfillCoverageCounters,
+	490: packArchivedPayloads,
 }
 
 // LatestVersion is the schema version this binary knows.

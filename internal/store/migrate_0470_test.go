@@ -80,7 +80,9 @@ func TestMigration0470ArchivesShrunkEvents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Migrate(ctx, time.Now); err != nil {
+		// Up to 0490, which packs the archived payloads (its own test reads
+		// them back): the rows are compared as stored.
+		if _, err := db.MigrateWith(ctx, store.MigrateOptions{Below: 490}); err != nil {
 			t.Fatal(err)
 		}
 		after, err := db.TestQueryAll(ctx, whole)

@@ -245,9 +245,11 @@ func (q Q) DeliveryRedact(ctx context.Context, id string, payload json.RawMessag
 		cancelled = n > 0
 	}
 	// A Lead Ads lead's event id is its leadgen id: the row keeps its own.
-	if _, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE delivery_events SET payload = ?, redacted_at = ?,
+	// An archived event's payload stays packed (migration 0490).
+	if _, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE delivery_events
+		SET payload = CASE WHEN archived_at IS NULL THEN ? ELSE ? END, redacted_at = ?,
 		event_id = CASE WHEN event_id LIKE 'leadads-%' THEN 'erased-' || id ELSE event_id END WHERE id = ?`,
-		string(payload), now.UnixMilli(), id); err != nil {
+		string(payload), packPayload(payload), now.UnixMilli(), id); err != nil {
 		return false, fmt.Errorf("store: redact delivery %s: %w", id, err)
 	}
 	return cancelled, nil
@@ -294,7 +296,7 @@ func (q Q) DeliveriesToShrink(ctx context.Context, before time.Time, after Shrin
 // lead's event (not a webhook post) is archived at the same time: its
 // state's columns folded into its delivery_events row and its
 // delivery_state row deleted (migration 0470), a sent one's answer
-// dropped. It reports false, changing nothing, for a row not finished or
+// dropped, its payload packed (packPayload, migration 0490). It reports false, changing nothing, for a row not finished or
 // shrunk already.
 func (q Q) DeliveryShrink(ctx context.Context, id string, payload json.RawMessage, now time.Time) (bool, error) {
 	res, err := q.exec(ctx, `/* Store.DeliveryShrink */ UPDATE delivery_events SET payload = ?,
@@ -307,7 +309,7 @@ func (q Q) DeliveryShrink(ctx context.Context, id string, payload json.RawMessag
 		WHERE delivery_events.id = ? AND s.id = delivery_events.id AND s.shrunk_at IS NULL
 			AND s.state IN ('sent', 'dead', 'expired', 'dry_run')
 			AND delivery_events.lead_id <> '' AND delivery_events.destination <> ?`,
-		string(payload), now.UnixMilli(), now.UnixMilli(), shrinkResponseMax, id, model.DestinationWebhook)
+		packPayload(payload), now.UnixMilli(), now.UnixMilli(), shrinkResponseMax, id, model.DestinationWebhook)
 	if err != nil {
 		return false, fmt.Errorf("store: archive delivery %s: %w", id, err)
 	}
