@@ -16,7 +16,7 @@ import (
 // (migration 0490): deflated with a preset dictionary of the words shrunk
 // events repeat (their members' names, the match keys' names, the action
 // sources) and written as base64 text after packedPrefix. A shrunk Meta
-// event of about 165 bytes is stored in about 55: the names of its match
+// event of about 165 bytes is stored in about 41: the names of its match
 // keys ("client_ip_address", "client_user_agent", ...) are most of it, and
 // the dictionary holds them. Packing is exact: every payload reads back as
 // it was given, whatever it holds, so no reader depends on its shape and a
