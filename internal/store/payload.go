@@ -93,8 +93,9 @@ func unpackPayload(s string) []byte {
 }
 
 // packBatch is how many archived payloads packArchivedPayloads reads and
-// writes a statement.
-const packBatch = 500
+// writes a statement: its update names each row in a UNION ALL of as many
+// parts, and SQLite allows 500.
+const packBatch = 200
 
 // packArchivedPayloads is migration 0490's Go step: the payloads of the
 // events archived before it, packed, a batch at a time in the order of
