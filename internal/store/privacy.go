@@ -245,12 +245,20 @@ func (q Q) DeliveryRedact(ctx context.Context, id string, payload json.RawMessag
 		cancelled = n > 0
 	}
 	// A Lead Ads lead's event id is its leadgen id: the row keeps its own.
-	// An archived event's payload stays packed (migration 0490).
-	if _, err := q.exec(ctx, `/* Store.DeliveryRedact */ UPDATE delivery_events
-		SET payload = CASE WHEN archived_at IS NULL THEN ? ELSE ? END, redacted_at = ?,
-		event_id = CASE WHEN event_id LIKE 'leadads-%' THEN 'erased-' || id ELSE event_id END WHERE id = ?`,
-		string(payload), packPayload(payload), now.UnixMilli(), id); err != nil {
+	const redact = `UPDATE delivery_events SET payload = ?, redacted_at = ?,
+		event_id = CASE WHEN event_id LIKE 'leadads-%' THEN 'erased-' || id ELSE event_id END WHERE id = ?`
+	res, err := q.exec(ctx, `/* Store.DeliveryRedact */ `+redact+` AND archived_at IS NULL`, string(payload), now.UnixMilli(), id)
+	if err != nil {
 		return false, fmt.Errorf("store: redact delivery %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		// An archived event (an erasure's): its payload stays packed
+		// (migration 0490). Retention's redaction never reaches one, so
+		// it packs nothing.
+		if _, err := q.exec(ctx, `/* Store.DeliveryRedact */ `+redact+` AND archived_at IS NOT NULL`,
+			packPayload(payload), now.UnixMilli(), id); err != nil {
+			return false, fmt.Errorf("store: redact delivery %s: %w", id, err)
+		}
 	}
 	return cancelled, nil
 }
@@ -296,8 +304,8 @@ func (q Q) DeliveriesToShrink(ctx context.Context, before time.Time, after Shrin
 // lead's event (not a webhook post) is archived at the same time: its
 // state's columns folded into its delivery_events row and its
 // delivery_state row deleted (migration 0470), a sent one's answer
-// dropped, its payload packed (packPayload, migration 0490). It reports false, changing nothing, for a row not finished or
-// shrunk already.
+// dropped, its payload packed (packPayload, migration 0490). It reports
+// false, changing nothing, for a row not finished or shrunk already.
 func (q Q) DeliveryShrink(ctx context.Context, id string, payload json.RawMessage, now time.Time) (bool, error) {
 	res, err := q.exec(ctx, `/* Store.DeliveryShrink */ UPDATE delivery_events SET payload = ?,
 		redacted_at = COALESCE(redacted_at, ?), archived_at = ?, archived_kind = s.kind, archived_state = s.state,
