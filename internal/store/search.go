@@ -202,6 +202,9 @@ func (q Q) leadSearchWalk(ctx context.Context, where string, args []any, f LeadF
 		}
 		if len(rowids) > 0 {
 			next = rowids[len(rowids)-1].(int64) - 1
+			// NOT INDEXED: the leads by rowid, never by an index on the
+			// filters' columns, which SQLite chose for a site's search
+			// (leads_site_changed: every lead of the site read).
 			err := q.eachRow(ctx, func(r *sql.Rows) error {
 				var p passed
 				if err := r.Scan(&p.rowid, &p.at, &p.id); err != nil {
@@ -209,7 +212,7 @@ func (q Q) leadSearchWalk(ctx context.Context, where string, args []any, f LeadF
 				}
 				found = append(found, p)
 				return nil
-			}, `/* Store.LeadList */ SELECT rowid, received_at, id FROM leads
+			}, `/* Store.LeadList */ SELECT rowid, received_at, id FROM leads NOT INDEXED
 				WHERE rowid IN (?`+strings.Repeat(", ?", len(rowids)-1)+`) AND `+where+check,
 				slices.Concat(rowids, args, checks)...)
 			if err != nil {
