@@ -212,9 +212,7 @@ func (q Q) leadSearchWalk(ctx context.Context, where string, args []any, f LeadF
 				}
 				found = append(found, p)
 				return nil
-			}, `/* Store.LeadList */ SELECT rowid, received_at, id FROM leads NOT INDEXED
-				WHERE rowid IN (?`+strings.Repeat(", ?", len(rowids)-1)+`) AND `+where+check,
-				slices.Concat(rowids, args, checks)...)
+			}, searchWalkLeadsQuery(len(rowids), where+check), slices.Concat(rowids, args, checks)...)
 			if err != nil {
 				return nil, false, err
 			}
@@ -255,6 +253,13 @@ func (q Q) leadSearchWalk(ctx context.Context, where string, args []any, f LeadF
 		}
 	}
 	return nil, false, nil
+}
+
+// searchWalkLeadsQuery reads n candidates' rowid, time and id, where
+// they pass where.
+func searchWalkLeadsQuery(n int, where string) string {
+	return `/* Store.LeadList */ SELECT rowid, received_at, id FROM leads NOT INDEXED
+		WHERE rowid IN (?` + strings.Repeat(", ?", n-1) + `) AND ` + where
 }
 
 // newerFirst orders leads as the inbox lists them: received_at, then id,

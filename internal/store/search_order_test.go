@@ -163,3 +163,19 @@ func firstDiff(a, b []string) int {
 	}
 	return min(len(a), len(b))
 }
+
+// TestSearchWalkReadsByRowid: SQLite reads the walk's candidates' leads by
+// their rowids, not through an index on the filters' columns (with a
+// site it chose leads_site_changed, every lead of the site: 224 ms of CPU
+// at a million leads where the rowids took 3.7).
+func TestSearchWalkReadsByRowid(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	plan, err := db.TestSearchWalkPlan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "INTEGER PRIMARY KEY (rowid=?)") || strings.Contains(plan, "INDEX") && !strings.Contains(plan, "PRIMARY KEY") {
+		t.Errorf("plan:\n%s\nwant the leads by rowid", plan)
+	}
+}
