@@ -187,6 +187,7 @@ func (q Q) leadSearchWalk(ctx context.Context, where string, args []any, f LeadF
 	}
 	var found []passed
 	for read, batch := 0, searchWalkFirst; read < searchWalkMost; read, batch = read+batch, batch*3 {
+		batch = min(batch, searchWalkMost-read)
 		var rowids []any
 		err := q.eachRow(ctx, func(r *sql.Rows) error {
 			var id int64
