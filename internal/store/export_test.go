@@ -118,6 +118,17 @@ func (db *DB) TestLeadFindPlan(ctx context.Context, col string) (string, error) 
 	return db.plan(ctx, leadFindQuery(col), "a", "x", int64(0))
 }
 
+// TestSearchWalkPlan returns SQLite's plan for leadSearchWalk's read of 64
+// candidates' leads with a site, a verdict and a page's key.
+func (db *DB) TestSearchWalkPlan(ctx context.Context) (string, error) {
+	args := make([]any, 64)
+	for i := range args {
+		args[i] = int64(i + 1)
+	}
+	where := "site_id = ? AND verdict = ? AND (received_at < ? OR received_at = ? AND id < ?) AND search_has(?, message)"
+	return db.plan(ctx, searchWalkLeadsQuery(len(args), where), append(args, "a", "clean", int64(5), int64(5), "x", "X")...)
+}
+
 // TestExpireReviewsPlan returns SQLite's plan for LeadExpireReviews.
 func (db *DB) TestExpireReviewsPlan(ctx context.Context) (string, error) {
 	return db.plan(ctx, expireReviewsQuery, string(model.VerdictReview), int64(0), 10)

@@ -518,10 +518,16 @@ func newestFirst(where string, args []any, timeCol string, before time.Time, bef
 		where += " AND " + timeCol + " <= ? AND (" + timeCol + " < ? OR id < ?)"
 		args = append(args, before.UnixMilli(), before.UnixMilli(), beforeID)
 	}
+	return where + " ORDER BY " + timeCol + " DESC, id DESC LIMIT ?", append(args, pageLimit(limit))
+}
+
+// pageLimit is the number of rows a page of a list has: limit, or 50 when
+// it is not from 1 to 500.
+func pageLimit(limit int) int {
 	if limit <= 0 || limit > 500 {
-		limit = 50
+		return 50
 	}
-	return where + " ORDER BY " + timeCol + " DESC, id DESC LIMIT ?", append(args, limit)
+	return limit
 }
 
 // txRetries is how many times inTxRetry runs a transaction that
