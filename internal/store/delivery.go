@@ -489,7 +489,7 @@ func (q Q) claimableSitesQuery(now time.Time, dests []string, skip []model.Share
 	args := []any{now.UnixMilli()}
 	query := `/* Store.DeliveryClaim */ SELECT s.id, x.name,
 			(SELECT d.deadline_at FROM delivery_state d` + q.claimIndex() + ` WHERE d.site_id = s.id AND d.destination = x.name
-				AND d.state IN ('pending', 'retry') AND d.lease_owner = '' AND d.next_at <= ?
+				AND d.state IN ('pending', 'retry') AND d.next_at <= ? AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = d.id)
 				ORDER BY d.deadline_at, d.id LIMIT 1)
 		FROM sites s, (SELECT ? AS name` + strings.Repeat(` UNION ALL SELECT ?`, len(dests)-1) + `) x`
 	for _, d := range dests {
@@ -526,13 +526,12 @@ func (q Q) claimableSitesQuery(now time.Time, dests []string, skip []model.Share
 // first, on a reader: there are seldom any.
 func (db *DB) releaseExpiredLeases(ctx context.Context, now time.Time) error {
 	var n int
-	err := db.queryRow(ctx, `/* Store.DeliveryClaim */ SELECT COUNT(*) FROM (SELECT 1 FROM delivery_state
-		WHERE lease_owner <> '' AND lease_until <= ? LIMIT 1) expired`, now.UnixMilli()).Scan(&n)
+	err := db.queryRow(ctx, `/* Store.DeliveryClaim */ SELECT COUNT(*) FROM (SELECT 1 FROM delivery_leases
+		WHERE until <= ? LIMIT 1) expired`, now.UnixMilli()).Scan(&n)
 	if err != nil || n == 0 {
 		return err
 	}
-	_, err = db.exec(ctx, `/* Store.DeliveryClaim */ UPDATE delivery_state SET lease_owner = '', lease_until = NULL
-		WHERE lease_owner <> '' AND lease_until <= ?`, now.UnixMilli())
+	_, err = db.exec(ctx, `/* Store.DeliveryClaim */ DELETE FROM delivery_leases WHERE until <= ?`, now.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("store: release expired leases: %w", err)
 	}
@@ -552,36 +551,61 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
-	args = []any{owner, leaseUntil.UnixMilli()}
+	// The lease is a row of its own (migration 0520): the state row is
+	// locked by the look-up on PostgreSQL but not written. An event another
+	// claimer leased after this look-up's snapshot keeps that lease (the
+	// insert does nothing for it) and is left out.
+	args = make([]any, 0, 3*writeSlice)
 	for _, d := range list {
-		args = append(args, d.ID)
+		args = append(args, d.ID, leaseUntil.UnixMilli(), owner)
 	}
-	if _, err := q.exec(ctx, `/* Store.DeliveryClaim */ UPDATE delivery_state SET lease_owner = ?, lease_until = ?
-		WHERE id IN `+sliceIDs, padSlice(args, len(list))...); err != nil {
-		return nil, fmt.Errorf("store: lease deliveries: %w", err)
+	for last := args[len(args)-3:]; len(args) < 3*writeSlice; {
+		args = append(args, last...)
+	}
+	rows, err = q.query(ctx, leaseInsert, args...)
+	leased, err := scanAll(rows, err, "lease deliveries", scanText)
+	if err != nil {
+		return nil, err
+	}
+	if len(leased) < len(list) {
+		got := map[string]bool{}
+		for _, id := range leased {
+			got[id] = true
+		}
+		list = slices.DeleteFunc(list, func(d *model.Delivery) bool { return !got[d.ID] })
 	}
 	return list, nil
 }
+
+// leaseInsert leases writeSlice events (id, until, owner; the last
+// repeated when fewer) and returns the ids it leased.
+var leaseInsert = `/* Store.DeliveryClaim */ INSERT INTO delivery_leases (id, until, owner) VALUES (?, ?, ?)` +
+	strings.Repeat(", (?, ?, ?)", writeSlice-1) + ` ON CONFLICT (id) DO NOTHING RETURNING id`
 
 // claimQuery is DeliveryClaim's look-up of one share's events, with cursor
 // past a given (deadline_at, id). Oldest event first (the nearest
 // deadline): after an outage a site's backlog reaches Meta in order of age,
 // and what has least time left goes before what can wait.
-// delivery_state_claimable is by share in that order and holds no leased event,
-// so the claim reads index entries until it has its limit, with no sort and
-// none of the events being sent, and a cursor starts it where the slice
-// before stopped.
+// delivery_state_claimable is by share in that order, so the claim reads
+// index entries until it has its limit, with no sort, and a cursor starts
+// it where the slice before stopped. The index holds the events being sent
+// too (their lease is in delivery_leases), each left out by one probe of
+// that table's key; the runner does not claim a share it is sending, so
+// the claim meets them only when another node sends the same share.
 func (q Q) claimQuery(cursor bool) string {
 	query := `/* Store.DeliveryClaim */ SELECT ` + deliveryJoin + ` FROM delivery_state s` + q.claimIndex() + `
 			JOIN delivery_events e ON e.id = s.id
-			WHERE s.site_id = ? AND s.destination = ? AND s.state IN ('pending', 'retry') AND s.lease_owner = '' AND s.next_at <= ?`
+			WHERE s.site_id = ? AND s.destination = ? AND s.state IN ('pending', 'retry') AND s.next_at <= ?
+				AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = s.id)`
 	if cursor {
 		query += ` AND (s.deadline_at, s.id) > (?, ?)`
 	}
 	query += ` ORDER BY s.deadline_at, s.id LIMIT ?`
 	if q.dialect == Postgres {
-		// Only the state row is locked (and then leased): the event's row
-		// is never written by a claim.
+		// Only the state row is locked, and not written: the lease is a
+		// row of delivery_leases. The lock keeps a concurrent claimer from
+		// taking the event between this look-up and the lease, and an
+		// event recorded meanwhile (its state row updated) is left out.
 		query += ` FOR UPDATE OF s SKIP LOCKED`
 	}
 	return query
@@ -679,18 +703,30 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 	missed := make([]int, len(work))
 	done, err := db.inSlices(ctx, len(work), func(tx *Tx, i int) error {
 		w := work[i]
-		args := append([]any{w.o.state, w.o.attempts, w.o.next, w.o.lastError, w.o.response, w.o.mode, now.UnixMilli(), w.o.sent, owner}, w.ids...)
+		// The lease goes first: only the events owner still holds are
+		// recorded (one whose lease ran out may be another node's now).
+		rows, err := tx.query(ctx, `/* Store.DeliveryRecord */ DELETE FROM delivery_leases WHERE owner = ? AND id IN `+sliceIDs+
+			` RETURNING id`, padSlice(append([]any{owner}, w.ids...), len(w.ids))...)
+		held, err := scanAll(rows, err, "end leases", scanText)
+		if err != nil {
+			return err
+		}
+		missed[i] = len(w.ids) - len(held)
+		if len(held) == 0 {
+			return nil
+		}
+		args := []any{w.o.state, w.o.attempts, w.o.next, w.o.lastError, w.o.response, w.o.mode, now.UnixMilli(), w.o.sent}
+		for _, id := range held {
+			args = append(args, id)
+		}
+		args = padSlice(args, len(held))
 		update := `/* Store.DeliveryRecord */ UPDATE delivery_state SET state = ?, attempts = ?,
-			next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?,
-			lease_owner = '', lease_until = NULL
-			WHERE lease_owner = ? AND id IN ` + sliceIDs
-		if !slices.ContainsFunc(w.ids, func(id any) bool { return counted[id.(string)] != nil }) {
-			res, err := tx.exec(ctx, update, padSlice(args, len(w.ids))...)
-			if err != nil {
+			next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?
+			WHERE id IN ` + sliceIDs
+		if !slices.ContainsFunc(held, func(id string) bool { return counted[id] != nil }) {
+			if _, err := tx.exec(ctx, update, args...); err != nil {
 				return fmt.Errorf("store: record deliveries: %w", err)
 			}
-			n, _ := res.RowsAffected()
-			missed[i] = len(w.ids) - int(n)
 			return nil
 		}
 		if tx.dialect == Postgres {
@@ -712,22 +748,20 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 					list = append(list, x)
 				}
 				return nil
-			}, `/* Store.DeliveryRecord */ `+readyRecordSQL(update), padSlice(args, len(w.ids))...)
+			}, `/* Store.DeliveryRecord */ `+readyRecordSQL(update), args...)
 			if err != nil {
 				return fmt.Errorf("store: record deliveries: %w", err)
 			}
-			missed[i] = len(w.ids) - len(ids)
 			if err := tx.coverageCount(ctx, covered(ids), true); err != nil {
 				return err
 			}
 			return tx.readyAdd(ctx, list, true)
 		}
-		rows, err := tx.query(ctx, update+` RETURNING id`, padSlice(args, len(w.ids))...)
+		rows, err = tx.query(ctx, update+` RETURNING id`, args...)
 		ids, err := scanAll(rows, err, "record deliveries", scanText)
 		if err != nil {
 			return err
 		}
-		missed[i] = len(w.ids) - len(ids)
 		ids = slices.DeleteFunc(ids, func(id string) bool { return counted[id] == nil })
 		if err := tx.coverageCount(ctx, covered(ids), true); err != nil {
 			return err
@@ -778,10 +812,9 @@ type sweep struct {
 	args  []any
 }
 
-// sweepQueries expire unleased pending and retry events (through the
-// claim's index, per share), paused ones (through
-// delivery_state_site_state_created, per site), and those whose lease ran
-// out (through delivery_state_leased).
+// sweepQueries expire pending and retry events with no lease or one that
+// ran out (through the claim's index, per share) and paused ones (through
+// delivery_state_site_state_created, per site).
 func (q Q) sweepQueries(now time.Time) []sweep {
 	const set = `/* Store.DeliverySweep */ UPDATE delivery_state%s SET state = 'expired',
 		last_error = CASE WHEN last_error = '' THEN 'deadline passed before it could be sent' ELSE last_error END,
@@ -794,9 +827,9 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 	}
 	return []sweep{
 		{fmt.Sprintf(set, q.indexedBy("delivery_state_claimable")) + `site_id IN (SELECT id FROM sites) AND destination IN (?` +
-			strings.Repeat(", ?", len(dests)-1) + `) AND state IN ('pending', 'retry') AND lease_owner = ''`, perShare},
+			strings.Repeat(", ?", len(dests)-1) + `) AND state IN ('pending', 'retry')
+			AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = delivery_state.id AND l.until > ?)`, append(perShare, ms)},
 		{fmt.Sprintf(set, "") + `site_id IN (SELECT id FROM sites) AND state = 'paused'`, []any{ms, ms}},
-		{fmt.Sprintf(set, q.indexedBy("delivery_state_leased")) + `state IN ('pending', 'retry') AND lease_owner <> '' AND lease_until <= ?`, []any{ms, ms, ms}},
 	}
 }
 
@@ -807,8 +840,10 @@ func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool,
 	var next sql.NullInt64
 	var queued bool
 	// On SQLite delivery_state_claimable holds next_at: a scan of the index
-	// alone, not of every unsent row (what the planner picks on its own). On
-	// PostgreSQL delivery_state_due (by next_at) answers with one descent.
+	// (and a probe of delivery_leases an entry), not of every unsent row
+	// (what the planner picks on its own). On PostgreSQL delivery_state_due
+	// (by next_at) answers with a descent and a walk past the leased events
+	// due first.
 	err := q.queryRow(ctx, q.nextDueQuery()).Scan(&next, &queued)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next due delivery: %w", err)
@@ -821,8 +856,13 @@ func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool,
 
 // nextDueQuery is DeliveryNextDue's statement.
 func (q Q) nextDueQuery() string {
-	return `/* Store.DeliveryNextDue */ SELECT (SELECT MIN(next_at) FROM delivery_state` + q.claimIndex() + `
-		WHERE state IN ('pending', 'retry') AND lease_owner = ''), EXISTS (SELECT 1 FROM pageview_queue)`
+	// The earliest first and LIMIT 1, not MIN: PostgreSQL reads MIN from
+	// an index alone only for a statement on one table, and the lease's
+	// probe is a join.
+	return `/* Store.DeliveryNextDue */ SELECT (SELECT s.next_at FROM delivery_state s` + q.claimIndex() + `
+		WHERE s.state IN ('pending', 'retry') AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = s.id)
+		ORDER BY s.next_at LIMIT 1),
+		EXISTS (SELECT 1 FROM pageview_queue)`
 }
 
 // DeliveryCounts returns the number of events per state, for a site or for
@@ -1052,7 +1092,7 @@ func (q Q) DeliveryStats(ctx context.Context, site model.SiteID, kind string, si
 // Google's 90); anything else fails with model.ErrConflict.
 func (q Q) DeliveryReplay(ctx context.Context, id, note string, now time.Time) error {
 	res, err := q.exec(ctx, `/* Store.DeliveryReplay */ UPDATE delivery_state
-		SET state = ?, next_at = ?, updated_at = ?, lease_owner = '', lease_until = NULL,
+		SET state = ?, next_at = ?, updated_at = ?,
 			last_error = CASE WHEN last_error = '' THEN ? ELSE ? || '; before: ' || last_error END
 		WHERE id = ? AND state = ? AND deadline_at > ? AND shrunk_at IS NULL`,
 		string(model.DeliveryPending), now.UnixMilli(), now.UnixMilli(), note, note,

@@ -15,7 +15,7 @@ import (
 // matches: an event Meta refused stays dead.
 func (q Q) DeliveryRequeueCancelled(ctx context.Context, id model.LeadID, reason string, now, deadlineAfter time.Time) (int, error) {
 	res, err := q.exec(ctx, `/* Store.DeliveryRequeueCancelled */ UPDATE delivery_state
-		SET state = ?, next_at = ?, updated_at = ?, last_error = '', lease_owner = '', lease_until = NULL
+		SET state = ?, next_at = ?, updated_at = ?, last_error = ''
 		WHERE id IN (SELECT id FROM delivery_events WHERE lead_id = ? AND lead_id <> '') AND state = ? AND last_error = ? AND deadline_at > ? AND shrunk_at IS NULL`,
 		string(model.DeliveryPending), now.UnixMilli(), now.UnixMilli(),
 		string(id), string(model.DeliveryDead), reason, deadlineAfter.UnixMilli())
