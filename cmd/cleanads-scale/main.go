@@ -51,6 +51,9 @@ type options struct {
 	// measures: its shrinking of finished events (retention.event_days) and
 	// its fold of past days' counter shards.
 	eventDays int
+	// clickDays, when set, runs retention's clearing of the click identity
+	// of leads older than it (retention.click_days) after each fill.
+	clickDays int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -69,6 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.verify, "verify", false, "after each fill, recount the site's counters from its rows (committed) and fail if they were not equal")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the run's CPU profile to this file (for go tool pprof)")
 	fs.IntVar(&o.eventDays, "event-days", 0, "after each fill, shrink finished events older than this many days and fold past days' counter shards, as retention does (0: leave them)")
+	fs.IntVar(&o.clickDays, "click-days", 0, "after each fill, clear the click identity (IP, user agent, fbc, fbp) of leads older than this many days, as retention does (0: leave it)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -99,14 +99,14 @@ func scale(ctx context.Context, o options, out io.Writer) error {
 			fmt.Fprintf(out, "filled %d -> %d leads (%d visits each) in %s: %.0f leads/s\n", have, size, o.visits,
 				d.Round(time.Second), float64(size-have)/d.Seconds())
 		}
-		if o.eventDays > 0 {
+		if o.eventDays > 0 || o.clickDays > 0 {
 			start := time.Now()
-			res, err := svc.Retain(ctx, app.RetentionPolicy{EventDays: o.eventDays})
+			res, err := svc.Retain(ctx, app.RetentionPolicy{EventDays: o.eventDays, ClickDays: o.clickDays})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "shrank %d events older than %d days and folded %d counter shard rows in %s\n", res.Shrunk, o.eventDays,
-				res.CounterShards, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(out, "shrank %d events older than %d days, cleared the click of %d leads older than %d days and folded %d counter shard rows in %s\n",
+				res.Shrunk, o.eventDays, res.Clicks, o.clickDays, res.CounterShards, time.Since(start).Round(time.Millisecond))
 		}
 		if o.verify {
 			start := time.Now()

@@ -21,6 +21,10 @@ type RetentionPolicy struct {
 	// EventDays is how long after it was queued a finished event past its
 	// deadline keeps its whole payload (config.Retention.EventDays).
 	EventDays int
+	// ClickDays is how long after it arrived a lead keeps its click
+	// identity: IP, user agent, fbc, fbp and the ad platforms' cookies
+	// (config.Retention.ClickDays).
+	ClickDays int
 }
 
 // RetentionResult counts what one retention run removed.
@@ -31,6 +35,8 @@ type RetentionResult struct {
 	PageViews int
 	// Shrunk are the finished events shrunk to what the owner's view needs.
 	Shrunk int
+	// Clicks are the leads whose click identity was cleared.
+	Clicks int
 	// CounterShards are the counter rows of past days folded into one row
 	// a counter and day (PostgreSQL's shards; not personal data, so not in
 	// Total).
@@ -39,7 +45,7 @@ type RetentionResult struct {
 
 // Total is everything removed.
 func (r RetentionResult) Total() int {
-	return r.Leads + r.Deliveries + r.Visits + r.Visitors + r.FormTokens + r.Receipts + r.PageViews + r.Shrunk
+	return r.Leads + r.Deliveries + r.Visits + r.Visitors + r.FormTokens + r.Receipts + r.PageViews + r.Shrunk + r.Clicks
 }
 
 // retentionBatch is how many leads one transaction redacts.
@@ -50,7 +56,8 @@ const retentionBatch = 200
 const formTokenKeep = 2 * TokenMaxAge
 
 // Retain removes personal data past the policy: the contact details of
-// leads older than LeadDays (verdict, reasons, times stay), the clear
+// leads older than LeadDays (verdict, reasons, times stay), the click
+// identity of leads older than ClickDays (their device family stays), the clear
 // values (IP, user agent, fbc, fbp, URL) of their finished outbox rows
 // (hashes stay), visits, idle visitors and the outbox rows of page views
 // never sent (dry run, dead, expired) older than VisitDays, inbound
@@ -93,6 +100,13 @@ func (s *Service) Retain(ctx context.Context, p RetentionPolicy) (RetentionResul
 			if len(ids) < retentionBatch {
 				break
 			}
+		}
+	}
+	if p.ClickDays > 0 {
+		n, err := s.clearClicks(ctx, now.Add(-time.Duration(p.ClickDays)*24*time.Hour))
+		res.Clicks += n
+		if err != nil {
+			return res, err
 		}
 	}
 	if p.VisitDays > 0 {
@@ -393,8 +407,9 @@ func redactReasons(rs []model.Reason) []model.Reason {
 }
 
 // detailPersonal are the source_detail keys that name the person rather
-// than the ad: the WhatsApp user id and the click id.
-var detailPersonal = map[string]bool{model.DetailWhatsAppUserID: true, model.DetailCTWAClid: true}
+// than the ad: the WhatsApp user id and the click id; and the device
+// family left by the user agent, which erasure takes with it.
+var detailPersonal = map[string]bool{model.DetailWhatsAppUserID: true, model.DetailCTWAClid: true, model.DetailDevice: true}
 
 // redactDetail is a lead's source detail less its personal keys: what the
 // ad, form and campaign were stays for the statistics.
@@ -430,6 +445,60 @@ func (s *Service) redactPayload(d *model.Delivery) json.RawMessage {
 			return b
 		}
 		return json.RawMessage(`{}`)
+	}
+	return out
+}
+
+// clearClicks clears the click identity of the leads received before the
+// time, in batches of retentionBatch a transaction: what a platform
+// matches a website event by (IP, user agent, fbc, fbp, its cookies), no
+// longer needed once no platform takes the lead's click (Google's 90 days
+// are the longest); a later stage's event is matched by the lead's hashed
+// contact details. The user agent leaves its device family in the source
+// detail (model.DetailDevice), for the owner. It returns how many leads it
+// cleared.
+func (s *Service) clearClicks(ctx context.Context, before time.Time) (int, error) {
+	n := 0
+	for {
+		ls, err := s.db.LeadsClickToClear(ctx, before, retentionBatch)
+		if err != nil {
+			return n, err
+		}
+		cleared := 0
+		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+			cleared = 0
+			for _, l := range ls {
+				ok, err := tx.LeadClickClear(ctx, l, clickDetail(l.Detail, l.UserAgent))
+				if err != nil {
+					return err
+				}
+				if ok {
+					cleared++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return n, err
+		}
+		n += cleared
+		if len(ls) < retentionBatch {
+			return n, nil
+		}
+	}
+}
+
+// clickDetail is a lead's source detail once its click identity goes: its
+// platform cookies removed, the device family of its user agent added.
+func clickDetail(d map[string]string, ua string) map[string]string {
+	out := make(map[string]string, len(d)+1)
+	for k, v := range d {
+		if !strings.HasPrefix(k, model.DetailCookiePrefix) {
+			out[k] = v
+		}
+	}
+	if dev := model.DeviceOf(ua); dev != "" {
+		out[model.DetailDevice] = dev
 	}
 	return out
 }

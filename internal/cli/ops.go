@@ -124,7 +124,7 @@ func retentionJob(svc *app.Service, p app.RetentionPolicy, log interface {
 		res, err := svc.Retain(ctx, p)
 		if res.Total() > 0 {
 			log.Info("retention removed personal data", "leads", res.Leads, "deliveries", res.Deliveries,
-				"visits", res.Visits, "visitors", res.Visitors, "form_tokens", res.FormTokens, "receipts", res.Receipts, "page_views", res.PageViews, "events_shrunk", res.Shrunk)
+				"visits", res.Visits, "visitors", res.Visitors, "form_tokens", res.FormTokens, "receipts", res.Receipts, "page_views", res.PageViews, "events_shrunk", res.Shrunk, "clicks_cleared", res.Clicks)
 		}
 		if res.CounterShards > 0 {
 			log.Info("retention folded past days' counter shards", "rows", res.CounterShards)

@@ -355,7 +355,8 @@ func serveJobs(c *config.Config, svc *app.Service, leadAds *leadads.Service, goo
 		}},
 		{Name: "retention", Every: time.Hour, Run: retentionJob(svc,
 			app.RetentionPolicy{LeadDays: c.Retention.LeadDays, VisitDays: c.Retention.VisitDays,
-				ReceiptDays: c.Retention.ReceiptDays, EventDays: c.Retention.EventDays}, log)},
+				ReceiptDays: c.Retention.ReceiptDays, EventDays: c.Retention.EventDays,
+				ClickDays: c.Retention.ClickDays}, log)},
 		{Name: "leadads-backfill", Every: leadads.BackfillEvery, Run: func(ctx context.Context) error {
 			st, err := leadAds.Backfill(ctx)
 			if st.Created > 0 {

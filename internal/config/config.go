@@ -135,6 +135,11 @@ const MinReceiptDays = 8
 // the readiness page read counters since migration 0430, not payloads.)
 const MinEventDays = 30
 
+// MinClickDays is the shortest retention.click_days: a lead in review may
+// be confirmed up to Meta's 7 days after it came, and its qualified event
+// carries the click identity then.
+const MinClickDays = 8
+
 // Retention is how long personal data is kept; 0 days keeps it forever.
 type Retention struct {
 	// LeadDays: a lead's contact details are removed this many days after
@@ -153,6 +158,11 @@ type Retention struct {
 	// its match keys); the hashed keys and the request as sent go. At least
 	// 30 (MinEventDays).
 	EventDays int `yaml:"event_days"`
+	// ClickDays: a lead's click identity (IP, user agent, fbc, fbp, the ad
+	// platforms' cookies) is cleared this many days after it arrived; its
+	// device and browser family stays until LeadDays, its click ids
+	// (fbclid, gclid) with it. At least 8 (MinClickDays).
+	ClickDays int `yaml:"click_days"`
 }
 
 // Admin bootstraps the first admin user and sets how the admin UI shows
@@ -260,7 +270,7 @@ func Default() *Config {
 		// Generous: many visitors share one address behind a mobile
 		// carrier's NAT, and a campaign arrives in bursts.
 		Limits:    Limits{PublicPerIP: model.Rate{N: 300, Per: time.Minute}, APIPerKey: model.Rate{N: 6000, Per: time.Minute}},
-		Retention: Retention{LeadDays: 365, VisitDays: 90, ReceiptDays: 30, EventDays: 30},
+		Retention: Retention{LeadDays: 365, VisitDays: 90, ReceiptDays: 30, EventDays: 30, ClickDays: 90},
 		TLS: TLS{ListenHTTPS: ":443", ListenHTTP: ":80",
 			ACME: ACME{Directory: LetsEncrypt, RenewCheck: model.Duration(10 * time.Minute)}},
 	}

@@ -22,7 +22,7 @@ func TestOpsDefaults(t *testing.T) {
 	if c.Limits.PublicPerIP != (model.Rate{N: 300, Per: time.Minute}) || c.Limits.APIPerKey.Off() {
 		t.Errorf("limits defaults: %+v", c.Limits)
 	}
-	if c.Retention.LeadDays != 365 || c.MetricsListen != "" || c.MetricsToken != "" {
+	if c.Retention.LeadDays != 365 || c.Retention.ClickDays != 90 || c.MetricsListen != "" || c.MetricsToken != "" {
 		t.Errorf("defaults: %+v %q", c.Retention, c.MetricsListen)
 	}
 }
@@ -75,7 +75,7 @@ listen: "127.0.0.1:8080"
 http: {read_header_timeout: 20s, read_timeout: 10s, idle_timeout: 0s, max_header_bytes: 10}
 metrics_listen: "127.0.0.1:8080"
 metrics_token: "short"
-retention: {lead_days: -1, visit_days: -2, receipt_days: 3, event_days: 7}
+retention: {lead_days: -1, visit_days: -2, receipt_days: 3, event_days: 7, click_days: 7}
 secret_key: "too-short"
 `), 0o600)
 	_, err := Load(path, envOf(nil))
@@ -88,7 +88,7 @@ secret_key: "too-short"
 		got[e.Key] = true
 	}
 	for _, k := range []string{"http.read_header_timeout", "http.idle_timeout", "http.max_header_bytes", "metrics_listen",
-		"metrics_token", "retention.lead_days", "retention.visit_days", "retention.receipt_days", "retention.event_days", "secret_key"} {
+		"metrics_token", "retention.lead_days", "retention.visit_days", "retention.receipt_days", "retention.event_days", "retention.click_days", "secret_key"} {
 		if !got[k] {
 			t.Errorf("no problem for %s in:\n%v", k, err)
 		}

@@ -122,6 +122,10 @@ func (c *Config) validate(errs *Problems) {
 		errs.add("retention.receipt_days", "want at least %d days (WhatsApp retries a message for up to 7; 0 keeps receipts forever), got %d",
 			MinReceiptDays, c.Retention.ReceiptDays)
 	}
+	if c.Retention.ClickDays < 0 || (c.Retention.ClickDays > 0 && c.Retention.ClickDays < MinClickDays) {
+		errs.add("retention.click_days", "want at least %d days (a lead in review may be confirmed within Meta's 7 days, and its event carries the click; 0 keeps the click identity with the lead), got %d",
+			MinClickDays, c.Retention.ClickDays)
+	}
 	if c.Retention.EventDays < 0 || (c.Retention.EventDays > 0 && c.Retention.EventDays < MinEventDays) {
 		errs.add("retention.event_days", "want at least %d days (a month of events keeps the request as sent, to check against the platform's event tools; 0 keeps events whole forever), got %d",
 			MinEventDays, c.Retention.EventDays)

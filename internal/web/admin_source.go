@@ -43,6 +43,7 @@ var detailLabels = []struct{ key, label string }{
 	{model.DetailWABAID, "WhatsApp Business Account"},
 	{model.DetailPhoneNumberID, "WhatsApp number id"},
 	{model.DetailWhatsAppUserID, "WhatsApp user id"},
+	{model.DetailDevice, "Device"},
 }
 
 // detailValues are readable values of some keys.

@@ -163,6 +163,7 @@ var turkish = map[string]string{
 	"Referrer":      "Yönlendiren",
 	"IP address":    "IP adresi",
 	"Browser":       "Tarayıcı",
+	"Device":        "Cihaz",
 	"Visitor":       "Ziyaretçi",
 	"External id":   "Harici no",
 	"Lead Ads id":   "Lead Ads no",
