@@ -26,6 +26,10 @@ SIZES=${SIZES:-10000,100000}
 RUNS=${RUNS:-7}
 VISITS=${VISITS:-10}
 WORKERS=${WORKERS:-1}
+# After each fill, retention's shrink of finished events and its clearing of
+# old leads' click identities, at their default ages (0 leaves them).
+EVENT_DAYS=${EVENT_DAYS:-30}
+CLICK_DAYS=${CLICK_DAYS:-90}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/cleanads-scale" ./cmd/cleanads-scale
@@ -38,4 +42,5 @@ if [[ -z "$db" && -n "${DATABASE:-}" ]]; then
 	db="${DATABASE%%://*}://$db"
 fi
 db=${db:-sqlite:$work/scale.db}
-"$work/cleanads-scale" -db "$db" -sizes "$SIZES" -runs "$RUNS" -visits "$VISITS" -workers "$WORKERS"
+"$work/cleanads-scale" -db "$db" -sizes "$SIZES" -runs "$RUNS" -visits "$VISITS" -workers "$WORKERS" \
+	-event-days "$EVENT_DAYS" -click-days "$CLICK_DAYS"
