@@ -69,21 +69,7 @@ func TestMigration0510SearchOrderOfLeadsThere(t *testing.T) {
 		}
 		paged := func() string {
 			t.Helper()
-			var ids []string
-			f := store.LeadFilter{Search: "deniz kaya", Limit: 37}
-			for {
-				list, err := db.LeadList(ctx, f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, l := range list {
-					ids = append(ids, string(l.ID))
-				}
-				if len(list) < f.Limit {
-					return strings.Join(ids, ",")
-				}
-				f.Before, f.BeforeID = list[len(list)-1].ReceivedAt, list[len(list)-1].ID
-			}
+			return strings.Join(pagedIDs(t, ctx, db, store.LeadFilter{Search: "deniz kaya", Limit: 37}), ",")
 		}
 		if got := paged(); got != want(n) {
 			t.Errorf("after the migration:\n%s\nwant\n%s", got, want(n))

@@ -104,26 +104,6 @@ func TestLeadSearchPagesInTimeOrder(t *testing.T) {
 			}
 			return ids
 		}
-		pages := func(f store.LeadFilter) []string {
-			t.Helper()
-			var ids []string
-			for range 1000 {
-				list, err := db.LeadList(ctx, f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, l := range list {
-					ids = append(ids, string(l.ID))
-				}
-				if len(list) < f.Limit {
-					return ids
-				}
-				last := list[len(list)-1]
-				f.Before, f.BeforeID = last.ReceivedAt, last.ID
-			}
-			t.Fatalf("%+v: no last page", f)
-			return nil
-		}
 		filters := []store.LeadFilter{{}, {Site: "a"}, {Only: []model.SiteID{"b", "c"}}, {Verdict: model.VerdictJunk}, {Site: "c", Verdict: model.VerdictClean}}
 		sizes := []int{13, 50, 500}
 		check := func(terms []string) {
@@ -133,7 +113,7 @@ func TestLeadSearchPagesInTimeOrder(t *testing.T) {
 				for _, f := range filters {
 					f.Search, f.Limit = term, sizes[n%len(sizes)]
 					n++
-					got, exp := pages(f), want(term, f)
+					got, exp := pagedIDs(t, ctx, db, f), want(term, f)
 					if !slices.Equal(got, exp) {
 						t.Errorf("%q, site %q, only %v, verdict %q, pages of %d: %d leads, want %d (first differing at %d)",
 							term, f.Site, f.Only, f.Verdict, f.Limit, len(got), len(exp), firstDiff(got, exp))
@@ -178,4 +158,27 @@ func TestSearchWalkReadsByRowid(t *testing.T) {
 	if !strings.Contains(plan, "INTEGER PRIMARY KEY (rowid=?)") || strings.Contains(plan, "INDEX") && !strings.Contains(plan, "PRIMARY KEY") {
 		t.Errorf("plan:\n%s\nwant the leads by rowid", plan)
 	}
+}
+
+// pagedIDs reads every page of f's list, each after the last one's
+// (received_at, id), and returns the leads' ids in order.
+func pagedIDs(t *testing.T, ctx context.Context, db *store.DB, f store.LeadFilter) []string {
+	t.Helper()
+	var ids []string
+	for range 1000 {
+		list, err := db.LeadList(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range list {
+			ids = append(ids, string(l.ID))
+		}
+		if len(list) < f.Limit {
+			return ids
+		}
+		last := list[len(list)-1]
+		f.Before, f.BeforeID = last.ReceivedAt, last.ID
+	}
+	t.Fatalf("%+v: no last page", f)
+	return nil
 }
