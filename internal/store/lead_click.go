@@ -13,9 +13,10 @@ import (
 // clickKept is the condition of a lead that still holds its click
 // identity (its platform cookies come with a browser's request, so with
 // an IP and a user agent; a lead whose source posted only cookies loses
-// them with its contact details, after retention.lead_days): the predicate of the partial index leads_click_kept (migration
-// 0500), written the same way here so that SQLite's planner, which matches
-// a partial index by its terms, reads that index.
+// them with its contact details, after retention.lead_days): the
+// predicate of the partial index leads_click_kept (migration 0500),
+// written the same way here so that SQLite's planner, which matches a
+// partial index by its terms, reads that index.
 const clickKept = `(user_agent <> '' OR client_ip <> '' OR fbc <> '' OR fbp <> '')`
 
 const leadsClickToClearQuery = `/* Store.LeadsClickToClear */ SELECT id, user_agent, source_detail FROM leads
