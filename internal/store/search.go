@@ -135,10 +135,10 @@ func (q Q) leadSearch(ctx context.Context, terms []string) (string, []any, error
 
 // searchWalkFirst is how many candidates leadSearchWalk reads first, and
 // searchWalkMost how many it reads before it leaves the page to
-// leadSearch: each candidate is a lead read by its rowid and checked
-// (a name's 1,100 candidates so took 75 ms at a million leads), and a term whose candidates the
-// filters or the check mostly refuse (another site's leads, trigrams
-// apart) pages faster by walking the leads newest first.
+// leadSearch: each candidate is a lead read by its rowid and checked (a
+// name's 1,100 candidates so took 75 ms at a million leads), and a term
+// whose candidates the filters or the check mostly refuse (another site's
+// leads, trigrams apart) pages faster by walking the leads newest first.
 const (
 	searchWalkFirst = 64
 	searchWalkMost  = 1000
@@ -165,10 +165,7 @@ const searchOrderBlock = 6
 // leadSearch answers instead.
 func (q Q) leadSearchWalk(ctx context.Context, where string, args []any, f LeadFilter, terms []string) (list []*model.Lead, done bool, err error) {
 	limit := pageLimit(f.Limit)
-	if !f.Before.IsZero() {
-		where += " AND (received_at < ? OR received_at = ? AND id < ?)"
-		args = append(args, f.Before.UnixMilli(), f.Before.UnixMilli(), string(f.BeforeID))
-	}
+	where, args = olderThan(where, args, "received_at", f.Before, string(f.BeforeID))
 	var ors []string
 	var checks []any
 	for _, t := range terms {

@@ -510,15 +510,23 @@ func scanAll[T any](rows *sql.Rows, err error, what string, scan func(scanner) (
 // (timeCol, id), newest first: rows before (before, beforeID) when before is
 // set, and a page of limit rows (50 when it is not within 1-500).
 func newestFirst(where string, args []any, timeCol string, before time.Time, beforeID string, limit int) (string, []any) {
-	if !before.IsZero() {
-		// The bound on timeCol alone comes first: with the OR only, SQLite
-		// read the index from its newest end and filtered, a scan of every
-		// row newer than the page (the inbox's later pages grew with the
-		// leads).
-		where += " AND " + timeCol + " <= ? AND (" + timeCol + " < ? OR id < ?)"
-		args = append(args, before.UnixMilli(), before.UnixMilli(), beforeID)
-	}
+	where, args = olderThan(where, args, timeCol, before, beforeID)
 	return where + " ORDER BY " + timeCol + " DESC, id DESC LIMIT ?", append(args, pageLimit(limit))
+}
+
+// olderThan adds to where the rows after a page that ended with (before,
+// beforeID), newest first: older, or as old with a lower id. A zero
+// before adds nothing.
+func olderThan(where string, args []any, timeCol string, before time.Time, beforeID string) (string, []any) {
+	if before.IsZero() {
+		return where, args
+	}
+	// The bound on timeCol alone comes first: with the OR only, SQLite
+	// read the index from its newest end and filtered, a scan of every
+	// row newer than the page (the inbox's later pages grew with the
+	// leads).
+	return where + " AND " + timeCol + " <= ? AND (" + timeCol + " < ? OR id < ?)",
+		append(args, before.UnixMilli(), before.UnixMilli(), beforeID)
 }
 
 // pageLimit is the number of rows a page of a list has: limit, or 50 when
