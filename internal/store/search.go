@@ -253,6 +253,128 @@ func (q Q) leadSearchWalk(ctx context.Context, where string, args []any, f LeadF
 	return nil, false, nil
 }
 
+// searchDayMS is the width of the days PostgreSQL's leads_search_days
+// keys a lead by (migration 0530): its UTC day, received_at / searchDayMS.
+const searchDayMS = 24 * 60 * 60 * 1000
+
+// searchDays are the widths, in days, of the windows PostgreSQL's search
+// reads one after another, newest first (leadSearchDays); the days older
+// than all of them are read in one go. A name at a million leads (one
+// lead in 900, three a day) fills a page of 50 within the first three;
+// at 10,000 leads the name's dozen leads take all four reads, each of a
+// few leads.
+var searchDays = [...]int64{1, 7, 49}
+
+// leadSearchDays answers a page of PostgreSQL's search, where being
+// LeadList's filter without the search, newest first, in reads that each
+// stop at the page's end:
+//   - the newest Limit*searchDense leads that pass the filters, walked
+//     by time and checked for the terms: a term in one lead of
+//     searchDense or more (a word of many messages, "gmail") fills its
+//     page there, at a cost that does not depend on how many leads have
+//     it (read through the index, they would all be read and sorted);
+//   - else the leads of the newest day, then of the 7 days before, then
+//     the 49 before those (searchDays) that have the terms, each window
+//     through leads_search_days (0530), which intersects the terms'
+//     trigram lists with the window's days: a window's matches are read
+//     and sorted, no older lead's, and the reads stop once the page is
+//     full. A lead's day only grows with its time, so every lead of a
+//     window is newer than every lead of the windows after it, and the
+//     windows' pages, each sorted by (received_at, id), make the page the
+//     one sort of all matches gives, ties included;
+//   - the older days in one read, as the search read every day before:
+//     what is left is a rare term's (fewer than a page in 57 days).
+//
+// A later page starts at its cursor's day (olderThan keeps what is older
+// than the cursor), the first at the newest lead's, so that a lead with
+// a time ahead of the clock is found first.
+func (q Q) leadSearchDays(ctx context.Context, where string, args []any, f LeadFilter, terms []string) ([]*model.Lead, error) {
+	limit := pageLimit(f.Limit)
+	where, args = olderThan(where, args, "received_at", f.Before, string(f.BeforeID))
+	cond, cargs, err := q.leadSearch(ctx, terms)
+	if err != nil {
+		return nil, err
+	}
+	read := func(query string, qargs ...any) ([]*model.Lead, error) {
+		rows, err := q.query(ctx, query, qargs...)
+		return scanAll(rows, err, "leads", scanLead)
+	}
+	// The newest leads that pass the filters (l), how many they are and
+	// the newest one's time, beside those of them that have the terms,
+	// one row with no lead when none has.
+	var (
+		list     []*model.Lead
+		walked   int
+		top      sql.NullInt64
+		matchID  sql.NullString
+		scanPeek = func(r *sql.Rows) error {
+			cols, err := r.Columns()
+			if err != nil {
+				return err
+			}
+			dest := []any{&walked, &top, &matchID}
+			for len(dest) < len(cols) {
+				dest = append(dest, new(any))
+			}
+			if err := r.Scan(dest...); err != nil || !matchID.Valid {
+				return err
+			}
+			l, err := scanLead(prefixScanner{r, []any{&walked, &top}})
+			list = append(list, l)
+			return err
+		}
+	)
+	err = q.eachRow(ctx, scanPeek, `/* Store.LeadList */ WITH l AS (SELECT * FROM leads WHERE `+where+`
+		ORDER BY received_at DESC, id DESC LIMIT ?)
+		SELECT m.n, m.top, x.* FROM (SELECT COUNT(*) AS n, max(received_at) AS top FROM l) m
+		LEFT JOIN LATERAL (SELECT `+leadColumns+` FROM l WHERE `+cond+`
+			ORDER BY received_at DESC, id DESC LIMIT ?) x ON true`,
+		slices.Concat(args, []any{limit * searchDense}, cargs, []any{limit})...)
+	if err != nil {
+		return nil, fmt.Errorf("store: leads: %w", err)
+	}
+	// A full page, or every lead that passes the filters read: the page.
+	if len(list) == limit || walked < limit*searchDense {
+		return list, nil
+	}
+	day := top.Int64 / searchDayMS
+	where += " AND " + cond
+	args = append(args, cargs...)
+	list = list[:0]
+	for _, w := range searchDays {
+		days := make([]int64, w)
+		for i := range days {
+			days[i] = day - int64(i)
+		}
+		page, err := read(`/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where+`
+			AND ARRAY[received_at / 86400000] && ? ORDER BY received_at DESC, id DESC LIMIT ?`,
+			slices.Concat(args, []any{days, limit - len(list)})...)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, page...)
+		if len(list) == limit {
+			return list, nil
+		}
+		day -= w
+	}
+	page, err := read(`/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where+`
+		AND received_at / 86400000 <= ? ORDER BY received_at DESC, id DESC LIMIT ?`,
+		slices.Concat(args, []any{day, limit - len(list)})...)
+	return append(list, page...), err
+}
+
+// prefixScanner scans a row whose first columns go to pre, the rest to
+// the caller's destinations.
+type prefixScanner struct {
+	r   *sql.Rows
+	pre []any
+}
+
+func (p prefixScanner) Scan(dest ...any) error {
+	return p.r.Scan(append(slices.Clone(p.pre), dest...)...)
+}
+
 // searchWalkLeadsQuery reads n candidates' rowid, time and id, where
 // they pass where.
 func searchWalkLeadsQuery(n int, where string) string {
@@ -300,8 +422,9 @@ func searchMatch(terms []string) string {
 // triggers write it (migration 0400).
 const leadSearchWho = `name || ' ' || first_name || ' ' || last_name || ' ' || email || ' ' || phone || ' ' || phone_key`
 
-// leadSearchText is the expression PostgreSQL's leads_search indexes
-// (migration 0260): a query must spell it the same to use the index.
+// leadSearchText is the expression PostgreSQL's leads_search_days
+// indexes (migrations 0260, 0530): a query must spell it the same to use
+// the index.
 const leadSearchText = `lower(name || ' ' || first_name || ' ' || last_name || ' ' || email || ' ' || phone || ' ' || phone_key || ' ' || message)`
 
 // likeEscape makes s match itself in a LIKE pattern with ESCAPE '\'.
