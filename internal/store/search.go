@@ -257,13 +257,11 @@ func (q Q) leadSearchWalk(ctx context.Context, where string, args []any, f LeadF
 // keys a lead by (migration 0530): its UTC day, received_at / searchDayMS.
 const searchDayMS = 24 * 60 * 60 * 1000
 
-// searchDays are the widths, in days, of the windows PostgreSQL's search
-// reads one after another, newest first (leadSearchDays); the days older
-// than all of them are read in one go. A name at a million leads (one
-// lead in 900, three a day) fills a page of 50 within the first three;
-// at 10,000 leads the name's dozen leads take all four reads, each of a
-// few leads.
-var searchDays = [...]int64{1, 7, 49}
+// searchDaysMost is the most days one window of PostgreSQL's search
+// reads through its days (leadSearchDays): a window would be wider for a
+// term so rare that its matches, all read and sorted, cost less than the
+// window's days (each a look-up in the index, a few pages).
+const searchDaysMost = 64
 
 // leadSearchDays answers a page of PostgreSQL's search, where being
 // LeadList's filter without the search, newest first, in reads that each
@@ -273,21 +271,25 @@ var searchDays = [...]int64{1, 7, 49}
 //     searchDense or more (a word of many messages, "gmail") fills its
 //     page there, at a cost that does not depend on how many leads have
 //     it (read through the index, they would all be read and sorted);
-//   - else the leads of the newest day, then of the 7 days before, then
-//     the 49 before those (searchDays) that have the terms, each window
-//     through leads_search_days (0530), which intersects the terms'
-//     trigram lists with the window's days: a window's matches are read
-//     and sorted, no older lead's, and the reads stop once the page is
-//     full. A lead's day only grows with its time, so every lead of a
-//     window is newer than every lead of the windows after it, and the
-//     windows' pages, each sorted by (received_at, id), make the page the
-//     one sort of all matches gives, ties included;
-//   - the older days in one read, as the search read every day before:
-//     what is left is a rare term's (fewer than a page in 57 days).
+//   - else windows of days, newest first, each read through
+//     leads_search_days (0530), which intersects the terms' trigram
+//     lists with the window's days: a window's matches are read and
+//     sorted, no older lead's, and the reads stop once the page is full.
+//     The first window is as many days as the walk's leads say the page
+//     needs (its matches over the days it spanned, with room to spare),
+//     each next one as many as the matches so far say, seven times the
+//     days read when there were none. A lead's day only grows with its
+//     time, so every lead of a window is newer than every lead of the
+//     windows after it, and the windows' pages, each sorted by
+//     (received_at, id), make the page the one sort of all matches
+//     gives, ties included;
+//   - past searchDaysMost days in a window, the older days in one read,
+//     as the search read every day before: a rare term's matches, or a
+//     small database's.
 //
-// A later page starts at its cursor's day (olderThan keeps what is older
-// than the cursor), the first at the newest lead's, so that a lead with
-// a time ahead of the clock is found first.
+// The days start at the newest lead that passes the filters and the
+// page's cursor (olderThan), so that a lead with a time ahead of the
+// clock is found first and a later page starts at its cursor's day.
 func (q Q) leadSearchDays(ctx context.Context, where string, args []any, f LeadFilter, terms []string) ([]*model.Lead, error) {
 	limit := pageLimit(f.Limit)
 	where, args = olderThan(where, args, "received_at", f.Before, string(f.BeforeID))
@@ -306,27 +308,28 @@ func (q Q) leadSearchDays(ctx context.Context, where string, args []any, f LeadF
 		list     []*model.Lead
 		walked   int
 		top      sql.NullInt64
+		oldest   sql.NullInt64
 		matchID  sql.NullString
 		scanPeek = func(r *sql.Rows) error {
 			cols, err := r.Columns()
 			if err != nil {
 				return err
 			}
-			dest := []any{&walked, &top, &matchID}
+			dest := []any{&walked, &top, &oldest, &matchID}
 			for len(dest) < len(cols) {
 				dest = append(dest, new(any))
 			}
 			if err := r.Scan(dest...); err != nil || !matchID.Valid {
 				return err
 			}
-			l, err := scanLead(prefixScanner{r, []any{&walked, &top}})
+			l, err := scanLead(prefixScanner{r, []any{&walked, &top, &oldest}})
 			list = append(list, l)
 			return err
 		}
 	)
 	err = q.eachRow(ctx, scanPeek, `/* Store.LeadList */ WITH l AS (SELECT * FROM leads WHERE `+where+`
 		ORDER BY received_at DESC, id DESC LIMIT ?)
-		SELECT m.n, m.top, x.* FROM (SELECT COUNT(*) AS n, max(received_at) AS top FROM l) m
+		SELECT m.n, m.top, m.oldest, x.* FROM (SELECT COUNT(*) AS n, max(received_at) AS top, min(received_at) AS oldest FROM l) m
 		LEFT JOIN LATERAL (SELECT `+leadColumns+` FROM l WHERE `+cond+`
 			ORDER BY received_at DESC, id DESC LIMIT ?) x ON true`,
 		slices.Concat(args, []any{limit * searchDense}, cargs, []any{limit})...)
@@ -338,17 +341,21 @@ func (q Q) leadSearchDays(ctx context.Context, where string, args []any, f LeadF
 		return list, nil
 	}
 	day := top.Int64 / searchDayMS
+	// The days the page needs at the walk's rate of matches (half a match
+	// when it had none), and half as many again.
+	spanned := max(float64(top.Int64-oldest.Int64)/searchDayMS, 1.0/24)
+	days := int64(math.Ceil(1.5 * float64(limit) * spanned / max(float64(len(list)), 0.5)))
 	where += " AND " + cond
 	args = append(args, cargs...)
 	list = list[:0]
-	for _, w := range searchDays {
-		days := make([]int64, w)
-		for i := range days {
-			days[i] = day - int64(i)
+	for done := int64(0); days <= searchDaysMost; {
+		window := make([]int64, days)
+		for i := range window {
+			window[i] = day - int64(i)
 		}
 		page, err := read(`/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where+`
 			AND ARRAY[received_at / 86400000] && ? ORDER BY received_at DESC, id DESC LIMIT ?`,
-			slices.Concat(args, []any{days, limit - len(list)})...)
+			slices.Concat(args, []any{window, limit - len(list)})...)
 		if err != nil {
 			return nil, err
 		}
@@ -356,7 +363,13 @@ func (q Q) leadSearchDays(ctx context.Context, where string, args []any, f LeadF
 		if len(list) == limit {
 			return list, nil
 		}
-		day -= w
+		day -= days
+		done += days
+		if len(list) == 0 {
+			days = 6 * done
+		} else {
+			days = min(6*done, int64(math.Ceil(1.5*float64(limit-len(list))*float64(done)/float64(len(list)))))
+		}
 	}
 	page, err := read(`/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where+`
 		AND received_at / 86400000 <= ? ORDER BY received_at DESC, id DESC LIMIT ?`,

@@ -184,12 +184,12 @@ func pagedIDs(t *testing.T, ctx context.Context, db *store.DB, f store.LeadFilte
 }
 
 // TestLeadSearchPagesOverDays: a search's pages are exact when its matches
-// are spread over many days, thick in some and missing from others:
+// are spread over many days, thick in some, thin or missing in others:
 // PostgreSQL reads them a window of days at a time (leadSearchDays: the
 // newest day, the 7 before, the 49 before those, then the rest), SQLite
 // through its walk. Leads over 400 days, in random order, some at the
 // last and first millisecond of a day and several at one time, a lead
-// from the future; terms from one in three leads to one in 300, with
+// from the future; terms from two in three leads to one in 300, with
 // each filter, at pages from 7 to 500, each compared with the leads that
 // contain the term, found by reading them all.
 func TestLeadSearchPagesOverDays(t *testing.T) {
@@ -202,11 +202,11 @@ func TestLeadSearchPagesOverDays(t *testing.T) {
 		r := rand.New(rand.NewPCG(33, 530))
 		var all []*model.Lead
 		for i := range 1500 {
-			// Most leads in the last 60 days, the others over the year
-			// before; day 3 and days 20-30 have none.
-			d := r.IntN(60)
-			if i%3 == 0 {
-				d = 60 + r.IntN(340)
+			// Most leads in the last 10 days, the others over the year
+			// before; days 3 and 20-30 have none.
+			d := r.IntN(10)
+			if i%5 == 0 {
+				d = 10 + r.IntN(390)
 			}
 			if d == 3 || d >= 20 && d <= 30 {
 				d += 40
@@ -235,6 +235,9 @@ func TestLeadSearchPagesOverDays(t *testing.T) {
 			if i%40 == 0 {
 				msg += " implant"
 			}
+			if i%20 == 7 {
+				msg += " veneer"
+			}
 			v := model.VerdictClean
 			if r.IntN(4) == 0 {
 				v = model.VerdictJunk
@@ -260,7 +263,7 @@ func TestLeadSearchPagesOverDays(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := 0
-		for _, term := range []string{"deniz kaya", "ece demir", "implant", "zircon", "mail.example", "nobody"} {
+		for _, term := range []string{"deniz kaya", "ece demir", "implant", "veneer", "zircon", "mail.example", "nobody"} {
 			for _, f := range []store.LeadFilter{{}, {Site: "b"}, {Only: []model.SiteID{"a"}}, {Verdict: model.VerdictJunk}} {
 				f.Search, f.Limit = term, []int{7, 50, 500, 13}[n%4]
 				n++
