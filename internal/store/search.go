@@ -275,10 +275,10 @@ const searchDaysMost = 64
 //     leads_search_days (0530), which intersects the terms' trigram
 //     lists with the window's days: a window's matches are read and
 //     sorted, no older lead's, and the reads stop once the page is full.
-//     The first window is as many days as the walk's leads say the page
-//     needs (its matches over the days it spanned, with room to spare),
-//     each next one as many as the matches so far say, seven times the
-//     days read when there were none. A lead's day only grows with its
+//     The first window is twice as many days as the walk's leads say
+//     the page needs (its matches over the days it spanned), each next
+//     one twice what the matches so far say, seven times the days read
+//     when there were none. A lead's day only grows with its
 //     time, so every lead of a window is newer than every lead of the
 //     windows after it, and the windows' pages, each sorted by
 //     (received_at, id), make the page the one sort of all matches
@@ -341,10 +341,10 @@ func (q Q) leadSearchDays(ctx context.Context, where string, args []any, f LeadF
 		return list, nil
 	}
 	day := top.Int64 / searchDayMS
-	// The days the page needs at the walk's rate of matches (half a match
-	// when it had none), and half as many again.
+	// Twice the days the page needs at the walk's rate of matches (half a
+	// match when it had none).
 	spanned := max(float64(top.Int64-oldest.Int64)/searchDayMS, 1.0/24)
-	days := int64(math.Ceil(1.5 * float64(limit) * spanned / max(float64(len(list)), 0.5)))
+	days := int64(math.Ceil(2 * float64(limit) * spanned / max(float64(len(list)), 0.5)))
 	where += " AND " + cond
 	args = append(args, cargs...)
 	list = list[:0]
@@ -365,10 +365,13 @@ func (q Q) leadSearchDays(ctx context.Context, where string, args []any, f LeadF
 		}
 		day -= days
 		done += days
-		if len(list) == 0 {
-			days = 6 * done
-		} else {
-			days = min(6*done, int64(math.Ceil(1.5*float64(limit-len(list))*float64(done)/float64(len(list)))))
+		// Twice the days the rest of the page needs at the rate so far, at
+		// least half the days read (a page's last few leads are not worth
+		// a read each), at most six times them (seven, with none yet).
+		days = 6 * done
+		if len(list) > 0 {
+			need := int64(math.Ceil(2 * float64(limit-len(list)) * float64(done) / float64(len(list))))
+			days = min(days, max(need, (done+1)/2))
 		}
 	}
 	page, err := read(`/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where+`
