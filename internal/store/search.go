@@ -301,9 +301,9 @@ func (q Q) leadSearchDays(ctx context.Context, where string, args []any, f LeadF
 		rows, err := q.query(ctx, query, qargs...)
 		return scanAll(rows, err, "leads", scanLead)
 	}
-	// The newest leads that pass the filters (l), how many they are and
-	// the newest one's time, beside those of them that have the terms,
-	// one row with no lead when none has.
+	// The newest leads that pass the filters, walked and checked for the
+	// terms, with how many there are and their newest and oldest times:
+	// one row with no lead when none has the terms.
 	var (
 		list     []*model.Lead
 		walked   int
@@ -327,17 +327,22 @@ func (q Q) leadSearchDays(ctx context.Context, where string, args []any, f LeadF
 			return err
 		}
 	)
-	err = q.eachRow(ctx, scanPeek, `/* Store.LeadList */ WITH l AS (SELECT * FROM leads WHERE `+where+`
-		ORDER BY received_at DESC, id DESC LIMIT ?)
-		SELECT m.n, m.top, m.oldest, x.* FROM (SELECT COUNT(*) AS n, max(received_at) AS top, min(received_at) AS oldest FROM l) m
-		LEFT JOIN LATERAL (SELECT `+leadColumns+` FROM l WHERE `+cond+`
+	// The walk (x) stops at the page's end, a common term's after about a
+	// page of leads; how many leads it may walk, and the times of the
+	// newest and oldest of them (m), are read from the time index alone.
+	walk := limit * searchDense
+	err = q.eachRow(ctx, scanPeek, `/* Store.LeadList */ SELECT m.n, m.top, m.oldest, x.*
+		FROM (SELECT COUNT(*) AS n, max(received_at) AS top, min(received_at) AS oldest
+			FROM (SELECT received_at FROM leads WHERE `+where+` ORDER BY received_at DESC LIMIT ?) w) m
+		LEFT JOIN LATERAL (SELECT `+leadColumns+` FROM (SELECT * FROM leads WHERE `+where+`
+			ORDER BY received_at DESC, id DESC LIMIT ?) l WHERE `+cond+`
 			ORDER BY received_at DESC, id DESC LIMIT ?) x ON true`,
-		slices.Concat(args, []any{limit * searchDense}, cargs, []any{limit})...)
+		slices.Concat(args, []any{walk}, args, []any{walk}, cargs, []any{limit})...)
 	if err != nil {
 		return nil, fmt.Errorf("store: leads: %w", err)
 	}
 	// A full page, or every lead that passes the filters read: the page.
-	if len(list) == limit || walked < limit*searchDense {
+	if len(list) == limit || walked < walk {
 		return list, nil
 	}
 	day := top.Int64 / searchDayMS
