@@ -50,8 +50,8 @@ func searchTerms(search, phoneDigits string) []string {
 // leadSearch is the condition, with its arguments, that keeps the leads
 // whose name, e-mail, phone (as written or as its digits) or message
 // contains one of terms, ignoring case, found through the search index:
-// PostgreSQL's trigram index (migration 0260), whose LIKE PostgreSQL
-// checks against the row itself; SQLite's FTS5 table of trigrams (0400),
+// PostgreSQL's trigram index (migrations 0260, 0530; leadSearchDays adds
+// the days), whose LIKE PostgreSQL checks against the row itself; SQLite's FTS5 table of trigrams (0400),
 // which keeps no positions: it gives the leads that have, somewhere, the
 // trigrams that cover a term (searchMatch), and each is checked for the
 // term itself (search_has).
