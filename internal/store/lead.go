@@ -422,14 +422,19 @@ func (q Q) LeadList(ctx context.Context, f LeadFilter) ([]*model.Lead, error) {
 		if len(terms) == 0 {
 			return nil, nil
 		}
-		if q.dialect == SQLite {
-			list, done, err := q.leadSearchWalk(ctx, where, args, f, terms)
+		if q.dialect == Postgres {
+			list, err := q.leadSearchDays(ctx, where, args, f, terms)
 			if err != nil {
 				return nil, fmt.Errorf("store: leads: %w", err)
 			}
-			if done {
-				return list, nil
-			}
+			return list, nil
+		}
+		list, done, err := q.leadSearchWalk(ctx, where, args, f, terms)
+		if err != nil {
+			return nil, fmt.Errorf("store: leads: %w", err)
+		}
+		if done {
+			return list, nil
 		}
 		cond, cargs, err := q.leadSearch(ctx, terms)
 		if err != nil {

@@ -50,8 +50,8 @@ func searchTerms(search, phoneDigits string) []string {
 // leadSearch is the condition, with its arguments, that keeps the leads
 // whose name, e-mail, phone (as written or as its digits) or message
 // contains one of terms, ignoring case, found through the search index:
-// PostgreSQL's trigram index (migration 0260), whose LIKE PostgreSQL
-// checks against the row itself; SQLite's FTS5 table of trigrams (0400),
+// PostgreSQL's trigram index (migrations 0260, 0530; leadSearchDays adds
+// the days), whose LIKE PostgreSQL checks against the row itself; SQLite's FTS5 table of trigrams (0400),
 // which keeps no positions: it gives the leads that have, somewhere, the
 // trigrams that cover a term (searchMatch), and each is checked for the
 // term itself (search_has).
@@ -253,6 +253,149 @@ func (q Q) leadSearchWalk(ctx context.Context, where string, args []any, f LeadF
 	return nil, false, nil
 }
 
+// searchDayMS is the width of the days PostgreSQL's leads_search_days
+// keys a lead by (migration 0530): its UTC day, received_at / searchDayMS.
+const searchDayMS = 24 * 60 * 60 * 1000
+
+// searchDaysMost is the most days one window of PostgreSQL's search
+// reads through its days (leadSearchDays): a window would be wider for a
+// term so rare that its matches, all read and sorted, cost less than the
+// window's days (each a look-up in the index, a few pages).
+const searchDaysMost = 64
+
+// leadSearchDays answers a page of PostgreSQL's search, where being
+// LeadList's filter without the search, newest first, in reads that each
+// stop at the page's end:
+//   - the newest Limit*searchDense leads that pass the filters, walked
+//     by time and checked for the terms: a term in one lead of
+//     searchDense or more (a word of many messages, "gmail") fills its
+//     page there, at a cost that does not depend on how many leads have
+//     it (read through the index, they would all be read and sorted);
+//   - else windows of days, newest first, each read through
+//     leads_search_days (0530), which intersects the terms' trigram
+//     lists with the window's days: a window's matches are read and
+//     sorted, no older lead's, and the reads stop once the page is full.
+//     The first window is twice as many days as the walk's leads say
+//     the page needs (its matches over the days it spanned), each next
+//     one twice what the matches so far say, seven times the days read
+//     when there were none. A lead's day only grows with its
+//     time, so every lead of a window is newer than every lead of the
+//     windows after it, and the windows' pages, each sorted by
+//     (received_at, id), make the page the one sort of all matches
+//     gives, ties included;
+//   - past searchDaysMost days in a window, the older days in one read,
+//     as the search read every day before: a rare term's matches, or a
+//     small database's.
+//
+// The days start at the newest lead that passes the filters and the
+// page's cursor (olderThan), so that a lead with a time ahead of the
+// clock is found first and a later page starts at its cursor's day.
+func (q Q) leadSearchDays(ctx context.Context, where string, args []any, f LeadFilter, terms []string) ([]*model.Lead, error) {
+	limit := pageLimit(f.Limit)
+	where, args = olderThan(where, args, "received_at", f.Before, string(f.BeforeID))
+	cond, cargs, err := q.leadSearch(ctx, terms)
+	if err != nil {
+		return nil, err
+	}
+	read := func(query string, qargs ...any) ([]*model.Lead, error) {
+		rows, err := q.query(ctx, query, qargs...)
+		return scanAll(rows, err, "leads", scanLead)
+	}
+	// The newest leads that pass the filters, walked and checked for the
+	// terms, with how many there are and their newest and oldest times:
+	// one row with no lead when none has the terms.
+	var (
+		list     []*model.Lead
+		walked   int
+		top      sql.NullInt64
+		oldest   sql.NullInt64
+		matchID  sql.NullString
+		scanPeek = func(r *sql.Rows) error {
+			cols, err := r.Columns()
+			if err != nil {
+				return err
+			}
+			dest := []any{&walked, &top, &oldest, &matchID}
+			for len(dest) < len(cols) {
+				dest = append(dest, new(any))
+			}
+			if err := r.Scan(dest...); err != nil || !matchID.Valid {
+				return err
+			}
+			l, err := scanLead(prefixScanner{r, []any{&walked, &top, &oldest}})
+			list = append(list, l)
+			return err
+		}
+	)
+	// The walk (x) stops at the page's end, a common term's after about a
+	// page of leads; how many leads it may walk, and the times of the
+	// newest and oldest of them (m), are read from the time index alone.
+	walk := limit * searchDense
+	err = q.eachRow(ctx, scanPeek, `/* Store.LeadList */ SELECT m.n, m.top, m.oldest, x.*
+		FROM (SELECT COUNT(*) AS n, max(received_at) AS top, min(received_at) AS oldest
+			FROM (SELECT received_at FROM leads WHERE `+where+` ORDER BY received_at DESC LIMIT ?) w) m
+		LEFT JOIN LATERAL (SELECT `+leadColumns+` FROM (SELECT * FROM leads WHERE `+where+`
+			ORDER BY received_at DESC, id DESC LIMIT ?) l WHERE `+cond+`
+			ORDER BY received_at DESC, id DESC LIMIT ?) x ON true`,
+		slices.Concat(args, []any{walk}, args, []any{walk}, cargs, []any{limit})...)
+	if err != nil {
+		return nil, fmt.Errorf("store: leads: %w", err)
+	}
+	// A full page, or every lead that passes the filters read: the page.
+	if len(list) == limit || walked < walk {
+		return list, nil
+	}
+	day := top.Int64 / searchDayMS
+	// Twice the days the page needs at the walk's rate of matches (half a
+	// match when it had none).
+	spanned := max(float64(top.Int64-oldest.Int64)/searchDayMS, 1.0/24)
+	days := int64(math.Ceil(2 * float64(limit) * spanned / max(float64(len(list)), 0.5)))
+	where += " AND " + cond
+	args = append(args, cargs...)
+	list = list[:0]
+	for done := int64(0); days <= searchDaysMost; {
+		window := make([]int64, days)
+		for i := range window {
+			window[i] = day - int64(i)
+		}
+		page, err := read(`/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where+`
+			AND ARRAY[received_at / 86400000] && ? ORDER BY received_at DESC, id DESC LIMIT ?`,
+			slices.Concat(args, []any{window, limit - len(list)})...)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, page...)
+		if len(list) == limit {
+			return list, nil
+		}
+		day -= days
+		done += days
+		// Twice the days the rest of the page needs at the rate so far, at
+		// least half the days read (a page's last few leads are not worth
+		// a read each), at most six times them (seven, with none yet).
+		days = 6 * done
+		if len(list) > 0 {
+			need := int64(math.Ceil(2 * float64(limit-len(list)) * float64(done) / float64(len(list))))
+			days = min(days, max(need, (done+1)/2))
+		}
+	}
+	page, err := read(`/* Store.LeadList */ SELECT `+leadColumns+` FROM leads WHERE `+where+`
+		AND received_at / 86400000 <= ? ORDER BY received_at DESC, id DESC LIMIT ?`,
+		slices.Concat(args, []any{day, limit - len(list)})...)
+	return append(list, page...), err
+}
+
+// prefixScanner scans a row whose first columns go to pre, the rest to
+// the caller's destinations.
+type prefixScanner struct {
+	r   *sql.Rows
+	pre []any
+}
+
+func (p prefixScanner) Scan(dest ...any) error {
+	return p.r.Scan(append(slices.Clone(p.pre), dest...)...)
+}
+
 // searchWalkLeadsQuery reads n candidates' rowid, time and id, where
 // they pass where.
 func searchWalkLeadsQuery(n int, where string) string {
@@ -300,8 +443,9 @@ func searchMatch(terms []string) string {
 // triggers write it (migration 0400).
 const leadSearchWho = `name || ' ' || first_name || ' ' || last_name || ' ' || email || ' ' || phone || ' ' || phone_key`
 
-// leadSearchText is the expression PostgreSQL's leads_search indexes
-// (migration 0260): a query must spell it the same to use the index.
+// leadSearchText is the expression PostgreSQL's leads_search_days
+// indexes (migrations 0260, 0530): a query must spell it the same to use
+// the index.
 const leadSearchText = `lower(name || ' ' || first_name || ' ' || last_name || ' ' || email || ' ' || phone || ' ' || phone_key || ' ' || message)`
 
 // likeEscape makes s match itself in a LIKE pattern with ESCAPE '\'.

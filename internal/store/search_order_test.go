@@ -182,3 +182,114 @@ func pagedIDs(t *testing.T, ctx context.Context, db *store.DB, f store.LeadFilte
 	t.Fatalf("%+v: no last page", f)
 	return nil
 }
+
+// TestLeadSearchPagesOverDays: a search's pages are exact when its matches
+// are spread over many days, thick in some, thin or missing in others:
+// PostgreSQL reads them a window of days at a time (leadSearchDays: the
+// newest day, the 7 before, the 49 before those, then the rest), SQLite
+// through its walk. Leads over 400 days, in random order, some at the
+// last and first millisecond of a day and several at one time, a lead
+// from the future; terms from two in three leads to one in 300, with
+// each filter, at pages from 7 to 500, each compared with the leads that
+// contain the term, found by reading them all.
+func TestLeadSearchPagesOverDays(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		const day = 24 * time.Hour
+		base := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+		testkit.AddSites(t, db, base, "a", "b")
+		r := rand.New(rand.NewPCG(33, 530))
+		var all []*model.Lead
+		for i := range 1500 {
+			// Most leads in the last 10 days, the others over the year
+			// before; days 3 and 20-30 have none.
+			d := r.IntN(10)
+			if i%5 == 0 {
+				d = 10 + r.IntN(390)
+			}
+			if d == 3 || d >= 20 && d <= 30 {
+				d += 40
+			}
+			at := base.Add(-time.Duration(d) * day)
+			switch i % 5 {
+			case 0:
+				at = at.Add(day - time.Millisecond) // a day's last millisecond
+			case 1: // its first
+			case 2:
+				at = at.Add(12 * time.Hour) // several at one time
+			default:
+				at = at.Add(time.Duration(r.IntN(86400)) * time.Second)
+			}
+			if i == 700 {
+				at = base.Add(90 * day)
+			}
+			name := "Deniz Kaya"
+			if i%3 == 0 {
+				name = "Ece Demir"
+			}
+			msg := "price"
+			if r.IntN(300) == 0 {
+				msg = "zircon crown"
+			}
+			if i%40 == 0 {
+				msg += " implant"
+			}
+			if i%20 == 7 {
+				msg += " veneer"
+			}
+			v := model.VerdictClean
+			if r.IntN(4) == 0 {
+				v = model.VerdictJunk
+			}
+			id := fmt.Sprintf("d%05d", r.IntN(100000))
+			site := model.SiteID("a")
+			if r.IntN(5) == 0 {
+				site = "b"
+			}
+			all = append(all, &model.Lead{ID: model.LeadID(id + fmt.Sprint(i)), SiteID: site, EventID: id + fmt.Sprint(i),
+				Name: name, Email: fmt.Sprintf("p%d@mail.example", i), Message: msg,
+				SubmittedAt: at, ReceivedAt: at, Decision: model.Decision{Verdict: v}})
+		}
+		r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			for _, l := range all {
+				if err := tx.LeadInsert(ctx, l); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, term := range []string{"deniz kaya", "ece demir", "implant", "veneer", "zircon", "mail.example", "nobody"} {
+			for _, f := range []store.LeadFilter{{}, {Site: "b"}, {Only: []model.SiteID{"a"}}, {Verdict: model.VerdictJunk}} {
+				f.Search, f.Limit = term, []int{7, 50, 500, 13}[n%4]
+				n++
+				var want []string
+				var ls []*model.Lead
+				for _, l := range all {
+					text := strings.ToLower(l.Name + " " + l.Email + " " + l.Message)
+					if strings.Contains(text, term) && (f.Site == "" || l.SiteID == f.Site) &&
+						(f.Only == nil || slices.Contains(f.Only, l.SiteID)) && (f.Verdict == "" || l.Verdict == f.Verdict) {
+						ls = append(ls, l)
+					}
+				}
+				slices.SortFunc(ls, func(a, b *model.Lead) int {
+					if c := b.ReceivedAt.Compare(a.ReceivedAt); c != 0 {
+						return c
+					}
+					return strings.Compare(string(b.ID), string(a.ID))
+				})
+				for _, l := range ls {
+					want = append(want, string(l.ID))
+				}
+				if got := pagedIDs(t, ctx, db, f); !slices.Equal(got, want) {
+					t.Errorf("%q, site %q, only %v, verdict %q, pages of %d: %d leads, want %d (first differing at %d)",
+						term, f.Site, f.Only, f.Verdict, f.Limit, len(got), len(want), firstDiff(got, want))
+				}
+			}
+		}
+	})
+}
