@@ -14,7 +14,7 @@ import (
 
 // A lead's first history entry, the verdict the rules gave it at intake,
 // is most often just the lead's own verdict, score and who decided, at the
-// time it was received: then it is folded into the lead (migration 0501),
+// time it was received: then it is folded into the lead (migration 0550),
 // not stored, and HistoryByLead reads it from the lead's columns while the
 // lead has no stored entry. Before anything changes those columns
 // (leadVerdictSet) or adds a later entry (HistoryInsert), historyUnfold

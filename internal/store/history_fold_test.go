@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,13 +89,13 @@ func TestHistoryFolded(t *testing.T) {
 	})
 }
 
-// TestMigration0501HistoryFolded: on a database of the shape before
-// migration 0501, a lead whose only entry is its plain intake entry loses
+// TestMigration0550HistoryFolded: on a database of the shape before
+// migration 0550, a lead whose only entry is its plain intake entry loses
 // the row and reads the same history (its id now the lead's); a lead with
 // more entries, or an intake entry that says more, or one its lead's
 // columns no longer say, keeps its rows.
-func TestMigration0501HistoryFolded(t *testing.T) {
-	eachBelow(t, 501, func(t *testing.T, ctx context.Context, db *store.DB) {
+func TestMigration0550HistoryFolded(t *testing.T) {
+	eachBelow(t, 550, func(t *testing.T, ctx context.Context, db *store.DB) {
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		testkit.AddSites(t, db, now, "a")
 		type entry struct {
@@ -153,6 +154,125 @@ func TestMigration0501HistoryFolded(t *testing.T) {
 			}
 			if n := historyRows(t, ctx, db, c.id); n != rows {
 				t.Errorf("%s: %s stored entries, want %s", c.id, n, rows)
+			}
+		}
+	})
+}
+
+// TestHistoryFoldedReadsAsStored: two sites get the same leads and the same
+// decisions afterwards, one's intake entries folded, the other's stored
+// (they say one thing more). Every reader of the history answers the same
+// for both: the history itself (ids and that one thing aside), the rules'
+// first verdict in the agreement counters as kept and as recounted, and
+// the CRM sync's time of last change.
+func TestHistoryFoldedReadsAsStored(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		testkit.AddSites(t, db, now, "a", "b")
+		verdicts := []model.Verdict{model.VerdictReview, model.VerdictJunk, model.VerdictClean}
+		id := func(site string, i int) model.LeadID { return model.LeadID(fmt.Sprintf("ld_%s%02d", site, i)) }
+		for _, site := range []string{"a", "b"} {
+			for i := range 12 {
+				at := now.Add(time.Duration(i-12) * time.Minute)
+				v := verdicts[i%3]
+				l := testkit.Lead(model.SiteID(site), id(site, i), at, func(l *model.Lead) {
+					l.Decision = model.Decision{Verdict: v, Score: 25 * (i % 3), DecidedBy: model.DecidedByRules,
+						Reasons: []model.Reason{{Code: fmt.Sprintf("code%d", i%2), Points: 25}}}
+				})
+				data := map[string]any{"verdict": v, "score": l.Score, "decided_by": model.DecidedByRules}
+				if site == "b" {
+					data["x"] = 1
+				}
+				h := &model.HistoryEntry{ID: fmt.Sprintf("h_%s%02d", site, i), LeadID: l.ID, At: at, Kind: model.HistoryVerdict, Data: data}
+				if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.LeadIntakeWrite(ctx, store.LeadWrite{Lead: l, History: h}) }); err != nil {
+					t.Fatal(err)
+				}
+				var d *model.Decision
+				switch i % 4 {
+				case 0:
+					d = &model.Decision{Verdict: model.VerdictClean, DecidedBy: model.DecidedByOwner}
+				case 1:
+					d = &model.Decision{Verdict: model.VerdictJunk, DecidedBy: model.DecidedByOwner}
+				case 2:
+					d = &model.Decision{Verdict: model.VerdictClean, DecidedBy: model.DecidedByCRM}
+				}
+				if d == nil {
+					continue
+				}
+				if err := db.InTx(ctx, func(tx *store.Tx) error {
+					if err := tx.LeadSetDecision(ctx, l.ID, *d, nil); err != nil {
+						return err
+					}
+					return tx.HistoryInsert(ctx, &model.HistoryEntry{ID: fmt.Sprintf("h_%s%02dz", site, i), LeadID: l.ID,
+						At: at.Add(time.Second), Kind: model.HistoryVerdict,
+						Data: map[string]any{"verdict": d.Verdict, "was": v, "decided_by": d.DecidedBy}})
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if n := historyRows(t, ctx, db, id("a", 3)); n != "0" {
+			t.Fatalf("site a's lead 3 has %s stored entries: its intake entry should be folded", n)
+		}
+		agreement := func(site model.SiteID) string {
+			t.Helper()
+			codes, err := db.ReasonAgreement(ctx, site, now.Add(-24*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			totals, err := db.AgreementTotals(ctx, site, now.Add(-24*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprintf("%+v %+v", codes, totals)
+		}
+		kept := agreement("a")
+		if b := agreement("b"); kept != b {
+			t.Errorf("agreement with the intake entries folded\n%s\nstored\n%s", kept, b)
+		}
+		if !strings.Contains(kept, "{Judged:6 Junk:3 Missed:1 Rescued:2 CRMRescued:2}") {
+			t.Fatalf("the agreement counts nothing: %s", kept)
+		}
+		for _, site := range []model.SiteID{"a", "b"} {
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				return tx.CountersRebuild(ctx, site, model.Day(now)-1, model.Day(now)+1)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if got := agreement(site); got != kept {
+				t.Errorf("site %s: agreement recounted\n%s\nkept\n%s", site, got, kept)
+			}
+		}
+		changes := func(site model.SiteID) []string {
+			t.Helper()
+			cs, err := db.LeadChanges(ctx, store.LeadChangesParams{Site: site, Until: now.Add(time.Hour), Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, c := range cs {
+				out = append(out, fmt.Sprintf("%s %d", string(c.Lead.ID)[4:], c.ChangedAt.UnixMilli()))
+			}
+			return out
+		}
+		if a, b := changes("a"), changes("b"); !reflect.DeepEqual(a, b) || len(a) != 12 {
+			t.Errorf("changed leads with the intake entries folded\n%v\nstored\n%v", a, b)
+		}
+		for i := range 12 {
+			var hs [2][]string
+			for k, site := range []string{"a", "b"} {
+				h, err := db.HistoryByLead(ctx, id(site, i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range h {
+					delete(e.Data, "x")
+					hs[k] = append(hs[k], fmt.Sprintf("%d %s %v", e.At.UnixMilli(), e.Kind, e.Data))
+				}
+			}
+			if !reflect.DeepEqual(hs[0], hs[1]) {
+				t.Errorf("lead %d: history with its intake entry folded\n%v\nstored\n%v", i, hs[0], hs[1])
 			}
 		}
 	})

@@ -39,7 +39,7 @@ func TestMigration0360HistoryKeptByLead(t *testing.T) {
 			}
 			ids = append(ids, id)
 			// A lead without a stored entry reads its intake entry from
-			// its own columns (folded, migration 0501).
+			// its own columns (folded, migration 0550).
 			folded := model.HistoryEntry{ID: "h_" + strings.TrimPrefix(string(id), "ld_"), LeadID: id, At: at.UTC(),
 				Kind: model.HistoryVerdict, Data: map[string]any{"verdict": "review", "score": float64(0), "decided_by": "rules"}}
 			want[id] = []model.HistoryEntry{folded}
