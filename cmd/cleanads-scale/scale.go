@@ -345,8 +345,8 @@ func fillLead(ctx context.Context, tx *store.Tx, site *model.Site, visits int, s
 	if err := tx.LeadInsert(ctx, l); err != nil {
 		return err
 	}
-	if err := tx.HistoryInsert(ctx, &model.HistoryEntry{ID: model.NewID("h_", at), LeadID: l.ID, At: at, Kind: model.HistoryVerdict,
-		Data: map[string]any{"verdict": l.Verdict, "score": l.Score, "decided_by": l.DecidedBy}}); err != nil {
+	if err := tx.HistoryIntakeInsert(ctx, &model.HistoryEntry{ID: model.NewID("h_", at), LeadID: l.ID, At: at, Kind: model.HistoryVerdict,
+		Data: map[string]any{"verdict": l.Verdict, "score": l.Score, "decided_by": l.DecidedBy}}, l); err != nil {
 		return err
 	}
 	if verdict == model.VerdictJunk {

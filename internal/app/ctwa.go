@@ -159,9 +159,9 @@ func (s *Service) ctwaStart(ctx context.Context, tx *store.Tx, site *model.Site,
 	if err := tx.LeadInsert(ctx, lead); err != nil {
 		return nil, err
 	}
-	if err := tx.HistoryInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now,
+	if err := tx.HistoryIntakeInsert(ctx, &model.HistoryEntry{ID: s.ids.New("h_", now), LeadID: lead.ID, At: now,
 		Kind: model.HistoryVerdict, Data: map[string]any{"verdict": lead.Verdict, "score": lead.Score,
-			"decided_by": lead.DecidedBy, "source": model.SourceWhatsApp}}); err != nil {
+			"decided_by": lead.DecidedBy, "source": model.SourceWhatsApp}}, lead); err != nil {
 		return nil, err
 	}
 	if err := s.queueNotify(ctx, tx, lead, now); err != nil {

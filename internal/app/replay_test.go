@@ -114,8 +114,8 @@ func TestReplayJudgesAsIntake(t *testing.T) {
 	if err := f.db.LeadInsert(ctx, chat); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.db.HistoryInsert(ctx, &model.HistoryEntry{ID: "h_chat", LeadID: chat.ID, At: f.clk.Now(), Kind: model.HistoryVerdict,
-		Data: map[string]any{"verdict": "clean", "decided_by": "rules"}}); err != nil {
+	if err := f.db.HistoryIntakeInsert(ctx, &model.HistoryEntry{ID: "h_chat", LeadID: chat.ID, At: f.clk.Now(), Kind: model.HistoryVerdict,
+		Data: map[string]any{"verdict": "clean", "decided_by": "rules"}}, chat); err != nil {
 		t.Fatal(err)
 	}
 

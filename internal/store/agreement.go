@@ -108,9 +108,9 @@ func (q Q) leadState(ctx context.Context, id model.LeadID) (site string, receive
 	}
 	a.Codes = pointCodes(rs)
 	if a.DecidedBy == model.DecidedByOwner || a.DecidedBy == model.DecidedByCRM {
-		err := q.queryRow(ctx, `/* Store.leadState */ SELECT `+q.jsonText("h.data", "verdict")+` FROM lead_history h
-			WHERE h.lead_id = ? AND h.kind = 'verdict' ORDER BY h.at, h.id LIMIT 1`, string(id)).Scan(&a.Rules)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		err := q.queryRow(ctx, `/* Store.leadState */ SELECT `+q.rulesVerdict()+` FROM leads l WHERE l.id = ?`,
+			string(id)).Scan(&a.Rules)
+		if err != nil {
 			return "", 0, a, fmt.Errorf("store: rules' verdict of lead %s: %w", id, err)
 		}
 	}

@@ -335,6 +335,11 @@ func leadCounts(l *model.Lead) []model.Count {
 // changed meanwhile reads it again, so the counters always move from the
 // state the update replaced.
 func (q Q) leadVerdictSet(ctx context.Context, id model.LeadID, verdict model.Verdict, set string, args ...any) error {
+	// The intake entry folded into the lead is read from the columns this
+	// changes: stored first.
+	if err := q.historyUnfold(ctx, id); err != nil {
+		return err
+	}
 	for range 5 {
 		site, received, before, err := q.leadState(ctx, id)
 		if err != nil {

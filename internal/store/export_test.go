@@ -118,6 +118,35 @@ func (db *DB) TestLeadFindPlan(ctx context.Context, col string) (string, error) 
 	return db.plan(ctx, leadFindQuery(col), "a", "x", int64(0))
 }
 
+// TestContactKeyPlans returns SQLite's plans for the look-ups by a contact
+// key (col: email_key or phone_key): LeadPrevious, LeadPreviousOf, the
+// inbox's search by a whole address or number, and LeadIntake's (by
+// either key).
+func (db *DB) TestContactKeyPlans(ctx context.Context, col string) ([]string, error) {
+	k := ContactKey{Key: "k", Email: col == "email_key", Sites: []model.SiteID{"a"}}
+	cond, cargs := contactKeys([]ContactKey{k}, "a")
+	statements := []struct {
+		query string
+		args  []any
+	}{
+		{leadPreviousQuery(col, false), []any{"a", "k", int64(0), "x"}},
+		{leadPreviousQuery(col, true), []any{"a", "k", int64(0), "x", int64(5), int64(5), "y"}},
+		{`SELECT id FROM leads WHERE site_id = ? AND ` + cond + ` ORDER BY received_at DESC, id DESC LIMIT 50`,
+			append([]any{"a"}, cargs...)},
+		{leadIntakeQuery, []any{"a", "e", "p", "a", "p", int64(0), "x", "m", "a", "m", int64(0), "x",
+			"a", "v", "a", "w", "a", "e", "a"}},
+	}
+	var plans []string
+	for _, st := range statements {
+		p, err := db.plan(ctx, st.query, st.args...)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
 // TestSearchWalkPlan returns SQLite's plan for leadSearchWalk's read of 64
 // candidates' leads with a site, a verdict and a page's key.
 func (db *DB) TestSearchWalkPlan(ctx context.Context) (string, error) {

@@ -76,7 +76,7 @@ func (q Q) LeadIntakeWrite(ctx context.Context, w LeadWrite) error {
 	if err := q.leadInsert(ctx, l); err != nil {
 		return err
 	}
-	if err := q.HistoryInsert(ctx, w.History); err != nil {
+	if err := q.HistoryIntakeInsert(ctx, w.History, l); err != nil {
 		return err
 	}
 	if w.Notify {
@@ -147,8 +147,10 @@ func (q Q) leadIntakeCTE(ctx context.Context, w LeadWrite, counts []model.Count)
 		return fmt.Errorf("store: history data: %w", err)
 	}
 	h := w.History
-	part("h", `INSERT INTO lead_history (id, lead_id, at, kind, data) VALUES (?, ?, ?, ?, ?) RETURNING 1`,
-		h.ID, string(h.LeadID), h.At.UnixMilli(), h.Kind, string(data))
+	if !HistoryFolds(h, l) {
+		part("h", `INSERT INTO lead_history (id, lead_id, at, kind, data) VALUES (?, ?, ?, ?, ?) RETURNING 1`,
+			h.ID, string(h.LeadID), h.At.UnixMilli(), h.Kind, string(data))
+	}
 	if col := notifyColumn(l.Verdict); w.Notify && col != "" {
 		at := h.At.UnixMilli()
 		part("n", notifyInsert(col)+` RETURNING 1`, string(l.ID), string(l.Verdict), at, at, at, string(l.SiteID))

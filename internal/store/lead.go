@@ -199,15 +199,12 @@ func (q Q) leadPrevious(ctx context.Context, site model.SiteID, emailKey, phoneK
 			found string
 			ms    int64
 		)
-		query := `/* Store.LeadPrevious */ SELECT id, received_at FROM leads
-			WHERE site_id = ? AND ` + k.col + ` = ? AND received_at >= ? AND id <> ?`
 		args := []any{string(site), k.val, since.UnixMilli(), string(exclude)}
 		if before != nil {
-			query += ` AND (received_at < ? OR received_at = ? AND id < ?)`
 			b := before.ReceivedAt.UnixMilli()
 			args = append(args, b, b, string(before.ID))
 		}
-		err := q.queryRow(ctx, query+` ORDER BY received_at ASC, id ASC LIMIT 1`, args...).Scan(&found, &ms)
+		err := q.queryRow(ctx, leadPreviousQuery(k.col, before != nil), args...).Scan(&found, &ms)
 		if err == nil {
 			return model.LeadID(found), time.UnixMilli(ms).UTC(), k.match, nil
 		}
@@ -216,6 +213,19 @@ func (q Q) leadPrevious(ctx context.Context, site model.SiteID, emailKey, phoneK
 		}
 	}
 	return "", time.Time{}, "", fmt.Errorf("previous lead: %w", model.ErrNotFound)
+}
+
+// leadPreviousQuery is leadPrevious's look-up by col, the contact key's
+// column, of the leads received before a given one when before is set.
+// The key is never empty, and saying so lets the contact-key indexes,
+// which hold only the leads with a key (migration 0551), serve it.
+func leadPreviousQuery(col string, before bool) string {
+	query := `/* Store.LeadPrevious */ SELECT id, received_at FROM leads
+		WHERE site_id = ? AND ` + col + ` = ? AND ` + col + ` <> '' AND received_at >= ? AND id <> ?`
+	if before {
+		query += ` AND (received_at < ? OR received_at = ? AND id < ?)`
+	}
+	return query + ` ORDER BY received_at ASC, id ASC LIMIT 1`
 }
 
 // leadFindQuery is LeadFind's look-up by col. The value is never empty, and
@@ -482,7 +492,7 @@ func contactKeys(keys []ContactKey, site model.SiteID) (string, []any) {
 		if k.Email {
 			col = "email_key"
 		}
-		ors = append(ors, "(site_id IN (?"+strings.Repeat(", ?", len(in)-1)+") AND "+col+" = ?)")
+		ors = append(ors, "(site_id IN (?"+strings.Repeat(", ?", len(in)-1)+") AND "+col+" = ? AND "+col+" <> '')")
 		args = append(append(args, in...), k.Key)
 	}
 	if len(ors) == 0 {
@@ -555,10 +565,10 @@ const leadIntakeSQL = `SELECT x.lead, x.by_phone, x.by_email,
 	FROM (SELECT
 		(SELECT id FROM leads WHERE site_id = ? AND event_id = ?) AS lead,
 		(SELECT id || ' ' || CAST(received_at AS TEXT) FROM leads
-			WHERE ? <> '' AND site_id = ? AND phone_key = ? AND received_at >= ? AND id <> ?
+			WHERE ? <> '' AND site_id = ? AND phone_key = ? AND phone_key <> '' AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_phone,
 		(SELECT id || ' ' || CAST(received_at AS TEXT) FROM leads
-			WHERE ? <> '' AND site_id = ? AND email_key = ? AND received_at >= ? AND id <> ?
+			WHERE ? <> '' AND site_id = ? AND email_key = ? AND email_key <> '' AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_email,
 		COALESCE((SELECT id FROM visitors WHERE site_id = ? AND id = ?),
 			(SELECT id FROM visitors WHERE site_id = ? AND id = ?),

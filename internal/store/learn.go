@@ -78,10 +78,12 @@ func (q Q) jsonElements(col, alias string) string {
 }
 
 // rulesVerdict is the SQL for the verdict the rules gave lead l at intake:
-// its first verdict history entry.
+// its first verdict history entry, or its own verdict when that entry is
+// folded into it (the lead has none stored: see history.go).
 func (q Q) rulesVerdict() string {
 	return `COALESCE((SELECT ` + q.jsonText("h.data", "verdict") + ` FROM lead_history h
-		WHERE h.lead_id = l.id AND h.kind = 'verdict' ORDER BY h.at, h.id LIMIT 1), '')`
+		WHERE h.lead_id = l.id AND h.kind = 'verdict' ORDER BY h.at, h.id LIMIT 1),
+		CASE WHEN EXISTS (SELECT 1 FROM lead_history h WHERE h.lead_id = l.id) THEN '' ELSE l.verdict END)`
 }
 
 // ReasonAgreement counts, per reason code given with points to the site's

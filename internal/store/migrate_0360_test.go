@@ -38,7 +38,15 @@ func TestMigration0360HistoryKeptByLead(t *testing.T) {
 				t.Fatal(err)
 			}
 			ids = append(ids, id)
+			// A lead without a stored entry reads its intake entry from
+			// its own columns (folded, migration 0550).
+			folded := model.HistoryEntry{ID: "h_" + strings.TrimPrefix(string(id), "ld_"), LeadID: id, At: at.UTC(),
+				Kind: model.HistoryVerdict, Data: map[string]any{"verdict": "review", "score": float64(0), "decided_by": "rules"}}
+			want[id] = []model.HistoryEntry{folded}
 			for k := range rng.IntN(5) {
+				if k == 0 {
+					want[id] = nil
+				}
 				hat := at.Add(time.Duration(rng.IntN(3)) * time.Hour)
 				h := model.HistoryEntry{ID: fmt.Sprintf("h_%03d_%d_%d", i, rng.IntN(100), k), LeadID: id, At: hat.UTC(),
 					Kind: model.HistoryVerdict, Data: map[string]any{"verdict": "clean", "n": float64(k)}}

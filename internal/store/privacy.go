@@ -53,13 +53,13 @@ func (q Q) LeadsByPerson(ctx context.Context, p PersonLookup) ([]*model.Lead, er
 	var conds []string
 	var args []any
 	if p.EmailKey != "" {
-		conds, args = append(conds, "email_key = ?"), append(args, p.EmailKey)
+		conds, args = append(conds, "(email_key = ? AND email_key <> '')"), append(args, p.EmailKey)
 	}
 	if p.Email != "" {
 		conds, args = append(conds, "LOWER(email) = ?"), append(args, strings.ToLower(strings.TrimSpace(p.Email)))
 	}
 	for _, k := range p.PhoneKeys {
-		conds, args = append(conds, "phone_key = ?"), append(args, k)
+		conds, args = append(conds, "(phone_key = ? AND phone_key <> '')"), append(args, k)
 	}
 	if p.Phone != "" {
 		conds, args = append(conds, "phone = ?"), append(args, strings.TrimSpace(p.Phone))

@@ -245,6 +245,26 @@ func TestPartialLeadIndexesServeTheirLookUps(t *testing.T) {
 	}
 }
 
+// The contact-key indexes hold only the leads with a key (migration 0551):
+// every look-up by a key still seeks in its index, none reads the site's
+// leads.
+func TestContactKeyIndexesServeTheirLookUps(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	ctx := context.Background()
+	for col, index := range map[string]string{"email_key": "leads_email_recent", "phone_key": "leads_phone_recent"} {
+		plans, err := db.TestContactKeyPlans(ctx, col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, plan := range plans {
+			if !strings.Contains(plan, index+" (site_id=? AND "+col+"=?") {
+				t.Errorf("look-up %d by %s:\n%s\nwant a seek in %s", i, col, plan, index)
+			}
+		}
+	}
+}
+
 // A binary records itself with the migrations it applies; an older one that
 // meets the schema names that version and writes nothing.
 func TestNewerSchemaNamesTheVersionToRun(t *testing.T) {
