@@ -60,7 +60,7 @@ func (tr *statementTracer) count(fn func()) []string {
 func TestSubmitRoundTripsPostgres(t *testing.T) {
 	ctx := context.Background()
 	tr := &statementTracer{}
-	db, err := store.Open(ctx, storetest.PostgresDSN(t), store.Options{Secrets: storetest.Box(t), Tracer: tr})
+	db, err := store.Open(ctx, storetest.PostgresMigratedDSN(t), store.Options{Secrets: storetest.Box(t), Tracer: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
