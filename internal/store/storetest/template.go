@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"net/url"
@@ -35,15 +36,15 @@ const (
 	// hex digits of store.MigrationsDigest: a changed migration set gets
 	// a template of its own.
 	templatePrefix = "cleanads_tmpl_"
-	// copyPrefix starts a copy's name, followed by its creation time in
-	// Unix seconds and a random part: leftovers are found by age.
+	// copyPrefix starts a copy's name, followed by the owner lock of the
+	// process that made it (server.owner) and a random part.
 	copyPrefix = "cleanads_t_"
 	// buildSuffix marks a template still being migrated; it is renamed to
 	// its final name when done, so a template that exists is complete.
 	buildSuffix = "_build"
-	// staleAfter is the age past which a copy is a killed run's leftover
-	// and a template unused that long belongs to a migration set nobody
-	// tests any more: either is dropped. No test process lives that long.
+	// staleAfter: a template unused that long belongs to a migration set
+	// nobody tests any more, and is dropped. No test process lives that
+	// long (a process marks its template used when it starts).
 	staleAfter = time.Hour
 	// templateLock is the advisory lock, in the database of
 	// CLEANADS_TEST_POSTGRES, under which test processes starting together
@@ -51,16 +52,34 @@ const (
 	templateLock int64 = 0x636c65616e616473 // "cleanads"
 )
 
-// templates remembers, per CLEANADS_TEST_POSTGRES, the template this test
-// process found or built: the lock and the catalog are asked once a process.
-var templates = struct {
+// servers holds, per CLEANADS_TEST_POSTGRES, what this test process keeps
+// on that server: found or built once a process, used by all its tests.
+var servers = struct {
 	sync.Mutex
-	byBase map[string]string
-}{byBase: map[string]string{}}
+	byBase map[string]*server
+}{byBase: map[string]*server{}}
+
+// server is a test process's hold on a PostgreSQL server: a pool to create
+// and drop databases with, the template, and its owner lock.
+type server struct {
+	base  string
+	admin *sql.DB
+	// owner is the key of the advisory lock this process holds, on a
+	// connection of its own, for as long as it lives; in hexadecimal it
+	// is in the name of every copy the process makes, so cleanStale knows
+	// a copy whose process is gone (the lock is free) from one in use.
+	owner int64
+	// template is the migrated template's name; "" until found or built.
+	template string
+	// drops hands finished copies to the dropper; pending counts those
+	// not dropped yet.
+	drops   chan string
+	pending sync.WaitGroup
+}
 
 // PostgresMigratedDSN returns the URL of a fresh migrated PostgreSQL
-// database, a copy of the template for this migration set, dropped when the
-// test ends. Without CLEANADS_TEST_POSTGRES the test is skipped.
+// database, a copy of the template for this migration set, dropped after
+// the test ends. Without CLEANADS_TEST_POSTGRES the test is skipped.
 func PostgresMigratedDSN(t testing.TB) string {
 	t.Helper()
 	base := postgresBase(t)
@@ -68,40 +87,88 @@ func PostgresMigratedDSN(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("%s: %v", EnvPostgres, err)
 	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("%s: %v", EnvPostgres, err)
-	}
 	ctx := context.Background()
-	name := copyPrefix + strconv.FormatInt(time.Now().Unix(), 10) + "_" + randomHex(6)
-	for retried := false; ; retried = true {
-		tmpl, err := template(ctx, admin, base)
-		if err != nil {
-			admin.Close()
-			t.Fatalf("template database on %s: %v", u.Redacted(), err)
-		}
-		_, err = admin.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE `+tmpl)
-		if err == nil {
-			break
-		}
-		if !retried {
-			// The template may have been dropped under this process (a
-			// developer's cleanup): find or build it again, once.
-			forgetTemplate(base)
-			continue
-		}
-		admin.Close()
-		t.Fatalf("create database %s from %s on %s: %v", name, tmpl, u.Redacted(), err)
+	s, err := serverFor(ctx, base)
+	if err != nil {
+		t.Fatalf("PostgreSQL at %s: %v", u.Redacted(), err)
+	}
+	name, err := s.copy(ctx)
+	if err != nil {
+		t.Fatalf("PostgreSQL at %s: %v", u.Redacted(), err)
 	}
 	// Registered before the test opens the database, so it runs after the
-	// database is closed; FORCE ends what a test left connected.
+	// database is closed. The drop runs in the background: DROP DATABASE
+	// makes the server checkpoint (1-3 s on a loaded machine), which the
+	// test has no need to wait for.
 	t.Cleanup(func() {
-		defer admin.Close()
-		if _, err := admin.ExecContext(ctx, `DROP DATABASE `+name+` WITH (FORCE)`); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
+		s.pending.Add(1)
+		s.drops <- name
 	})
 	return withDatabase(u, name)
+}
+
+// serverFor returns this process's hold on the server of base, taking the
+// owner lock and finding or building the template the first time.
+func serverFor(ctx context.Context, base string) (*server, error) {
+	servers.Lock()
+	defer servers.Unlock()
+	if s := servers.byBase[base]; s != nil {
+		return s, nil
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := admin.Conn(ctx)
+	if err != nil {
+		admin.Close()
+		return nil, err
+	}
+	s := &server{base: base, admin: admin, drops: make(chan string, 1024)}
+	var b [8]byte
+	rand.Read(b[:])
+	s.owner = int64(binary.BigEndian.Uint64(b[:]) >> 1)
+	// The connection is never given back: the lock lives with the process.
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, s.owner); err != nil {
+		conn.Close()
+		admin.Close()
+		return nil, fmt.Errorf("owner lock: %w", err)
+	}
+	go s.dropper()
+	servers.byBase[base] = s
+	return s, nil
+}
+
+// dropper drops the copies whose tests ended, one at a time. A copy still
+// queued when the process exits is dropped by a later run's cleanStale.
+func (s *server) dropper() {
+	for name := range s.drops {
+		s.admin.ExecContext(context.Background(), `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
+		s.pending.Done()
+	}
+}
+
+// copy creates a copy of the template and returns its name.
+func (s *server) copy(ctx context.Context) (string, error) {
+	name := copyPrefix + fmt.Sprintf("%016x", s.owner) + "_" + randomHex(4)
+	for retried := false; ; retried = true {
+		tmpl, err := s.templateName(ctx)
+		if err != nil {
+			return "", fmt.Errorf("template database: %w", err)
+		}
+		_, err = s.admin.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE `+tmpl)
+		if err == nil {
+			return name, nil
+		}
+		if retried {
+			return "", fmt.Errorf("create database %s from %s: %w", name, tmpl, err)
+		}
+		// The template may have been dropped under this process (a
+		// developer's cleanup): find or build it again, once.
+		servers.Lock()
+		s.template = ""
+		servers.Unlock()
+	}
 }
 
 // postgresBase returns CLEANADS_TEST_POSTGRES, or skips the test without it.
@@ -131,20 +198,20 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// template returns the name of the migrated template database for this
-// migration set on the server of base, building it when no process has.
-func template(ctx context.Context, admin *sql.DB, base string) (string, error) {
-	templates.Lock()
-	defer templates.Unlock()
-	if name := templates.byBase[base]; name != "" {
-		return name, nil
+// templateName returns the name of the migrated template database for this
+// migration set, building it when no process has.
+func (s *server) templateName(ctx context.Context) (string, error) {
+	servers.Lock()
+	defer servers.Unlock()
+	if s.template != "" {
+		return s.template, nil
 	}
 	digest, err := store.MigrationsDigest(store.Postgres)
 	if err != nil {
 		return "", err
 	}
 	name := templatePrefix + digest[:16]
-	conn, err := admin.Conn(ctx)
+	conn, err := s.admin.Conn(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -166,7 +233,7 @@ func template(ctx context.Context, admin *sql.DB, base string) (string, error) {
 		return "", err
 	}
 	if !exists {
-		if err := buildTemplate(ctx, conn, base, name); err != nil {
+		if err := buildTemplate(ctx, conn, s.base, name); err != nil {
 			return "", err
 		}
 	}
@@ -178,16 +245,8 @@ func template(ctx context.Context, admin *sql.DB, base string) (string, error) {
 	if err := cleanStale(ctx, conn, time.Now()); err != nil {
 		return "", fmt.Errorf("clean stale test databases: %w", err)
 	}
-	templates.byBase[base] = name
+	s.template = name
 	return name, nil
-}
-
-// forgetTemplate makes the next template call look for base's template
-// again.
-func forgetTemplate(base string) {
-	templates.Lock()
-	defer templates.Unlock()
-	delete(templates.byBase, base)
 }
 
 // buildTemplate migrates a new database into the schema templateSchema and
@@ -244,23 +303,28 @@ func migrateTemplate(ctx context.Context, base, name string) error {
 }
 
 // cleanStale drops, under templateLock, what earlier runs left on the
-// server: a template build they did not finish, copies older than
-// staleAfter (a test process killed before its cleanups ran) and templates
-// unused for staleAfter. A database still in use is left alone.
+// server: a template build they did not finish, copies whose process is
+// gone (its owner lock is free: it was killed, or exited with drops still
+// queued) and templates unused for staleAfter. A database still in use is
+// left alone.
 func cleanStale(ctx context.Context, conn *sql.Conn, now time.Time) error {
 	rows, err := conn.QueryContext(ctx, `SELECT datname, COALESCE(shobj_description(oid, 'pg_database'), '')
 		FROM pg_database WHERE datname LIKE 'cleanads%'`)
 	if err != nil {
 		return err
 	}
-	var drop []string
+	var drop, copies []string
+	owners := map[int64]bool{} // owner lock -> its process is gone
 	for rows.Next() {
 		var name, comment string
 		if err := rows.Scan(&name, &comment); err != nil {
 			rows.Close()
 			return err
 		}
-		if stale(name, comment, now) {
+		if owner, ok := copyOwner(name); ok {
+			owners[owner] = false
+			copies = append(copies, name)
+		} else if stale(name, comment, now) {
 			drop = append(drop, name)
 		}
 	}
@@ -268,15 +332,50 @@ func cleanStale(ctx context.Context, conn *sql.Conn, now time.Time) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	for owner := range owners {
+		var free bool
+		if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, owner).Scan(&free); err != nil {
+			return err
+		}
+		if free {
+			if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, owner); err != nil {
+				return err
+			}
+			owners[owner] = true
+		}
+	}
+	for _, name := range copies {
+		if owner, _ := copyOwner(name); owners[owner] {
+			drop = append(drop, name)
+		}
+	}
 	for _, name := range drop {
-		// Without FORCE: a database someone is connected to stays, and the
-		// error says nothing worth failing a test for.
-		conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name)
+		// FORCE only ends the sessions of a process that is gone; a
+		// template in use is left (its drop fails, which is no test's
+		// concern).
+		force := ""
+		if _, ok := copyOwner(name); ok {
+			force = " WITH (FORCE)"
+		}
+		conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name+force)
 	}
 	return nil
 }
 
-// stale tells whether cleanStale drops database name with its comment.
+// copyOwner returns the owner lock in the name of a copy, and whether name
+// is one.
+func copyOwner(name string) (int64, bool) {
+	rest, ok := strings.CutPrefix(name, copyPrefix)
+	if !ok {
+		return 0, false
+	}
+	hexOwner, _, _ := strings.Cut(rest, "_")
+	owner, err := strconv.ParseUint(hexOwner, 16, 63)
+	return int64(owner), err == nil
+}
+
+// stale tells whether cleanStale drops template database name with its
+// comment (copies are judged by their owner lock).
 func stale(name, comment string, now time.Time) bool {
 	switch {
 	case strings.HasPrefix(name, templatePrefix) && strings.HasSuffix(name, buildSuffix):
@@ -285,10 +384,6 @@ func stale(name, comment string, now time.Time) bool {
 		used, ok := strings.CutPrefix(comment, "storetest template, used ")
 		sec, err := strconv.ParseInt(used, 10, 64)
 		return ok && err == nil && now.Sub(time.Unix(sec, 0)) > staleAfter
-	case strings.HasPrefix(name, copyPrefix):
-		created, _, _ := strings.Cut(strings.TrimPrefix(name, copyPrefix), "_")
-		sec, err := strconv.ParseInt(created, 10, 64)
-		return err == nil && now.Sub(time.Unix(sec, 0)) > staleAfter
 	}
 	return false
 }

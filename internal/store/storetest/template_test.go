@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -47,6 +48,11 @@ func TestPostgresMigratedDSN(t *testing.T) {
 	if len(names) != 2 || names[0] == names[1] {
 		t.Fatalf("copies %v, want two databases", names)
 	}
+	s, err := serverFor(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.pending.Wait()
 	raw := rawDB(t, base)
 	var left int
 	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pg_database WHERE datname = ANY($1)`, names).Scan(&left); err != nil {
@@ -67,8 +73,8 @@ func rawDB(t *testing.T, dsn string) *sql.DB {
 	return db
 }
 
-// What cleanStale drops: unfinished builds, copies and templates past
-// staleAfter; nothing else on the server.
+// What cleanStale drops by name: unfinished builds and templates unused
+// for staleAfter; nothing else on the server.
 func TestStale(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	old, recent := now.Add(-staleAfter-time.Minute).Unix(), now.Add(-time.Minute).Unix()
@@ -81,14 +87,66 @@ func TestStale(t *testing.T) {
 		{"cleanads_tmpl_0123456789abcdef", "storetest template, used " + at(old), true},
 		{"cleanads_tmpl_0123456789abcdef", "storetest template, used " + at(recent), false},
 		{"cleanads_tmpl_0123456789abcdef", "", false},
-		{"cleanads_t_" + at(old) + "_00112233aabb", "", true},
-		{"cleanads_t_" + at(recent) + "_00112233aabb", "", false},
 		{"cleanads", "", false},
 		{"cleanads_prod", "", false},
 		{"test", "", false},
 	} {
 		if got := stale(c.name, c.comment, now); got != c.want {
 			t.Errorf("stale(%q, %q) = %v, want %v", c.name, c.comment, got, c.want)
+		}
+	}
+}
+
+// cleanStale drops a copy whose process is gone (its owner lock is free)
+// and keeps one whose process lives (this one's).
+func TestCleanStaleCopies(t *testing.T) {
+	base := postgresBase(t)
+	ctx := context.Background()
+	s, err := serverFor(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const gone = 0x0123456789abcdef // no process holds this lock
+	dead := copyPrefix + fmt.Sprintf("%016x", gone) + "_00000000"
+	live := copyPrefix + fmt.Sprintf("%016x", s.owner) + "_00000000"
+	raw := rawDB(t, base)
+	for _, name := range []string{dead, live} {
+		if _, err := raw.ExecContext(ctx, `CREATE DATABASE `+name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { raw.ExecContext(ctx, `DROP DATABASE IF EXISTS `+live) })
+	conn, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := cleanStale(ctx, conn, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	rows, err := raw.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname IN ($1, $2) ORDER BY datname`, dead, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		left = append(left, n)
+	}
+	if len(left) != 1 || left[0] != live {
+		t.Errorf("left %v, want only %s", left, live)
+	}
+}
+
+func TestCopyOwner(t *testing.T) {
+	if o, ok := copyOwner("cleanads_t_0123456789abcdef_a1b2c3d4"); !ok || o != 0x0123456789abcdef {
+		t.Errorf("owner %x %v", o, ok)
+	}
+	for _, name := range []string{"cleanads_tmpl_0123456789abcdef", "cleanads_t_zz_1", "cleanads", "test"} {
+		if _, ok := copyOwner(name); ok {
+			t.Errorf("%s taken for a copy", name)
 		}
 	}
 }
