@@ -108,7 +108,7 @@ func PostgresMigratedDSN(t testing.TB) string {
 }
 
 // serverFor returns this process's hold on the server of base, taking the
-// owner lock and finding or building the template the first time.
+// owner lock the first time (copy finds or builds the template).
 func serverFor(ctx context.Context, base string) (*server, error) {
 	servers.Lock()
 	defer servers.Unlock()
@@ -370,6 +370,9 @@ func copyOwner(name string) (int64, bool) {
 		return 0, false
 	}
 	hexOwner, _, _ := strings.Cut(rest, "_")
+	if len(hexOwner) != 16 {
+		return 0, false
+	}
 	owner, err := strconv.ParseUint(hexOwner, 16, 63)
 	return int64(owner), err == nil
 }

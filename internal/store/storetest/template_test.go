@@ -144,7 +144,7 @@ func TestCopyOwner(t *testing.T) {
 	if o, ok := copyOwner("cleanads_t_0123456789abcdef_a1b2c3d4"); !ok || o != 0x0123456789abcdef {
 		t.Errorf("owner %x %v", o, ok)
 	}
-	for _, name := range []string{"cleanads_tmpl_0123456789abcdef", "cleanads_t_zz_1", "cleanads", "test"} {
+	for _, name := range []string{"cleanads_tmpl_0123456789abcdef", "cleanads_t_zz_1", "cleanads_t_1796625998_f80160d9b3f5", "cleanads", "test"} {
 		if _, ok := copyOwner(name); ok {
 			t.Errorf("%s taken for a copy", name)
 		}
