@@ -65,7 +65,7 @@ func serveConfig(t *testing.T, config string) (base string, stop func() int, std
 }
 
 func TestServePostStop(t *testing.T) {
-	dsn := storetest.DSN(t)
+	dsn := storetest.MigratedDSN(t)
 	base, stop, _ := server(t, dsn)
 	req, _ := http.NewRequest("POST", base+"/v1/leads", strings.NewReader(`{"site":"dent","email":"a@example.com","phone":"05324128719"}`))
 	req.Header.Set("Content-Type", "application/json")
@@ -106,7 +106,7 @@ func TestServePostStop(t *testing.T) {
 // TestShutdownFinishesInFlight starts a lead whose body is still arriving,
 // stops the server, and expects the lead to be answered and stored.
 func TestShutdownFinishesInFlight(t *testing.T) {
-	base, stop, _ := server(t, storetest.DSN(t))
+	base, stop, _ := server(t, storetest.MigratedDSN(t))
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest("POST", base+"/v1/leads", pr)
 	req.Header.Set("Content-Type", "application/json")
@@ -322,7 +322,7 @@ func TestUserCommands(t *testing.T) {
 // TestServeBootstrapsAdmin: admin.email and admin.password make the first
 // user at start, and only when there is none.
 func TestServeBootstrapsAdmin(t *testing.T) {
-	dsn := storetest.DSN(t)
+	dsn := storetest.MigratedDSN(t)
 	_, stop, errOut := serveConfig(t, testConfig(dsn)+`admin: {email: boss@clinic.example, password: "first-start-pw"}`+"\n")
 	if code := stop(); code != 0 {
 		t.Fatalf("serve: %d %s", code, errOut.String())

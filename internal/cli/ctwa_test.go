@@ -44,7 +44,7 @@ func TestServeCTWA(t *testing.T) {
 	)
 	g := graphtest.New(t)
 	g.SetDataset(dataset, waba)
-	dir, dsn := t.TempDir(), storetest.DSN(t)
+	dir, dsn := t.TempDir(), storetest.MigratedDSN(t)
 	cfgText := ctwaConfig(dsn, g.URL, graphtest.Token)
 	cfg := filepath.Join(dir, "cleanads.yaml")
 	os.WriteFile(cfg, []byte(cfgText), 0o600)

@@ -96,7 +96,7 @@ func TestMatchKeysCommand(t *testing.T) {
 // an hour).
 func TestServeDeliversALead(t *testing.T) {
 	g := graphtest.New(t)
-	dir, dsn := t.TempDir(), storetest.DSN(t)
+	dir, dsn := t.TempDir(), storetest.MigratedDSN(t)
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte(metaConfig(dsn, g.URL, graphtest.Token, "TEST5")), 0o600)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -50,7 +50,7 @@ func TestServeDeliversToMetaAndGoogle(t *testing.T) {
 	g := graphtest.New(t)
 	gg := googletest.New(t)
 	gg.SetConversionActions("555", "666")
-	base, stop, errOut := serveConfig(t, googleConfig(storetest.DSN(t), g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
+	base, stop, errOut := serveConfig(t, googleConfig(storetest.MigratedDSN(t), g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
 		googletest.ClientID, googletest.ClientSecret, googletest.RefreshToken))
 	defer func() {
 		if code := stop(); code != 0 {
@@ -201,7 +201,7 @@ func TestSendTestGoogle(t *testing.T) {
 func TestGooglePauseAcrossRestart(t *testing.T) {
 	g := graphtest.New(t)
 	gg := googletest.New(t)
-	dsn := storetest.DSN(t)
+	dsn := storetest.MigratedDSN(t)
 	cfg := func(refresh string) string {
 		return googleConfig(dsn, g.URL, gg.URL, gg.TokenURL(), graphtest.Token,
 			googletest.ClientID, googletest.ClientSecret, refresh)

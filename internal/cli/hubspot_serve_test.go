@@ -30,7 +30,7 @@ func TestServeHubSpot(t *testing.T) {
 	g := graphtest.New(t)
 	hs := hubspottest.New(t)
 	const public = "https://ads.example.com"
-	dir, dsn := t.TempDir(), storetest.DSN(t)
+	dir, dsn := t.TempDir(), storetest.MigratedDSN(t)
 	cfgText := testkit.Config{Database: dsn, GraphURL: g.URL, Delivery: "{poll: 1h}", SecretKey: true,
 		Top: "public_url: \"" + public + "\"\nplatform_api_urls: {hubspot: \"" + hs.URL + "\"}", Site: `
     meta:

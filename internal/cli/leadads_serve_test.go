@@ -58,7 +58,7 @@ func TestServeLeadAds(t *testing.T) {
 			Values: []string{"Implant tedavisi için randevu almak istiyorum, hafta içi akşam uygunum."}})})
 	g.AddLead(graphtest.Lead{ID: silent, Created: now, FormID: form, PageID: page, IsOrganic: true, Platform: "ig", Fields: contact("2")})
 
-	dir, dsn := t.TempDir(), storetest.DSN(t)
+	dir, dsn := t.TempDir(), storetest.MigratedDSN(t)
 	cfgText := leadAdsServeConfig(dsn, g.URL, graphtest.Token, graphtest.Token)
 	cfg := filepath.Join(dir, "cleanads.yaml")
 	os.WriteFile(cfg, []byte(cfgText), 0o600)

@@ -25,7 +25,7 @@ func TestLeadAdsCheckCommand(t *testing.T) {
 	g := graphtest.New(t)
 	g.SetAppSecret("leadads-app-secret")
 	g.AddForm("104857600123456", "987654321098765", "Implant formu")
-	dir, dsn := t.TempDir(), storetest.DSN(t)
+	dir, dsn := t.TempDir(), storetest.MigratedDSN(t)
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte(leadAdsConfig(dsn, g.URL, graphtest.Token)), 0o600)
 	runCLI("", "migrate", "--config", cfg)

@@ -22,7 +22,7 @@ import (
 // link to its page under public_url, woken by the lead rather than left
 // to a poll.
 func TestServeNotifiesOwner(t *testing.T) {
-	dsn := storetest.DSN(t)
+	dsn := storetest.MigratedDSN(t)
 	mail := smtptest.New(t)
 	base, _, _, stop := startServe(t, t.TempDir(), testkit.Config{Database: dsn, SecretKey: true,
 		Top: `public_url: "https://t.example.com"`}.YAML(), nil)

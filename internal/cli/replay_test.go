@@ -92,7 +92,7 @@ func snapshot(t *testing.T, db *store.DB) string {
 }
 
 func TestReplayCommand(t *testing.T) {
-	dsn := storetest.DSN(t)
+	dsn := storetest.MigratedDSN(t)
 	db := storetest.Open(t, dsn)
 	fast := learnedSite(t, db)
 	before := snapshot(t, db)
@@ -138,7 +138,7 @@ func TestReplayCommand(t *testing.T) {
 }
 
 func TestScoreShowsTheTextModel(t *testing.T) {
-	dsn := storetest.DSN(t)
+	dsn := storetest.MigratedDSN(t)
 	db := storetest.Open(t, dsn)
 	learnedSite(t, db)
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
@@ -186,7 +186,7 @@ func TestScoreShowsTheTextModel(t *testing.T) {
 // today's rules: the pitch that passed is junk, the lead nothing
 // understands waits, the real request stays clean.
 func TestReplayShowsTheNewJudgement(t *testing.T) {
-	dsn := storetest.DSN(t)
+	dsn := storetest.MigratedDSN(t)
 	db := storetest.Open(t, dsn)
 	ctx := context.Background()
 	old := model.Qualify{Weights: map[string]int{qualify.CodeModelOffer: 0, qualify.CodeModelJob: 0,

@@ -17,7 +17,7 @@ import (
 // CRM event set; the token comes from the file's block, sealed on start.
 func TestServeDeliversToTikTokAlone(t *testing.T) {
 	tt := tiktoktest.New(t)
-	cfg := testkit.Config{Database: storetest.DSN(t), Delivery: "{poll: 1h}", SecretKey: true,
+	cfg := testkit.Config{Database: storetest.MigratedDSN(t), Delivery: "{poll: 1h}", SecretKey: true,
 		Top: `platform_api_urls: {tiktok: "` + tt.URL + `"}`,
 		Site: `
     platforms:

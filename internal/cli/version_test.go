@@ -79,7 +79,7 @@ func TestServeShowsItsVersion(t *testing.T) {
 // An older binary meets a database a newer one migrated: serve refuses to
 // start and names the version to run.
 func TestServeRefusesANewerSchema(t *testing.T) {
-	dsn := storetest.DSN(t)
+	dsn := storetest.MigratedDSN(t)
 	storetest.Open(t, dsn)
 	if _, err := rawDB(t, dsn).Exec(fmt.Sprintf(`INSERT INTO schema_migrations (version, name, applied_at, binary_version) VALUES (%d, 'future', %d, 'v9.1.0')`,
 		store.LatestVersion()+1000, time.Now().UnixMilli())); err != nil {

@@ -29,7 +29,7 @@ import (
 // waits on it long enough to fail, and it neither loses nor doubles a
 // count.
 func TestCountersTwoNodesOnePostgres(t *testing.T) {
-	dsn := storetest.PostgresDSN(t)
+	dsn := storetest.PostgresMigratedDSN(t)
 	nodes := map[string]*store.DB{"node-a": storetest.Open(t, dsn), "node-b": storetest.Open(t, dsn)}
 	ctx := context.Background()
 	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)

@@ -106,7 +106,7 @@ func TestWithJobLock(t *testing.T) {
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
-		dsn := storetest.PostgresDSN(t)
+		dsn := storetest.PostgresMigratedDSN(t)
 		a, b := storetest.Open(t, dsn), storetest.Open(t, dsn)
 		var order []string
 		ran, err := a.WithJobLock(ctx, "expire", func(context.Context) error {
@@ -215,7 +215,7 @@ func isUnavailable(err error) bool {
 // server (which would refuse an unknown setting).
 func TestPostgresPoolSize(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.PostgresDSN(t) + "&pool_max_conns=3"
+	dsn := storetest.PostgresMigratedDSN(t) + "&pool_max_conns=3"
 	db := storetest.Open(t, dsn)
 	if n := db.TestMaxConns(); n != 3 {
 		t.Errorf("pool of %d, want 3", n)

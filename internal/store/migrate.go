@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -66,6 +68,21 @@ var goSteps = map[int]func(context.Context, *Tx) error{
 	330: backfillReportCounters,
 	430: backfillCoverageCounters,
 	490: packArchivedPayloads,
+}
+
+// MigrationsDigest returns a hash of dialect d's migrations, their numbers,
+// names and SQL: it changes whenever one is added or edited. storetest keys
+// its migrated template databases by it.
+func MigrationsDigest(d Dialect) (string, error) {
+	list, err := migrations(d)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, m := range list {
+		fmt.Fprintf(h, "%d\x00%s\x00%d\x00%s\x00", m.version, m.name, len(m.sql), m.sql)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // LatestVersion is the schema version this binary knows.

@@ -16,8 +16,8 @@ const SecretKey = "cli-test-secret-key-0123456789abcdef"
 // file has (listen on a free port, site "dent" with its key, origin and
 // country) and what the test adds. YAML gives its text.
 type Config struct {
-	// Database is the database's address (storetest.DSN, or "sqlite:" and a
-	// path).
+	// Database is the database's address (storetest.MigratedDSN, or
+	// "sqlite:" and a path).
 	Database string
 	// GraphURL, when set, points Meta at a stand-in (graph_url, with
 	// api_version v25.0).

@@ -37,7 +37,7 @@ func Troubled(t testing.TB, d store.Dialect) (db *store.DB, down, up func()) {
 	t.Helper()
 	ctx := context.Background()
 	if d == store.Postgres {
-		u, err := url.Parse(PostgresDSN(t))
+		u, err := url.Parse(PostgresMigratedDSN(t))
 		if err != nil {
 			t.Fatal(err)
 		}

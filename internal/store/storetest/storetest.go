@@ -1,7 +1,8 @@
 // Package storetest hands each test a fresh, migrated database: SQLite in a
-// temporary folder, or PostgreSQL in a schema of its own when
-// CLEANADS_TEST_POSTGRES holds a server's URL. New gives "the engine under
-// test" (CLEANADS_TEST_ENGINE), Each runs a test on every engine.
+// temporary folder, or, when CLEANADS_TEST_POSTGRES holds a server's URL,
+// PostgreSQL in a database of its own copied from a template migrated once
+// (template.go). New gives "the engine under test" (CLEANADS_TEST_ENGINE),
+// Each runs a test on every engine.
 package storetest
 
 import (
@@ -38,7 +39,7 @@ func Engine() store.Dialect {
 // New returns a fresh migrated database on the engine under test.
 func New(t testing.TB) *store.DB {
 	t.Helper()
-	return Open(t, DSN(t))
+	return Open(t, MigratedDSN(t))
 }
 
 // DSN returns the address of a fresh, empty database on the engine under
@@ -47,12 +48,34 @@ func New(t testing.TB) *store.DB {
 func DSN(t testing.TB) string {
 	t.Helper()
 	if Engine() == store.Postgres {
-		if os.Getenv(EnvPostgres) == "" {
-			t.Fatalf("%s=postgres needs %s to hold a PostgreSQL URL", EnvEngine, EnvPostgres)
-		}
+		needPostgres(t)
 		return PostgresDSN(t)
 	}
 	return SQLiteDSN(t)
+}
+
+// MigratedDSN returns the address of a fresh database on the engine under
+// test, already migrated, for tests that open it themselves but do not
+// test the migrations (a serve command, two nodes). It is removed when the
+// test ends.
+func MigratedDSN(t testing.TB) string {
+	t.Helper()
+	if Engine() == store.Postgres {
+		needPostgres(t)
+		return PostgresMigratedDSN(t)
+	}
+	dsn := SQLiteDSN(t)
+	migrate(t, dsn)
+	return dsn
+}
+
+// needPostgres fails the test when PostgreSQL is the engine under test but
+// no server was given: the test must not skip then.
+func needPostgres(t testing.TB) {
+	t.Helper()
+	if os.Getenv(EnvPostgres) == "" {
+		t.Fatalf("%s=postgres needs %s to hold a PostgreSQL URL", EnvEngine, EnvPostgres)
+	}
 }
 
 // SQLiteDSN returns the address of a fresh, empty SQLite database in a
@@ -68,12 +91,14 @@ const SecretKey = "storetest-secret-key-0123456789abcdef"
 // Box returns the box that seals the test databases' tokens.
 func Box(t testing.TB) *secret.Box {
 	t.Helper()
-	b, err := secret.NewBox(SecretKey)
+	b, err := testBox()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
+
+func testBox() (*secret.Box, error) { return secret.NewBox(SecretKey) }
 
 // SQLite returns a fresh migrated SQLite database that is closed when the
 // test ends.
@@ -82,12 +107,12 @@ func SQLite(t testing.TB) *store.DB {
 	return Open(t, SQLiteDSN(t))
 }
 
-// Postgres returns a fresh migrated PostgreSQL database in a schema of its
-// own, dropped when the test ends. Without CLEANADS_TEST_POSTGRES the test
-// is skipped.
+// Postgres returns a fresh migrated PostgreSQL database, a copy of the
+// migrated template (PostgresMigratedDSN), dropped when the test ends.
+// Without CLEANADS_TEST_POSTGRES the test is skipped.
 func Postgres(t testing.TB) *store.DB {
 	t.Helper()
-	return Open(t, PostgresDSN(t))
+	return Open(t, PostgresMigratedDSN(t))
 }
 
 // PostgresDSN creates an empty schema with a unique name and returns a URL
@@ -96,10 +121,7 @@ func Postgres(t testing.TB) *store.DB {
 // skipped.
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv(EnvPostgres)
-	if base == "" {
-		t.Skipf("PostgreSQL half skipped: set %s to a server URL (postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run it", EnvPostgres)
-	}
+	base := postgresBase(t)
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatalf("%s: %v", EnvPostgres, err)
@@ -128,6 +150,20 @@ func PostgresDSN(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// migrate migrates the database at dsn and closes it.
+func migrate(t testing.TB, dsn string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, dsn, store.Options{Secrets: Box(t)})
+	if err != nil {
+		t.Fatalf("open %s: %v", store.RedactDSN(dsn), err)
+	}
+	defer db.Close()
+	if _, err := db.Migrate(ctx, time.Now); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
 }
 
 // Open opens and migrates the database at dsn, closed when the test ends.
