@@ -1,7 +1,10 @@
 // Package browsertest starts a real headless Chromium for tests, through
 // chromedp: one fresh browser profile per test, closed when the test ends.
 // Tests skip when Chromium is missing, except under CI=true, where a missing
-// browser is a failure.
+// browser is a failure, and when CLEANADS_TEST_BROWSER=skip: CI sets that
+// in its PostgreSQL pass, since a browser test drives the pages and the
+// tracker, whose SQL the pages' own tests run on both engines, and it
+// already ran in the SQLite pass.
 package browsertest
 
 import (
@@ -15,6 +18,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 )
+
+// EnvSkip, set to "skip", skips every browser test (CI's PostgreSQL pass).
+const EnvSkip = "CLEANADS_TEST_BROWSER"
 
 // Timeout bounds a whole browser test, so a stuck page fails the test
 // instead of hanging the suite; no step's speed is asserted.
@@ -39,6 +45,9 @@ func Path() string {
 // ends. Extra options (e.g. host-resolver rules) are added to the defaults.
 func New(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
+	if os.Getenv(EnvSkip) == "skip" {
+		t.Skip("browsertest: " + EnvSkip + "=skip; the browser tests ran in the SQLite pass")
+	}
 	bin := Path()
 	if bin == "" {
 		if strings.EqualFold(os.Getenv("CI"), "true") {
