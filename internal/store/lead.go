@@ -58,7 +58,7 @@ const emailKeySame = "="
 
 // emailKeyExpr reads a lead's e-mail key from its columns. Every look-up by
 // the key says it so, the expression of the index leads_email_recent, and
-// says `email_key <> ''`, the index's predicate.
+// says email_key is not empty, the index's predicate.
 const emailKeyExpr = `(CASE email_key WHEN '=' THEN email ELSE email_key END)`
 
 // storedEmailKey is the email_key column's value for a lead's e-mail and key.
