@@ -18,7 +18,8 @@ import (
 // without an e-mail, or with an e-mail but no key, every lead reads the same
 // afterwards (its e-mail and key included, which Meta's match keys are made
 // of), every look-up by the key finds the same leads, and the key is stored
-// once where it was the e-mail as written.
+// once where it was the e-mail as written (on SQLite; PostgreSQL's stored
+// leads stay as they were, new ones keep it once).
 func TestMigration0580EmailOnce(t *testing.T) {
 	eachBelow(t, 580, func(t *testing.T, ctx context.Context, db *store.DB) {
 		now := time.Now().UTC().Truncate(time.Millisecond)
@@ -48,6 +49,13 @@ func TestMigration0580EmailOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			ids = append(ids, id)
+		}
+		// The stored keys whole, as the binary before 0580 wrote them.
+		if err := db.TestExec(ctx, `UPDATE leads SET email_key = email WHERE email_key = '='`); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := db.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM leads WHERE email_key = email AND email_key <> ''`); err != nil || n != "6" {
+			t.Fatalf("leads whose key is their e-mail before the migration: %s (%v), want 6", n, err)
 		}
 		keys := []string{"p0@example.com", "p1@example.com", "p2@example.com"}
 		read := func() string {
@@ -104,8 +112,11 @@ func TestMigration0580EmailOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := emails[i%len(emails)]
+			// SQLite rewrites the stored leads; PostgreSQL leaves them
+			// (a rewrite would grow a database in service), and they
+			// read the same.
 			want := e.key
-			if e.key != "" && e.key == e.email {
+			if e.key != "" && e.key == e.email && db.Dialect() == store.SQLite {
 				want = "="
 			}
 			if stored != want {

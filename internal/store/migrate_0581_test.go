@@ -16,8 +16,9 @@ import (
 // migration 0581, with archived events redacted when they were archived,
 // archived events erased before or after, and events not archived, every
 // event reads the same afterwards from the view deliveries (its redaction
-// time included), by id and on its lead's page; an archived row keeps a
-// redaction time of its own only when it is not its archived time, and an
+// time included), by id and on its lead's page; on SQLite an archived row
+// keeps a redaction time of its own only when it is not its archived time
+// (PostgreSQL's stay as they were and read the same), and an
 // event archived afterwards reads its archived time as its redaction time.
 func TestMigration0581ArchivedRedactedOnce(t *testing.T) {
 	eachBelow(t, 581, func(t *testing.T, ctx context.Context, db *store.DB) {
@@ -98,8 +99,14 @@ func TestMigration0581ArchivedRedactedOnce(t *testing.T) {
 			t.Errorf("after the migration:\n%v\nbefore:\n%v", after, before)
 		}
 		kept, err := db.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM delivery_events WHERE archived_at IS NOT NULL AND redacted_at IS NOT NULL`)
-		if err != nil || kept != "16" {
-			t.Errorf("archived rows keeping a redaction time of their own: %s (%v), want the 16 erased before or after", kept, err)
+		// SQLite rewrites the archived rows; PostgreSQL leaves them (a
+		// rewrite would grow a database in service).
+		want := "16"
+		if db.Dialect() == store.Postgres {
+			want = "32"
+		}
+		if err != nil || kept != want {
+			t.Errorf("archived rows keeping a redaction time of their own: %s (%v), want %s", kept, err, want)
 		}
 		// An event archived now reads its archived time as its redaction.
 		id := "d_new"
