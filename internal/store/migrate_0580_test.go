@@ -74,6 +74,13 @@ func TestMigration0580EmailOnce(t *testing.T) {
 					if l, err := db.LeadFind(ctx, site, store.LeadLookup{EmailKey: k}); err == nil {
 						fmt.Fprintf(&b, "find %s %s: %s\n", site, k, l.ID)
 					}
+					matching, err := db.LeadsMatching(ctx, site, store.LeadLookup{EmailKey: k}, 50)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, c := range matching {
+						fmt.Fprintf(&b, "matching %s %s: %s\n", site, k, c.Lead.ID)
+					}
 					if id, _, match, err := db.LeadPrevious(ctx, site, k, "", now.Add(-48*time.Hour), "ld_000"); err == nil {
 						fmt.Fprintf(&b, "previous %s %s: %s %s\n", site, k, id, match)
 					}
@@ -97,7 +104,8 @@ func TestMigration0580EmailOnce(t *testing.T) {
 			return b.String()
 		}
 		before := read()
-		if !strings.Contains(before, "find a p1@example.com") || !strings.Contains(before, "person p0@example.com") {
+		if !strings.Contains(before, "find a p1@example.com") || !strings.Contains(before, "person p0@example.com") ||
+			!strings.Contains(before, "matching a p0@example.com") {
 			t.Fatalf("the look-ups find too little before the migration:\n%s", before)
 		}
 		if _, err := db.Migrate(ctx, time.Now); err != nil {
@@ -138,6 +146,9 @@ func TestMigration0580EmailOnce(t *testing.T) {
 		got, err := db.LeadFind(ctx, "a", store.LeadLookup{EmailKey: "p2@example.com"})
 		if err != nil || got.ID != "ld_new" || got.EmailKey != "p2@example.com" || got.Email != "p2@example.com" {
 			t.Errorf("the new lead by its key: %+v, %v", got, err)
+		}
+		if m, err := db.LeadsMatching(ctx, "a", store.LeadLookup{EmailKey: "p2@example.com"}, 10); err != nil || len(m) != 1 || m[0].Lead.ID != "ld_new" {
+			t.Errorf("the new lead matching its key: %v, %v", m, err)
 		}
 	})
 }
