@@ -50,6 +50,34 @@ func (q Q) leadInsert(ctx context.Context, l *model.Lead) error {
 	return nil
 }
 
+// emailKeySame is what a lead's email_key column holds when the key is its
+// e-mail as written (most e-mails are typed in lower case), so that the
+// address is kept once (migration 0580). A key is a normalised address, so
+// it always has an '@' and is never this.
+const emailKeySame = "="
+
+// emailKeyExpr reads a lead's e-mail key from its columns. Every look-up by
+// the key says it so, the expression of the index leads_email_recent, and
+// says email_key is not empty, the index's predicate.
+const emailKeyExpr = `(CASE email_key WHEN '=' THEN email ELSE email_key END)`
+
+// storedEmailKey is the email_key column's value for a lead's e-mail and key.
+func storedEmailKey(email, key string) string {
+	if key != "" && key == email {
+		return emailKeySame
+	}
+	return key
+}
+
+// keyColumn is how a look-up reads a contact key's column: the e-mail key
+// through emailKeyExpr, any other column as it is.
+func keyColumn(col string) string {
+	if col == "email_key" {
+		return emailKeyExpr
+	}
+	return col
+}
+
 // leadArgs are a new lead's values for leadColumns, review_expired_at left
 // out (NULL).
 func leadArgs(l *model.Lead) ([]any, error) {
@@ -63,7 +91,7 @@ func leadArgs(l *model.Lead) ([]any, error) {
 	}
 	return []any{string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
 		l.Message, v.fields, l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
-		v.consent, v.fill, l.Honeypot, l.ClientIP, l.UserAgent, l.EmailKey, l.PhoneKey,
+		v.consent, v.fill, l.Honeypot, l.ClientIP, l.UserAgent, storedEmailKey(l.Email, l.EmailKey), l.PhoneKey,
 		l.SubmittedAt.UnixMilli(), l.ReceivedAt.UnixMilli(),
 		string(l.Verdict), l.Score, v.reasons, l.RulesVersion, l.DecidedBy, v.reviewUntil,
 		leadSource(l.Source), string(detail), l.FillBy, v.openUntil}, nil
@@ -221,7 +249,7 @@ func (q Q) leadPrevious(ctx context.Context, site model.SiteID, emailKey, phoneK
 // which hold only the leads with a key (migration 0551), serve it.
 func leadPreviousQuery(col string, before bool) string {
 	query := `/* Store.LeadPrevious */ SELECT id, received_at FROM leads
-		WHERE site_id = ? AND ` + col + ` = ? AND ` + col + ` <> '' AND received_at >= ? AND id <> ?`
+		WHERE site_id = ? AND ` + keyColumn(col) + ` = ? AND ` + col + ` <> '' AND received_at >= ? AND id <> ?`
 	if before {
 		query += ` AND (received_at < ? OR received_at = ? AND id < ?)`
 	}
@@ -233,7 +261,7 @@ func leadPreviousQuery(col string, before bool) string {
 // hold only non-empty ones) serve it.
 func leadFindQuery(col string) string {
 	return `/* Store.LeadFind */ SELECT ` + leadColumns + ` FROM leads
-		WHERE site_id = ? AND ` + col + ` = ? AND ` + col + ` <> '' AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT 1`
+		WHERE site_id = ? AND ` + keyColumn(col) + ` = ? AND ` + col + ` <> '' AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT 1`
 }
 
 // LeadSetDecision records a new decision for a lead, and moves it in its
@@ -270,6 +298,9 @@ func scanLead(r scanner) (*model.Lead, error) {
 		return nil, err
 	}
 	l.ID, l.SiteID, l.Verdict = model.LeadID(id), model.SiteID(site), model.Verdict(verd)
+	if l.EmailKey == emailKeySame {
+		l.EmailKey = l.Email
+	}
 	if err := json.Unmarshal([]byte(fields), &l.Fields); err != nil {
 		return nil, fmt.Errorf("lead %s fields: %w", id, err)
 	}
@@ -492,7 +523,7 @@ func contactKeys(keys []ContactKey, site model.SiteID) (string, []any) {
 		if k.Email {
 			col = "email_key"
 		}
-		ors = append(ors, "(site_id IN (?"+strings.Repeat(", ?", len(in)-1)+") AND "+col+" = ? AND "+col+" <> '')")
+		ors = append(ors, "(site_id IN (?"+strings.Repeat(", ?", len(in)-1)+") AND "+keyColumn(col)+" = ? AND "+col+" <> '')")
 		args = append(append(args, in...), k.Key)
 	}
 	if len(ors) == 0 {
@@ -568,7 +599,7 @@ const leadIntakeSQL = `SELECT x.lead, x.by_phone, x.by_email,
 			WHERE ? <> '' AND site_id = ? AND phone_key = ? AND phone_key <> '' AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_phone,
 		(SELECT id || ' ' || CAST(received_at AS TEXT) FROM leads
-			WHERE ? <> '' AND site_id = ? AND email_key = ? AND email_key <> '' AND received_at >= ? AND id <> ?
+			WHERE ? <> '' AND site_id = ? AND ` + emailKeyExpr + ` = ? AND email_key <> '' AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_email,
 		COALESCE((SELECT id FROM visitors WHERE site_id = ? AND id = ?),
 			(SELECT id FROM visitors WHERE site_id = ? AND id = ?),

@@ -53,7 +53,7 @@ func (q Q) LeadsByPerson(ctx context.Context, p PersonLookup) ([]*model.Lead, er
 	var conds []string
 	var args []any
 	if p.EmailKey != "" {
-		conds, args = append(conds, "(email_key = ? AND email_key <> '')"), append(args, p.EmailKey)
+		conds, args = append(conds, "("+emailKeyExpr+" = ? AND email_key <> '')"), append(args, p.EmailKey)
 	}
 	if p.Email != "" {
 		conds, args = append(conds, "LOWER(email) = ?"), append(args, strings.ToLower(strings.TrimSpace(p.Email)))
@@ -307,8 +307,11 @@ func (q Q) DeliveriesToShrink(ctx context.Context, before time.Time, after Shrin
 // dropped, its payload packed (packPayload, migration 0490). It reports
 // false, changing nothing, for a row not finished or shrunk already.
 func (q Q) DeliveryShrink(ctx context.Context, id string, payload json.RawMessage, now time.Time) (bool, error) {
+	// An archived row's redaction time is its archived_at unless an
+	// erasure set one before: its redacted_at stays as it is (migration
+	// 0581), and the view deliveries reads the two so.
 	res, err := q.exec(ctx, `/* Store.DeliveryShrink */ UPDATE delivery_events SET payload = ?,
-		redacted_at = COALESCE(redacted_at, ?), archived_at = ?, archived_kind = s.kind, archived_state = s.state,
+		archived_at = ?, archived_kind = s.kind, archived_state = s.state,
 		archived_attempts = s.attempts, archived_created_at = s.created_at, archived_deadline_at = s.deadline_at,
 		archived_updated_at = s.updated_at, archived_sent_at = s.sent_at, archived_mode = s.mode,
 		archived_error = s.last_error,
@@ -317,7 +320,7 @@ func (q Q) DeliveryShrink(ctx context.Context, id string, payload json.RawMessag
 		WHERE delivery_events.id = ? AND s.id = delivery_events.id AND s.shrunk_at IS NULL
 			AND s.state IN ('sent', 'dead', 'expired', 'dry_run')
 			AND delivery_events.lead_id <> '' AND delivery_events.destination <> ?`,
-		packPayload(payload), now.UnixMilli(), now.UnixMilli(), shrinkResponseMax, id, model.DestinationWebhook)
+		packPayload(payload), now.UnixMilli(), shrinkResponseMax, id, model.DestinationWebhook)
 	if err != nil {
 		return false, fmt.Errorf("store: archive delivery %s: %w", id, err)
 	}

@@ -236,13 +236,23 @@ func TestPartialLeadIndexesServeTheirLookUps(t *testing.T) {
 		plan, err := db.TestLeadFindPlan(ctx, col)
 		// Ties of received_at are put in id order: that sort is of the
 		// lead's own rows, not of the site's.
-		if err != nil || !strings.Contains(plan, index+" (site_id=? AND "+col+"=?") || strings.Contains(plan, "TEMP B-TREE FOR ORDER BY") {
+		if err != nil || !strings.Contains(plan, index+" (site_id=? AND "+planTerm(col)+"=?") || strings.Contains(plan, "TEMP B-TREE FOR ORDER BY") {
 			t.Errorf("LeadFind by %s:\n%s %v\nwant a seek in %s", col, plan, err, index)
 		}
 	}
 	if plan, err := db.TestExpireReviewsPlan(ctx); err != nil || !strings.Contains(plan, "leads_review_until") || strings.Contains(plan, "TEMP B-TREE") {
 		t.Errorf("review expiry:\n%s %v\nwant leads_review_until, no sort", plan, err)
 	}
+}
+
+// planTerm is how SQLite's plan names a look-up's column: the e-mail key is
+// read through an expression, which leads_email_recent indexes (migration
+// 0580).
+func planTerm(col string) string {
+	if col == "email_key" {
+		return "<expr>"
+	}
+	return col
 }
 
 // The contact-key indexes hold only the leads with a key (migration 0551):
@@ -258,7 +268,7 @@ func TestContactKeyIndexesServeTheirLookUps(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, plan := range plans {
-			if !strings.Contains(plan, index+" (site_id=? AND "+col+"=?") {
+			if !strings.Contains(plan, index+" (site_id=? AND "+planTerm(col)+"=?") {
 				t.Errorf("look-up %d by %s:\n%s\nwant a seek in %s", i, col, plan, index)
 			}
 		}
