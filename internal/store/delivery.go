@@ -629,7 +629,11 @@ func (q Q) claimSlicePG(ctx context.Context, owner string, leaseUntil time.Time,
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(list, func(d *model.Delivery) bool { return !slices.Contains(mine, d.ID) }), nil
+	ours := map[string]bool{}
+	for _, id := range mine {
+		ours[id] = true
+	}
+	return slices.DeleteFunc(list, func(d *model.Delivery) bool { return !ours[d.ID] }), nil
 }
 
 // leaseInsert leases writeSlice events (id, until, owner; the last
@@ -816,12 +820,10 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 
 // recordSlice is a slice of DeliveryRecord on PostgreSQL (up to pgSlice
 // events of one outcome), in one statement: the leases owner still holds
-// of ids are deleted and those events' state rows updated, found by key
-// (the array of the deleted leases' ids, an index scan of its primary
-// key; joined to the leases instead, or with the owner's test beside the
-// ids, the plan read whole tables or indexes, see docs/performance.md).
-// It returns the ids it updated and, when the slice has events counted
-// (uploaded Meta events), what readyAdd counts of those of leads.
+// of ids are deleted and those events' state rows updated. It returns the
+// ids it updated (an event whose lease is gone, or whose row is, is not
+// among them) and, when the slice has events counted (uploaded Meta
+// events), what readyAdd counts of those of leads.
 func (q Q) recordSlice(ctx context.Context, owner, state string, attempts int, next int64, lastError, response, mode string,
 	now int64, sent sql.NullInt64, ids []any, counted map[string]*model.Delivery) ([]string, []readyRow, error) {
 	arr := make([]string, len(ids))
