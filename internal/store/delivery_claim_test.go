@@ -255,3 +255,75 @@ func TestDeliverySweep(t *testing.T) {
 		}
 	})
 }
+
+// A claim on PostgreSQL whose look-up found an event free that another
+// node leased meanwhile (its lease was not committed when the look-up
+// read) leaves that event out and keeps the lease it met: the claim's
+// insert waits for the other node's transaction, finds its lease and
+// skips it, and the claim reads which leases are its own.
+func TestDeliveryClaimMeetsALeaseTakenMeanwhile(t *testing.T) {
+	t.Parallel()
+	t.Run("postgres", func(t *testing.T) {
+		db := storetest.Postgres(t)
+		ctx := context.Background()
+		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		queueDeliveries(t, db, 10, now)
+		until := now.Add(time.Minute).UnixMilli()
+		inserted, release, other := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			other <- db.InTx(ctx, func(tx *store.Tx) error {
+				err := tx.TestExec(ctx, `INSERT INTO delivery_leases (id, until, owner) VALUES ('d0004', ?, 'node-b')`, until)
+				close(inserted)
+				if err != nil {
+					return err
+				}
+				<-release
+				return nil
+			})
+		}()
+		<-inserted
+		type result struct {
+			list []*model.Delivery
+			err  error
+		}
+		claimed := make(chan result, 1)
+		go func() {
+			list, err := db.DeliveryClaim(ctx, "node-a", now, now.Add(time.Minute), 100, nil)
+			claimed <- result{list, err}
+		}()
+		// The claim waits for node b's transaction once its insert meets
+		// the lease.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			n, err := db.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%Store.DeliveryClaim%'`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == "1" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the claim never waited for node b's lease")
+			}
+		}
+		close(release)
+		if err := <-other; err != nil {
+			t.Fatal(err)
+		}
+		got := <-claimed
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+		var ids []string
+		for _, d := range got.list {
+			ids = append(ids, d.ID)
+		}
+		if len(ids) != 9 || strings.Contains(strings.Join(ids, " "), "d0004") {
+			t.Errorf("claimed %v, want the 9 events but d0004", ids)
+		}
+		owner, err := db.TestQueryString(ctx, `SELECT owner FROM delivery_leases WHERE id = 'd0004'`)
+		if err != nil || owner != "node-b" {
+			t.Errorf("d0004's lease: %q %v, want node-b's", owner, err)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
@@ -318,4 +319,29 @@ func (db *DB) TestNextDuePlanPostgres(ctx context.Context) (string, error) {
 	rows, err := db.query(ctx, "EXPLAIN "+db.nextDueQuery())
 	lines, err := scanAll(rows, err, "plan", scanText)
 	return strings.Join(lines, "\n"), err
+}
+
+// TestRetentionPlansPostgres returns PostgreSQL's plans for
+// DeliveriesToShrink and DeliveriesToRedact, after ANALYZE, by name.
+func (db *DB) TestRetentionPlansPostgres(t testing.TB, ctx context.Context) map[string]string {
+	t.Helper()
+	if _, err := db.exec(ctx, `ANALYZE delivery_state`); err != nil {
+		t.Fatal(err)
+	}
+	plans := map[string]string{}
+	for name, st := range map[string]struct {
+		query string
+		args  []any
+	}{
+		"shrink": {db.deliveriesToShrinkQuery(), []any{int64(1 << 50), int64(-1), int64(-1), "", int64(1 << 50), 200}},
+		"redact": {db.deliveriesToRedactQuery(), []any{int64(1 << 50), int64(1 << 50), int64(1 << 50), 200}},
+	} {
+		rows, err := db.query(ctx, "EXPLAIN "+st.query, st.args...)
+		lines, err := scanAll(rows, err, "plan", scanText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans[name] = strings.Join(lines, "\n")
+	}
+	return plans
 }

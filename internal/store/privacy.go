@@ -217,7 +217,7 @@ func (q Q) DeliveriesToRedact(ctx context.Context, leadsBefore, viewsBefore time
 }
 
 // deliveriesToRedactQuery is DeliveriesToRedact's statement: a walk of the
-// partial index of the rows not shrunk yet (delivery_state_unshrunk),
+// partial index of the finished rows not shrunk yet (delivery_state_unshrunk),
 // oldest first up to the later of the two times (the third argument),
 // which holds every row not redacted (a shrunk row is redacted), not of
 // every row's time.
@@ -275,12 +275,15 @@ type ShrinkCursor struct {
 const shrinkResponseMax = 2048
 
 // deliveriesToShrinkQuery is DeliveriesToShrink's statement: a walk of the
-// partial index of the rows not shrunk yet (delivery_state_unshrunk) from
-// the cursor, so that a run never reads the rows it shrank before.
+// partial index of the finished rows not shrunk yet (delivery_state_unshrunk)
+// from the cursor, so that a run never reads the rows it shrank before. It
+// names the index's predicate as written (migration 0570), which SQLite
+// needs to use the index and PostgreSQL proves at once.
 func (q Q) deliveriesToShrinkQuery() string {
 	return `/* Store.DeliveriesToShrink */ SELECT ` + deliveryJoin + ` FROM delivery_state s` +
 		q.indexedBy("delivery_state_unshrunk") + ` JOIN delivery_events e ON e.id = s.id
-		WHERE s.shrunk_at IS NULL AND s.created_at < ? AND (s.created_at > ? OR (s.created_at = ? AND s.id > ?))
+		WHERE s.shrunk_at IS NULL AND s.state NOT IN ('pending', 'retry', 'paused')
+		AND s.created_at < ? AND (s.created_at > ? OR (s.created_at = ? AND s.id > ?))
 		AND s.deadline_at < ? AND s.state IN ('sent', 'dead', 'expired', 'dry_run')
 		ORDER BY s.created_at, s.id LIMIT ?`
 }

@@ -250,13 +250,14 @@ func (c *dayCounts) flush(ctx context.Context, q Q) error {
 
 // readyRecordSQL is DeliveryRecord's update of a slice (update, ending in
 // its WHERE) on PostgreSQL when the slice holds Meta events of leads
-// recorded sent or built: one statement whose data-modifying CTE updates
+// recorded sent or built, to follow WITH and the leases' CTE
+// (recordSlice): a statement whose data-modifying CTE updates
 // the rows and whose read returns each updated row's id with, for a Meta
 // event of a lead, what readyAdd counts; the read sees the database before
 // the update, so its count of the lead's uploaded events is of those
 // before (readyAdd's before).
 func readyRecordSQL(update string) string {
-	return `WITH d AS (` + update + ` RETURNING id, site_id, destination, kind, created_at, sent_at)
+	return `d AS (` + update + ` RETURNING id, site_id, destination, kind, created_at, sent_at)
 		SELECT d.id, l.id IS NOT NULL, d.site_id, d.kind, COALESCE(e.event_name, ''), COALESCE(l.id, ''),
 			COALESCE(l.received_at / 86400000, 0), CASE WHEN l.id IS NULL THEN 0 ELSE ` + readyBucketSQL + ` END,
 			COALESCE(d.sent_at, d.created_at) / 86400000,
