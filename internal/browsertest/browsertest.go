@@ -46,7 +46,7 @@ func Path() string {
 func New(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	if os.Getenv(EnvSkip) == "skip" {
-		t.Skip("browsertest: " + EnvSkip + "=skip; the browser tests ran in the SQLite pass")
+		t.Skip("browsertest: " + EnvSkip + "=skip skips the browser tests (CI sets it in its PostgreSQL pass; its SQLite pass runs them)")
 	}
 	bin := Path()
 	if bin == "" {
