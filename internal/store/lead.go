@@ -69,13 +69,19 @@ func storedEmailKey(email, key string) string {
 	return key
 }
 
-// keyColumn is how a look-up reads a contact key's column: the e-mail key
-// through emailKeyExpr, any other column as it is.
-func keyColumn(col string) string {
+// emailKeyIs is a look-up's condition on a lead's e-mail key (one
+// argument, the key): through emailKeyExpr, and not empty, which the
+// partial index leads_email_recent needs said.
+const emailKeyIs = emailKeyExpr + ` = ? AND email_key <> ''`
+
+// keyIs is a look-up's condition on a contact key's column (email_key or
+// phone_key), one argument, the key: emailKeyIs, or the column equal and
+// not empty, as the partial indexes of the keys need (migration 0551).
+func keyIs(col string) string {
 	if col == "email_key" {
-		return emailKeyExpr
+		return emailKeyIs
 	}
-	return col
+	return col + ` = ? AND ` + col + ` <> ''`
 }
 
 // leadArgs are a new lead's values for leadColumns, review_expired_at left
@@ -249,7 +255,7 @@ func (q Q) leadPrevious(ctx context.Context, site model.SiteID, emailKey, phoneK
 // which hold only the leads with a key (migration 0551), serve it.
 func leadPreviousQuery(col string, before bool) string {
 	query := `/* Store.LeadPrevious */ SELECT id, received_at FROM leads
-		WHERE site_id = ? AND ` + keyColumn(col) + ` = ? AND ` + col + ` <> '' AND received_at >= ? AND id <> ?`
+		WHERE site_id = ? AND ` + keyIs(col) + ` AND received_at >= ? AND id <> ?`
 	if before {
 		query += ` AND (received_at < ? OR received_at = ? AND id < ?)`
 	}
@@ -261,7 +267,7 @@ func leadPreviousQuery(col string, before bool) string {
 // hold only non-empty ones) serve it.
 func leadFindQuery(col string) string {
 	return `/* Store.LeadFind */ SELECT ` + leadColumns + ` FROM leads
-		WHERE site_id = ? AND ` + keyColumn(col) + ` = ? AND ` + col + ` <> '' AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT 1`
+		WHERE site_id = ? AND ` + keyIs(col) + ` AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT 1`
 }
 
 // LeadSetDecision records a new decision for a lead, and moves it in its
@@ -523,7 +529,7 @@ func contactKeys(keys []ContactKey, site model.SiteID) (string, []any) {
 		if k.Email {
 			col = "email_key"
 		}
-		ors = append(ors, "(site_id IN (?"+strings.Repeat(", ?", len(in)-1)+") AND "+keyColumn(col)+" = ? AND "+col+" <> '')")
+		ors = append(ors, "(site_id IN (?"+strings.Repeat(", ?", len(in)-1)+") AND "+keyIs(col)+")")
 		args = append(append(args, in...), k.Key)
 	}
 	if len(ors) == 0 {
@@ -599,7 +605,7 @@ const leadIntakeSQL = `SELECT x.lead, x.by_phone, x.by_email,
 			WHERE ? <> '' AND site_id = ? AND phone_key = ? AND phone_key <> '' AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_phone,
 		(SELECT id || ' ' || CAST(received_at AS TEXT) FROM leads
-			WHERE ? <> '' AND site_id = ? AND ` + emailKeyExpr + ` = ? AND email_key <> '' AND received_at >= ? AND id <> ?
+			WHERE ? <> '' AND site_id = ? AND ` + emailKeyIs + ` AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_email,
 		COALESCE((SELECT id FROM visitors WHERE site_id = ? AND id = ?),
 			(SELECT id FROM visitors WHERE site_id = ? AND id = ?),

@@ -79,7 +79,7 @@ func (q Q) LeadsMatching(ctx context.Context, site model.SiteID, k LeadLookup, l
 	}
 	// The same shape as LeadFind's, so the same indexes serve it.
 	rows, err := q.query(ctx, `/* Store.LeadsMatching */ SELECT `+leadColumns+`, `+changedAt+` FROM leads
-		WHERE site_id = ? AND `+keyColumn(col)+` = ? AND `+col+` <> '' AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT ?`,
+		WHERE site_id = ? AND `+keyIs(col)+` AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT ?`,
 		string(site), val, k.Since.UnixMilli(), limit)
 	return scanAll(rows, err, "leads by "+col, scanChange)
 }

@@ -53,7 +53,7 @@ func (q Q) LeadsByPerson(ctx context.Context, p PersonLookup) ([]*model.Lead, er
 	var conds []string
 	var args []any
 	if p.EmailKey != "" {
-		conds, args = append(conds, "("+emailKeyExpr+" = ? AND email_key <> '')"), append(args, p.EmailKey)
+		conds, args = append(conds, "("+emailKeyIs+")"), append(args, p.EmailKey)
 	}
 	if p.Email != "" {
 		conds, args = append(conds, "LOWER(email) = ?"), append(args, strings.ToLower(strings.TrimSpace(p.Email)))
