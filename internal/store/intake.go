@@ -137,7 +137,7 @@ func (q Q) leadIntakeCTE(ctx context.Context, w LeadWrite, counts []model.Count)
 		part("t", `INSERT INTO form_token_uses (site_id, nonce, lead_id, used_at) VALUES (?, ?, ?, ?) RETURNING 1`,
 			string(l.SiteID), w.Nonce, string(l.ID), l.ReceivedAt.UnixMilli())
 	}
-	la, err := leadArgs(l)
+	la, err := q.leadArgs(l)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 
 // leadInsert is LeadInsert's row, without the counters.
 func (q Q) leadInsert(ctx context.Context, l *model.Lead) error {
-	args, err := leadArgs(l)
+	args, err := q.leadArgs(l)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func keyIs(col string) string {
 
 // leadArgs are a new lead's values for leadColumns, review_expired_at left
 // out (NULL).
-func leadArgs(l *model.Lead) ([]any, error) {
+func (q Q) leadArgs(l *model.Lead) ([]any, error) {
 	v, err := encodeLead(l)
 	if err != nil {
 		return nil, err
@@ -95,8 +95,9 @@ func leadArgs(l *model.Lead) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: lead source detail: %w", err)
 	}
-	return []any{string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
-		l.Message, v.fields, l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
+	// The free text the search reads stays text (plain, idpack.go).
+	return []any{string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, q.plain(l.Email), q.plain(l.Phone), q.plain(l.Name),
+		q.plain(l.FirstName), q.plain(l.LastName), q.plain(l.Message), v.fields, l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
 		v.consent, v.fill, l.Honeypot, l.ClientIP, l.UserAgent, storedEmailKey(l.Email, l.EmailKey), l.PhoneKey,
 		l.SubmittedAt.UnixMilli(), l.ReceivedAt.UnixMilli(),
 		string(l.Verdict), l.Score, v.reasons, l.RulesVersion, l.DecidedBy, v.reviewUntil,
@@ -601,10 +602,10 @@ const leadIntakeSQL = `SELECT x.lead, x.by_phone, x.by_email,
 		v.id AS vid_found, v.fbc, v.fbp, v.last_ip, v.last_user_agent, v.consent
 	FROM (SELECT
 		(SELECT id FROM leads WHERE site_id = ? AND event_id = ?) AS lead,
-		(SELECT id || ' ' || CAST(received_at AS TEXT) FROM leads
+		(SELECT CAST(received_at AS TEXT) || ' ' || id FROM leads
 			WHERE ? <> '' AND site_id = ? AND phone_key = ? AND phone_key <> '' AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_phone,
-		(SELECT id || ' ' || CAST(received_at AS TEXT) FROM leads
+		(SELECT CAST(received_at AS TEXT) || ' ' || id FROM leads
 			WHERE ? <> '' AND site_id = ? AND ` + emailKeyIs + ` AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_email,
 		COALESCE((SELECT id FROM visitors WHERE site_id = ? AND id = ?),
@@ -654,10 +655,15 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 		if !p.v.Valid {
 			continue
 		}
-		id, at, ok := strings.Cut(p.v.String, " ")
+		// The time first: on SQLite a packed id is its 17 bytes here
+		// (idpack.go), which SQL's || does not unpack.
+		at, id, ok := strings.Cut(p.v.String, " ")
 		ms, err := strconv.ParseInt(at, 10, 64)
 		if !ok || err != nil {
 			return IntakeFound{}, fmt.Errorf("store: lead intake look-up: previous lead %q", p.v.String)
+		}
+		if s, packed := unpackID([]byte(id)); packed {
+			id = s
 		}
 		f.Previous, f.PreviousAt, f.Match = model.LeadID(id), time.UnixMilli(ms).UTC(), p.match
 		break
