@@ -19,7 +19,9 @@ import (
 // stored form, a pure function of the string (packID), so equality,
 // UNIQUE and look-ups stay exact in a column that mixes packed ids and
 // text (a client's event id that is not a canonical UUID, a test's id, an
-// empty string); ids of one kind sort as their text did.
+// empty string); ids of one kind sort as their text did, the prefixed
+// kinds in the order of their prefixes, UUIDs before them, and text ids
+// before every packed one (SQLite sorts text before blobs).
 //
 // The packing happens in one place, a thin wrapper around modernc's
 // driver (idConn): a string argument in canonical form is bound packed,
@@ -32,10 +34,9 @@ import (
 // a search term) is bound with plain(), never packed, so the search
 // index and search_has always read text.
 
-// The tags: the first byte of a packed id, one a kind. They sort the
-// kinds as their text did (a UUID's hex digits before the prefixes'
-// letters, the prefixes in their order); a new prefix takes the next
-// number, and sorts after the others. Bytes below 0x20 begin no text, no
+// The tags: the first byte of a packed id, one a kind: UUIDs first, then
+// the prefixes in their order; a new prefix takes the next number (and
+// sorts after the others), a prefix not listed is stored as text. Bytes below 0x20 begin no text, no
 // JSON, no packed payload: a blob that begins with one is an id.
 var idPrefixes = []string{"", "dl_", "evt_", "h_", "la_", "ld_", "u_", "v_", "wh_"}
 
@@ -178,6 +179,16 @@ func (q Q) plain(s string) any {
 		return plainText(s)
 	}
 	return s
+}
+
+// textParam is a text argument in a SELECT's list: PostgreSQL is told its
+// type; SQLite is not, since a CAST would make an id bound packed text of
+// its bytes.
+func (q Q) textParam() string {
+	if q.dialect == Postgres {
+		return "CAST(? AS TEXT)"
+	}
+	return "?"
 }
 
 // idConnector opens modernc connections wrapped in idConn. pack is
@@ -410,9 +421,21 @@ func (r *idRows) ColumnTypeDatabaseTypeName(i int) string {
 	return r.types.ColumnTypeDatabaseTypeName(i)
 }
 
-// idpack(x), SQLite's side of packID for migration 0600: x packed when it
-// is text in canonical form, else x unchanged.
+// cleanads_idpack(x), SQLite's side of packID for migration 0600: x packed
+// when it is text in canonical form, else x unchanged. cleanads_idtext(x)
+// is unpackID's: what reads the file without the store (a test auditing
+// the disk) says it to read an id as text. modernc's driver adds both to
+// every connection it opens in a binary that has the store.
 func init() {
+	sqlite.MustRegisterFunction("cleanads_idtext", &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
+		Scalar: func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+			if b, ok := args[0].([]byte); ok {
+				if s, ok := unpackID(b); ok {
+					return s, nil
+				}
+			}
+			return args[0], nil
+		}})
 	sqlite.MustRegisterFunction("cleanads_idpack", &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
 		Scalar: func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 			if s, ok := args[0].(string); ok {

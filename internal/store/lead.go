@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -598,14 +597,15 @@ const leadIntakeQuery = `/* Store.LeadIntake */ ` + leadIntakeSQL
 
 // leadIntakeSQL is leadIntakeQuery without its comment, for
 // pgLeadIntakeLandingQuery to read from.
-const leadIntakeSQL = `SELECT x.lead, x.by_phone, x.by_email,
+const leadIntakeSQL = `SELECT x.lead, x.by_phone, (SELECT received_at FROM leads WHERE id = x.by_phone) AS by_phone_at,
+		x.by_email, (SELECT received_at FROM leads WHERE id = x.by_email) AS by_email_at,
 		v.id AS vid_found, v.fbc, v.fbp, v.last_ip, v.last_user_agent, v.consent
 	FROM (SELECT
 		(SELECT id FROM leads WHERE site_id = ? AND event_id = ?) AS lead,
-		(SELECT CAST(received_at AS TEXT) || ' ' || id FROM leads
+		(SELECT id FROM leads
 			WHERE ? <> '' AND site_id = ? AND phone_key = ? AND phone_key <> '' AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_phone,
-		(SELECT CAST(received_at AS TEXT) || ' ' || id FROM leads
+		(SELECT id FROM leads
 			WHERE ? <> '' AND site_id = ? AND ` + emailKeyIs + ` AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_email,
 		COALESCE((SELECT id FROM visitors WHERE site_id = ? AND id = ?),
@@ -621,6 +621,7 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 	var (
 		f                           IntakeFound
 		lead, byPhone, byEmail, vid sql.NullString
+		byPhoneAt, byEmailAt        sql.NullInt64
 		fbc, fbp, ip, ua            sql.NullString
 		consent                     sql.NullInt64
 		landAt                      sql.NullInt64
@@ -632,7 +633,7 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 		k.EmailKey, s, k.EmailKey, since, string(k.Exclude),
 		s, orNull(k.VisitorIDs[0]), s, orNull(k.VisitorIDs[1]), s, orNull(k.VisitEventID),
 		s}
-	dest := []any{&lead, &byPhone, &byEmail, &vid, &fbc, &fbp, &ip, &ua, &consent}
+	dest := []any{&lead, &byPhone, &byPhoneAt, &byEmail, &byEmailAt, &vid, &fbc, &fbp, &ip, &ua, &consent}
 	l := k.Landing
 	if q.dialect == Postgres && l != nil && hasLanding(l) {
 		received := l.ReceivedAt.UnixMilli()
@@ -648,24 +649,20 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 		return IntakeFound{}, fmt.Errorf("store: lead intake look-up: %w", err)
 	}
 	f.Existing = model.LeadID(lead.String)
+	// The previous lead's id and its time apart: SQL's || would read an
+	// id packed on SQLite as its bytes (idpack.go).
 	for _, p := range []struct {
-		v     sql.NullString
+		id    sql.NullString
+		at    sql.NullInt64
 		match string
-	}{{byPhone, "phone"}, {byEmail, "email"}} {
-		if !p.v.Valid {
+	}{{byPhone, byPhoneAt, "phone"}, {byEmail, byEmailAt, "email"}} {
+		if !p.id.Valid {
 			continue
 		}
-		// The time first: on SQLite a packed id is its 17 bytes here
-		// (idpack.go), which SQL's || does not unpack.
-		at, id, ok := strings.Cut(p.v.String, " ")
-		ms, err := strconv.ParseInt(at, 10, 64)
-		if !ok || err != nil {
-			return IntakeFound{}, fmt.Errorf("store: lead intake look-up: previous lead %q", p.v.String)
+		if !p.at.Valid {
+			return IntakeFound{}, fmt.Errorf("store: lead intake look-up: previous lead %q without its time", p.id.String)
 		}
-		if s, packed := unpackID([]byte(id)); packed {
-			id = s
-		}
-		f.Previous, f.PreviousAt, f.Match = model.LeadID(id), time.UnixMilli(ms).UTC(), p.match
+		f.Previous, f.PreviousAt, f.Match = model.LeadID(p.id.String), time.UnixMilli(p.at.Int64).UTC(), p.match
 		break
 	}
 	if vid.Valid {
