@@ -67,7 +67,7 @@ func TestPackIDLeavesOtherText(t *testing.T) {
 	id := model.NewID("ld_", time.Now())
 	for _, s := range []string{"", "ld_1", "d_0001", "e_d_0001", "erased-" + id, "st-" + id,
 		strings.ToUpper(uuid), "LD_" + id[3:], "ld_" + strings.ToUpper(id[3:]),
-		"ld_8" + id[4:], // 130 bits: more than 128
+		"ld_8" + id[4:],                         // 130 bits: more than 128
 		"ld_i" + id[4:], "ld_" + id[3:28] + "u", // not Crockford's lower-case digits
 		"zz_" + id[3:], "ld_" + id[3:] + "0", id[:28],
 		strings.ReplaceAll(uuid, "-", "_"), uuid[:35] + "g", "{" + uuid[1:35] + "}",
