@@ -15,7 +15,7 @@ const idColumn = `(?:\w+\.)?(?:id|(?:lead|event|visitor|delivery|user|history|ho
 // idStringWork matches SQL that treats an id as text: on SQLite an id is
 // stored packed (idpack.go), 17 bytes that ||, substr, LIKE, json_* and
 // the like would read as bytes, and a comparison with a literal id would
-// never match (a literal is not packed; ” is, and stays, text).
+// never match (a literal is not packed; the empty string stays text).
 var idStringWork = []struct {
 	re   *regexp.Regexp
 	what string
