@@ -485,21 +485,17 @@ func packStoredIDs(ctx context.Context, tx *Tx) error {
 		packable := func(c string) string {
 			return fmt.Sprintf(`(length(%[1]s) IN (28, 29, 30, 36) AND typeof(cleanads_idpack(%[1]s)) = 'blob')`, c)
 		}
-		has := make([]string, len(cols))
+		// Which columns hold an id: a look-up each, which stops at the
+		// first (an id column's first row) or reads the column through.
+		flags := make([]bool, len(cols))
 		for i, c := range cols {
-			has[i] = "COALESCE(MAX(" + packable(c) + "), 0)"
-		}
-		found := make([]any, len(cols))
-		flags := make([]int64, len(cols))
-		for i := range flags {
-			found[i] = &flags[i]
-		}
-		if err := tx.r.QueryRowContext(ctx, `/* DB.Migrate */ SELECT `+strings.Join(has, ", ")+` FROM "`+t+`"`).Scan(found...); err != nil {
-			return fmt.Errorf("read %s: %w", t, err)
+			if err := tx.r.QueryRowContext(ctx, `/* DB.Migrate */ SELECT EXISTS (SELECT 1 FROM "`+t+`" WHERE `+packable(c)+`)`).Scan(&flags[i]); err != nil {
+				return fmt.Errorf("read %s: %w", t, err)
+			}
 		}
 		var set, where []string
 		for i, c := range cols {
-			if flags[i] != 0 {
+			if flags[i] {
 				set = append(set, fmt.Sprintf(`%[1]s = CASE WHEN length(%[1]s) IN (28, 29, 30, 36) THEN cleanads_idpack(%[1]s) ELSE %[1]s END`, c))
 				where = append(where, packable(c))
 			}
@@ -507,11 +503,93 @@ func packStoredIDs(ctx context.Context, tx *Tx) error {
 		if len(set) == 0 {
 			continue
 		}
+		if copied, err := copyPacked(ctx, tx, t, flags, cols); err != nil || copied {
+			if err != nil {
+				return fmt.Errorf("pack %s: %w", t, err)
+			}
+			continue
+		}
 		if _, err := tx.w.ExecContext(ctx, `/* DB.Migrate */ UPDATE "`+t+`" SET `+strings.Join(set, ", ")+` WHERE `+strings.Join(where, " OR ")); err != nil {
 			return fmt.Errorf("pack %s: %w", t, err)
 		}
 	}
 	return nil
+}
+
+// copyPacked packs table t's ids by copying it, when nothing else refers to
+// it (no trigger, view or foreign key: visits, visitors): an UPDATE that
+// changes a key moves every row within its B-trees (visits: 41 µs a row at
+// 10,000 leads), where a copy writes them in order and builds the indexes
+// at once, packed from the start. Otherwise it reports false and the
+// caller updates the rows in place.
+func copyPacked(ctx context.Context, tx *Tx, t string, flags []bool, cols []string) (bool, error) {
+	var def string
+	var refs int
+	if err := tx.r.QueryRowContext(ctx, `/* DB.Migrate */ SELECT sql,
+		(SELECT COUNT(*) FROM sqlite_schema WHERE type IN ('trigger', 'view') AND (tbl_name = ? OR sql LIKE '%' || ? || '%'))
+		+ (SELECT COUNT(*) FROM sqlite_schema m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table' AND f."table" = ?)
+		FROM sqlite_schema WHERE type = 'table' AND name = ?`, t, t, t, t).Scan(&def, &refs); err != nil {
+		return false, err
+	}
+	open := strings.Index(def, "(")
+	if refs > 0 || open < 0 {
+		return false, nil
+	}
+	var indexes []string
+	rows, err := tx.r.QueryContext(ctx, `/* DB.Migrate */ SELECT sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`, t)
+	if err != nil {
+		return false, err
+	}
+	for rows.Next() {
+		var ix string
+		if err := rows.Scan(&ix); err != nil {
+			rows.Close()
+			return false, err
+		}
+		indexes = append(indexes, ix)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	var all, packed []string
+	ptr, err := tx.r.QueryContext(ctx, `/* DB.Migrate */ SELECT name FROM pragma_table_info(?) ORDER BY cid`, t)
+	if err != nil {
+		return false, err
+	}
+	for ptr.Next() {
+		var c string
+		if err := ptr.Scan(&c); err != nil {
+			ptr.Close()
+			return false, err
+		}
+		c = `"` + c + `"`
+		all = append(all, c)
+		v := c
+		for i, pc := range cols {
+			if pc == c && flags[i] {
+				v = fmt.Sprintf(`CASE WHEN length(%[1]s) IN (28, 29, 30, 36) THEN cleanads_idpack(%[1]s) ELSE %[1]s END`, c)
+			}
+		}
+		packed = append(packed, v)
+	}
+	ptr.Close()
+	if err := ptr.Err(); err != nil {
+		return false, err
+	}
+	tmp := t + "_packing"
+	steps := []string{
+		`CREATE TABLE "` + tmp + `" ` + def[open:],
+		`INSERT INTO "` + tmp + `" (` + strings.Join(all, ", ") + `) SELECT ` + strings.Join(packed, ", ") + ` FROM "` + t + `"`,
+		`DROP TABLE "` + t + `"`,
+		`ALTER TABLE "` + tmp + `" RENAME TO "` + t + `"`,
+	}
+	for _, st := range append(steps, indexes...) {
+		if _, err := tx.w.ExecContext(ctx, `/* DB.Migrate */ `+st); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // packableTables are the tables whose ids 0600 packs: all but SQLite's
