@@ -36,8 +36,9 @@ import (
 
 // The tags: the first byte of a packed id, one a kind: UUIDs first, then
 // the prefixes in their order; a new prefix takes the next number (and
-// sorts after the others), a prefix not listed is stored as text. Bytes below 0x20 begin no text, no
-// JSON, no packed payload: a blob that begins with one is an id.
+// sorts after the others), a prefix not listed is stored as text. Bytes
+// below 0x20 begin no text, no JSON, no packed payload: a blob that
+// begins with one is an id.
 var idPrefixes = []string{"", "dl_", "evt_", "h_", "la_", "ld_", "u_", "v_", "wh_"}
 
 // idTagUUID is the tag of a canonical UUID; a prefix's is its index in
