@@ -215,7 +215,8 @@ func TestCrash(t *testing.T) {
 
 	first := startBinary(t, bin, cfg)
 	// Read straight from the file: the test audits what is on disk, not
-	// what the store code under test says.
+	// what the store code under test says. The ids are stored packed
+	// (store/idpack.go): cleanads_idtext reads them as text.
 	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +225,7 @@ func TestCrash(t *testing.T) {
 	type key struct{ name, id string }
 	sentRows := func() map[key]bool {
 		out := map[key]bool{}
-		rows, err := db.Query(`SELECT event_name, event_id FROM deliveries WHERE state = 'sent'`)
+		rows, err := db.Query(`SELECT event_name, cleanads_idtext(event_id) FROM deliveries WHERE state = 'sent'`)
 		if err != nil {
 			return out
 		}
@@ -286,7 +287,7 @@ func TestCrash(t *testing.T) {
 		}
 	}
 
-	rows, err := db.Query(`SELECT lead_id, kind, event_name, event_id, state FROM deliveries`)
+	rows, err := db.Query(`SELECT cleanads_idtext(lead_id), kind, event_name, cleanads_idtext(event_id), state FROM deliveries`)
 	if err != nil {
 		t.Fatal(err)
 	}

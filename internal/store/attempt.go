@@ -55,7 +55,7 @@ func (q Q) LeadAttemptSet(ctx context.Context, l *model.Lead) error {
 		phone_key = ?, submitted_at = ?, verdict = ?, score = ?, reasons = ?, rules_version = ?, decided_by = ?,
 		review_until = ?, fill_by = ?, open_until = ?
 		WHERE id = ? AND verdict = ?`,
-		l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName, l.Message, v.fields, l.PageURL, l.Referrer,
+		l.VisitorID, q.plain(l.Email), q.plain(l.Phone), q.plain(l.Name), q.plain(l.FirstName), q.plain(l.LastName), q.plain(l.Message), v.fields, l.PageURL, l.Referrer,
 		l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, v.consent, v.fill, l.Honeypot, l.ClientIP, l.UserAgent, storedEmailKey(l.Email, l.EmailKey),
 		l.PhoneKey, l.SubmittedAt.UnixMilli(), string(l.Verdict), l.Score, v.reasons, l.RulesVersion, l.DecidedBy,
 		v.reviewUntil, l.FillBy, v.openUntil)

@@ -137,7 +137,7 @@ func (q Q) leadIntakeCTE(ctx context.Context, w LeadWrite, counts []model.Count)
 		part("t", `INSERT INTO form_token_uses (site_id, nonce, lead_id, used_at) VALUES (?, ?, ?, ?) RETURNING 1`,
 			string(l.SiteID), w.Nonce, string(l.ID), l.ReceivedAt.UnixMilli())
 	}
-	la, err := leadArgs(l)
+	la, err := q.leadArgs(l)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (q Q) leadIntakeCTE(ctx context.Context, w LeadWrite, counts []model.Count)
 	}
 	if col := notifyColumn(l.Verdict); w.Notify && col != "" {
 		at := h.At.UnixMilli()
-		part("n", notifyInsert(col)+` RETURNING 1`, string(l.ID), string(l.Verdict), at, at, at, string(l.SiteID))
+		part("n", q.notifyInsert(col)+` RETURNING 1`, string(l.ID), string(l.Verdict), at, at, at, string(l.SiteID))
 	}
 	if ds := w.Deliveries; len(ds) > 0 {
 		ea := make([]any, 0, 8*len(ds))

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,7 +34,7 @@ func (q Q) LeadInsert(ctx context.Context, l *model.Lead) error {
 
 // leadInsert is LeadInsert's row, without the counters.
 func (q Q) leadInsert(ctx context.Context, l *model.Lead) error {
-	args, err := leadArgs(l)
+	args, err := q.leadArgs(l)
 	if err != nil {
 		return err
 	}
@@ -86,7 +85,7 @@ func keyIs(col string) string {
 
 // leadArgs are a new lead's values for leadColumns, review_expired_at left
 // out (NULL).
-func leadArgs(l *model.Lead) ([]any, error) {
+func (q Q) leadArgs(l *model.Lead) ([]any, error) {
 	v, err := encodeLead(l)
 	if err != nil {
 		return nil, err
@@ -95,8 +94,9 @@ func leadArgs(l *model.Lead) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: lead source detail: %w", err)
 	}
-	return []any{string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, l.Email, l.Phone, l.Name, l.FirstName, l.LastName,
-		l.Message, v.fields, l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
+	// The free text the search reads stays text (plain, idpack.go).
+	return []any{string(l.ID), string(l.SiteID), l.EventID, l.VisitorID, q.plain(l.Email), q.plain(l.Phone), q.plain(l.Name),
+		q.plain(l.FirstName), q.plain(l.LastName), q.plain(l.Message), v.fields, l.PageURL, l.Referrer, l.FBC, l.FBP, l.FBClid, l.GClid, l.ExternalID, l.LeadAdsID,
 		v.consent, v.fill, l.Honeypot, l.ClientIP, l.UserAgent, storedEmailKey(l.Email, l.EmailKey), l.PhoneKey,
 		l.SubmittedAt.UnixMilli(), l.ReceivedAt.UnixMilli(),
 		string(l.Verdict), l.Score, v.reasons, l.RulesVersion, l.DecidedBy, v.reviewUntil,
@@ -597,14 +597,15 @@ const leadIntakeQuery = `/* Store.LeadIntake */ ` + leadIntakeSQL
 
 // leadIntakeSQL is leadIntakeQuery without its comment, for
 // pgLeadIntakeLandingQuery to read from.
-const leadIntakeSQL = `SELECT x.lead, x.by_phone, x.by_email,
+const leadIntakeSQL = `SELECT x.lead, x.by_phone, (SELECT received_at FROM leads WHERE id = x.by_phone) AS by_phone_at,
+		x.by_email, (SELECT received_at FROM leads WHERE id = x.by_email) AS by_email_at,
 		v.id AS vid_found, v.fbc, v.fbp, v.last_ip, v.last_user_agent, v.consent
 	FROM (SELECT
 		(SELECT id FROM leads WHERE site_id = ? AND event_id = ?) AS lead,
-		(SELECT id || ' ' || CAST(received_at AS TEXT) FROM leads
+		(SELECT id FROM leads
 			WHERE ? <> '' AND site_id = ? AND phone_key = ? AND phone_key <> '' AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_phone,
-		(SELECT id || ' ' || CAST(received_at AS TEXT) FROM leads
+		(SELECT id FROM leads
 			WHERE ? <> '' AND site_id = ? AND ` + emailKeyIs + ` AND received_at >= ? AND id <> ?
 			ORDER BY received_at ASC, id ASC LIMIT 1) AS by_email,
 		COALESCE((SELECT id FROM visitors WHERE site_id = ? AND id = ?),
@@ -620,6 +621,7 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 	var (
 		f                           IntakeFound
 		lead, byPhone, byEmail, vid sql.NullString
+		byPhoneAt, byEmailAt        sql.NullInt64
 		fbc, fbp, ip, ua            sql.NullString
 		consent                     sql.NullInt64
 		landAt                      sql.NullInt64
@@ -631,7 +633,7 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 		k.EmailKey, s, k.EmailKey, since, string(k.Exclude),
 		s, orNull(k.VisitorIDs[0]), s, orNull(k.VisitorIDs[1]), s, orNull(k.VisitEventID),
 		s}
-	dest := []any{&lead, &byPhone, &byEmail, &vid, &fbc, &fbp, &ip, &ua, &consent}
+	dest := []any{&lead, &byPhone, &byPhoneAt, &byEmail, &byEmailAt, &vid, &fbc, &fbp, &ip, &ua, &consent}
 	l := k.Landing
 	if q.dialect == Postgres && l != nil && hasLanding(l) {
 		received := l.ReceivedAt.UnixMilli()
@@ -647,19 +649,20 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 		return IntakeFound{}, fmt.Errorf("store: lead intake look-up: %w", err)
 	}
 	f.Existing = model.LeadID(lead.String)
+	// The previous lead's id and its time apart: SQL's || would read an
+	// id packed on SQLite as its bytes (idpack.go).
 	for _, p := range []struct {
-		v     sql.NullString
+		id    sql.NullString
+		at    sql.NullInt64
 		match string
-	}{{byPhone, "phone"}, {byEmail, "email"}} {
-		if !p.v.Valid {
+	}{{byPhone, byPhoneAt, "phone"}, {byEmail, byEmailAt, "email"}} {
+		if !p.id.Valid {
 			continue
 		}
-		id, at, ok := strings.Cut(p.v.String, " ")
-		ms, err := strconv.ParseInt(at, 10, 64)
-		if !ok || err != nil {
-			return IntakeFound{}, fmt.Errorf("store: lead intake look-up: previous lead %q", p.v.String)
+		if !p.at.Valid {
+			return IntakeFound{}, fmt.Errorf("store: lead intake look-up: previous lead %q without its time", p.id.String)
 		}
-		f.Previous, f.PreviousAt, f.Match = model.LeadID(id), time.UnixMilli(ms).UTC(), p.match
+		f.Previous, f.PreviousAt, f.Match = model.LeadID(p.id.String), time.UnixMilli(p.at.Int64).UTC(), p.match
 		break
 	}
 	if vid.Valid {

@@ -68,6 +68,7 @@ var goSteps = map[int]func(context.Context, *Tx) error{
 	330: backfillReportCounters,
 	430: backfillCoverageCounters,
 	490: packArchivedPayloads,
+	600: packStoredIDs,
 }
 
 // MigrationsDigest returns a hash of dialect d's migrations, their numbers,
@@ -177,6 +178,9 @@ func (db *DB) MigrateWith(ctx context.Context, o MigrateOptions) ([]int, error) 
 	if err != nil {
 		return nil, err
 	}
+	if cur >= idsPackedSince && db.packIDs != nil {
+		db.packIDs.Store(true)
+	}
 	if latest := list[len(list)-1].version; cur > latest {
 		return nil, db.newerSchema(ctx, cur, latest)
 	}
@@ -213,6 +217,9 @@ func (db *DB) MigrateWith(ctx context.Context, o MigrateOptions) ([]int, error) 
 			return applied, err
 		}
 		applied = append(applied, m.version)
+		if m.version >= idsPackedSince && db.packIDs != nil {
+			db.packIDs.Store(true)
+		}
 	}
 	return applied, nil
 }

@@ -225,7 +225,7 @@ func (q Q) NotifyQueue(ctx context.Context, site model.SiteID, lead model.LeadID
 	if col == "" {
 		return nil
 	}
-	_, err := q.exec(ctx, notifyInsert(col),
+	_, err := q.exec(ctx, q.notifyInsert(col),
 		string(lead), string(v), now.UnixMilli(), now.UnixMilli(), now.UnixMilli(), string(site))
 	if err != nil {
 		return fmt.Errorf("store: queue notifications of lead %s: %w", lead, err)
@@ -249,10 +249,10 @@ func notifyColumn(v model.Verdict) string {
 
 // notifyInsert is NotifyQueue's statement for col (notifyColumn); its
 // arguments are the lead, the verdict, the time three times and the site.
-func notifyInsert(col string) string {
+func (q Q) notifyInsert(col string) string {
 	return `/* Store.NotifyQueue */ INSERT INTO notifications (lead_id, verdict, user_id, channel, site_id, state,
 		attempts, next_at, last_error, created_at, updated_at)
-		SELECT CAST(? AS TEXT), CAST(? AS TEXT), r.user_id, c.channel, r.site_id, 'pending', 0, CAST(? AS BIGINT), '',
+		SELECT ` + q.textParam() + `, ` + q.textParam() + `, r.user_id, c.channel, r.site_id, 'pending', 0, CAST(? AS BIGINT), '',
 		CAST(? AS BIGINT), CAST(? AS BIGINT)
 		FROM notify_rules r JOIN notify_channels c ON c.user_id = r.user_id
 		WHERE r.site_id = ? AND ` + col + ` = 1

@@ -56,13 +56,13 @@ func (q Q) LeadsByPerson(ctx context.Context, p PersonLookup) ([]*model.Lead, er
 		conds, args = append(conds, "("+emailKeyIs+")"), append(args, p.EmailKey)
 	}
 	if p.Email != "" {
-		conds, args = append(conds, "LOWER(email) = ?"), append(args, strings.ToLower(strings.TrimSpace(p.Email)))
+		conds, args = append(conds, "LOWER(email) = ?"), append(args, q.plain(strings.ToLower(strings.TrimSpace(p.Email))))
 	}
 	for _, k := range p.PhoneKeys {
 		conds, args = append(conds, "(phone_key = ? AND phone_key <> '')"), append(args, k)
 	}
 	if p.Phone != "" {
-		conds, args = append(conds, "phone = ?"), append(args, strings.TrimSpace(p.Phone))
+		conds, args = append(conds, "phone = ?"), append(args, q.plain(strings.TrimSpace(p.Phone)))
 	}
 	// A Click-to-WhatsApp conversation is kept under the sender's phone
 	// digits (the phone key) and user id, whether or not its lead has the
@@ -176,9 +176,9 @@ func (q Q) leadRedact(ctx context.Context, id model.LeadID, sd, rs string, now t
 	res, err := q.exec(ctx, `/* Store.LeadRedact */ UPDATE leads SET email = '', phone = '', name = '', first_name = '',
 		last_name = '', message = '', fields = '{}', honeypot = '', client_ip = '', user_agent = '', email_key = '',
 		phone_key = '', external_id = '', page_url = '', referrer = '', fbc = '', fbp = '', fbclid = '', gclid = '',
-		visitor_id = '', event_id = CASE WHEN lead_ads_id <> '' THEN 'erased-' || id ELSE event_id END,
+		visitor_id = '', event_id = CASE WHEN lead_ads_id <> '' THEN ? ELSE event_id END,
 		lead_ads_id = '', source_detail = ?, reasons = ?, redacted_at = ? WHERE id = ? AND redacted_at IS NULL`,
-		sd, rs, now.UnixMilli(), string(id))
+		"erased-"+string(id), sd, rs, now.UnixMilli(), string(id))
 	if err != nil {
 		return 0, fmt.Errorf("store: redact lead %s: %w", id, err)
 	}
@@ -246,8 +246,10 @@ func (q Q) DeliveryRedact(ctx context.Context, id string, payload json.RawMessag
 	}
 	// A Lead Ads lead's event id is its leadgen id: the row keeps its own.
 	const redact = `UPDATE delivery_events SET payload = ?, redacted_at = ?,
-		event_id = CASE WHEN event_id LIKE 'leadads-%' THEN 'erased-' || id ELSE event_id END WHERE id = ?`
-	res, err := q.exec(ctx, `/* Store.DeliveryRedact */ `+redact+` AND archived_at IS NULL`, string(payload), now.UnixMilli(), id)
+		event_id = CASE WHEN event_id LIKE 'leadads-%' THEN ? ELSE event_id END WHERE id = ?`
+	// The erased id is made here, not by SQL's ||: on SQLite the row's id
+	// is packed (idpack.go).
+	res, err := q.exec(ctx, `/* Store.DeliveryRedact */ `+redact+` AND archived_at IS NULL`, string(payload), now.UnixMilli(), "erased-"+id, id)
 	if err != nil {
 		return false, fmt.Errorf("store: redact delivery %s: %w", id, err)
 	}
@@ -256,7 +258,7 @@ func (q Q) DeliveryRedact(ctx context.Context, id string, payload json.RawMessag
 		// (migration 0490). Retention's redaction never reaches one, so
 		// it packs nothing.
 		if _, err := q.exec(ctx, `/* Store.DeliveryRedact */ `+redact+` AND archived_at IS NOT NULL`,
-			packPayload(payload), now.UnixMilli(), id); err != nil {
+			packPayload(payload), now.UnixMilli(), "erased-"+id, id); err != nil {
 			return false, fmt.Errorf("store: redact delivery %s: %w", id, err)
 		}
 	}

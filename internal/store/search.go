@@ -127,7 +127,7 @@ func (q Q) leadSearch(ctx context.Context, terms []string) (string, []any, error
 	}
 	for _, t := range terms {
 		ors = append(ors, `search_has(?, `+leadSearchWho+`) OR search_has(?, message)`)
-		f := searchFold(t)
+		f := q.plain(searchFold(t))
 		args = append(args, f, f)
 	}
 	return in + "(" + strings.Join(ors, " OR ") + ")", args, nil
@@ -170,7 +170,7 @@ func (q Q) leadSearchWalk(ctx context.Context, where string, args []any, f LeadF
 	var checks []any
 	for _, t := range terms {
 		ors = append(ors, `search_has(?, `+leadSearchWho+`) OR search_has(?, message)`)
-		folded := searchFold(t)
+		folded := q.plain(searchFold(t))
 		checks = append(checks, folded, folded)
 	}
 	check := " AND (" + strings.Join(ors, " OR ") + ")"
