@@ -225,12 +225,78 @@ func (q Q) counters(ctx context.Context, site model.SiteID, first, last int64, l
 // counted as empty: keep the range within the kept ones. On PostgreSQL the
 // counters are locked for the transaction, so that an intake committing
 // meanwhile is counted once, either in the recount or after it.
+// DB.CountersRebuild does the same in many short transactions.
 func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last int64) error {
+	if err := q.countersRecount(ctx, site, first, last, recountByDay); err != nil {
+		return err
+	}
+	return q.countersRecount(ctx, site, first, last, recountWhole)
+}
+
+// rebuildSliceDays is how many days one transaction of DB.CountersRebuild
+// recounts: at a million leads a year about 20,000 leads and 200,000
+// visits, well under a second of SQLite's writer.
+const rebuildSliceDays = 7
+
+// CountersRebuild is Q.CountersRebuild in transactions of its own, so
+// that the intake goes on between them: the counters counted on the day
+// of a visit or of a lead's receipt a slice of rebuildSliceDays days at a
+// time, then those counted on a stage's or a Meta event's upload day
+// (recountWhole) in one. The counters stay exact: each counter of a day
+// is recounted in one transaction, which on SQLite holds the writer and
+// on PostgreSQL locks the counters, so an intake's count of that day is
+// either of rows it committed before (read by the recount, which replaces
+// the count) or after (added to the recount). A change committed between
+// two slices (a verdict, a stage, an erasure of a lead of a day already
+// recounted) moves counters the recount has written, as it would have
+// after a rebuild in one transaction.
+func (db *DB) CountersRebuild(ctx context.Context, site model.SiteID, first, last int64) error {
+	for a := first; a <= last; a += rebuildSliceDays {
+		b := min(a+rebuildSliceDays-1, last)
+		if err := db.InTx(ctx, func(tx *Tx) error { return tx.countersRecount(ctx, site, a, b, recountByDay) }); err != nil {
+			return err
+		}
+	}
+	return db.InTx(ctx, func(tx *Tx) error { return tx.countersRecount(ctx, site, first, last, recountWhole) })
+}
+
+// recountFamily is which counters countersRecount recounts.
+type recountFamily int
+
+const (
+	// recountByDay are the counters counted on the day of a visit or of a
+	// lead's receipt, whose rows are read on an index by that day (the
+	// visits' at, the leads' site_id and received_at) and so a slice of
+	// days at a time.
+	recountByDay recountFamily = iota
+	// recountWhole are those counted on a day no index has: a stage's
+	// (model.CounterStages, CounterStageCents, read by their leads) and a
+	// Meta event's upload (model.CounterReadyUploads and the coverage's,
+	// read from the site's Meta events): the period at once.
+	recountWhole
+)
+
+// names are the counters of a family.
+func (f recountFamily) names() []string {
+	if f == recountWhole {
+		return []string{model.CounterStages, model.CounterStageCents, model.CounterReadyUploads,
+			model.CounterCoverageEvents, model.CounterCoverageKeys, model.CounterCoverageMatchable}
+	}
+	return []string{model.CounterVisits, model.CounterFormVisits, model.CounterLeads, model.CounterLeadsUntracked,
+		model.CounterLeadAds, model.CounterVerdicts, model.CounterReasons, model.CounterReasonsJudged,
+		model.CounterReasonsJunk, model.CounterReasonsCustomers, model.CounterReasonsOverturned, model.CounterReasonsCRM,
+		model.CounterAgreement, model.CounterReportVerdicts, model.CounterReportJunk, model.CounterReportStages,
+		model.CounterReportCents, model.CounterReportValued, model.CounterReadyWaits, model.CounterReadyUploaded}
+}
+
+// countersRecount is CountersRebuild of one family of counters.
+func (q Q) countersRecount(ctx context.Context, site model.SiteID, first, last int64, f recountFamily) error {
+	names := f.names()
 	// Counts this transaction added and kept for its end are of rows the
 	// recount reads: they go, or they would count twice.
 	if q.tally != nil {
 		maps.DeleteFunc(q.tally.counters, func(k counterKey, _ int64) bool {
-			return k.site == string(site) && k.day >= first && k.day <= last
+			return k.site == string(site) && k.day >= first && k.day <= last && slices.Contains(names, k.name)
 		})
 	}
 	if q.dialect == Postgres {
@@ -238,59 +304,73 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 			return fmt.Errorf("store: rebuild counters: %w", err)
 		}
 	}
-	from, to := first*86400000, (last+1)*86400000
-	stmts := []struct {
-		sql  string
-		args []any
-	}{
-		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
-			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'lead_ads', 'verdicts', 'stages', 'stage_cents',
-			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement',
-			'report_verdicts', 'report_junk', 'report_stages', 'report_cents', 'report_valued',
-			'ready_waits', 'ready_uploaded', 'ready_uploads', 'coverage_events', 'coverage_keys', 'coverage_matchable')`,
-			[]any{string(site), first, last}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
-			GROUP BY site_id, at / 86400000`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, at / 86400000, 'form_visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
-			AND lead_forms > 0 GROUP BY site_id, at / 86400000`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, received_at / 86400000, 'leads', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
-			GROUP BY site_id, received_at / 86400000, source`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, received_at / 86400000, 'leads_untracked', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
-			AND fill_by <> 'tracker' GROUP BY site_id, received_at / 86400000, source`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, received_at / 86400000, 'lead_ads', '', 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
-			AND lead_ads_id <> '' GROUP BY site_id, received_at / 86400000`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, received_at / 86400000, 'verdicts', verdict, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
-			GROUP BY site_id, received_at / 86400000, verdict`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT l.site_id, s.at / 86400000, 'stages', s.stage, 0, COUNT(*) FROM lead_stages s JOIN leads l ON l.id = s.lead_id
-			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? GROUP BY l.site_id, s.at / 86400000, s.stage`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT l.site_id, s.at / 86400000, 'stage_cents', s.stage || ' ' || s.currency, 0, SUM(` + q.centsSQL("s.value") + `)
-			FROM lead_stages s JOIN leads l ON l.id = s.lead_id
-			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? AND s.value IS NOT NULL AND s.currency <> ''
-			GROUP BY l.site_id, s.at / 86400000, s.stage, s.currency`, []any{string(site), from, to}},
+	args := []any{string(site), first, last}
+	for _, n := range names {
+		args = append(args, n)
 	}
-	for _, a := range append(q.agreementRecount(), readyRecount()...) {
-		stmts = append(stmts, struct {
-			sql  string
-			args []any
-		}{a, []any{string(site), from, to}})
+	if _, err := q.exec(ctx, `/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
+		AND name IN (?`+strings.Repeat(", ?", len(names)-1)+`)`, args...); err != nil {
+		return fmt.Errorf("store: rebuild counters: %w", err)
 	}
-	for _, st := range stmts {
-		if _, err := q.exec(ctx, st.sql, st.args...); err != nil {
+	// Each statement's placeholders are the site and the period's bounds
+	// in milliseconds, once or more.
+	period := []any{string(site), first * 86400000, (last + 1) * 86400000}
+	for _, st := range q.recountSQL(f) {
+		var args []any
+		for range strings.Count(st, "?") / len(period) {
+			args = append(args, period...)
+		}
+		if _, err := q.exec(ctx, st, args...); err != nil {
 			return fmt.Errorf("store: rebuild counters: %w", err)
 		}
 	}
-	if err := q.coverageRecount(ctx, site, first, last); err != nil {
-		return err
+	if f == recountWhole {
+		return q.coverageRecount(ctx, site, first, last)
 	}
 	return q.reportRebuild(ctx, site, first, last)
+}
+
+// recountSQL are the statements that recount a family's counters in SQL
+// (the coverage's and the campaign report's are recounted in Go), each
+// INSERT ... SELECT one GROUP BY over the period's rows.
+func (q Q) recountSQL(f recountFamily) []string {
+	if f == recountWhole {
+		return []string{
+			`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT l.site_id, s.at / 86400000, 'stages', s.stage, 0, COUNT(*) FROM lead_stages s JOIN leads l ON l.id = s.lead_id
+			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? GROUP BY l.site_id, s.at / 86400000, s.stage`,
+			`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT l.site_id, s.at / 86400000, 'stage_cents', s.stage || ' ' || s.currency, 0, SUM(` + q.centsSQL("s.value") + `)
+			FROM lead_stages s JOIN leads l ON l.id = s.lead_id
+			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? AND s.value IS NOT NULL AND s.currency <> ''
+			GROUP BY l.site_id, s.at / 86400000, s.stage, s.currency`,
+			readyUploadsRecount,
+		}
+	}
+	// The visits by their time (visits_at; on SQLite, which has no
+	// statistics, the planner would otherwise read all of the site's
+	// visits, on visits_visitor, for each slice of days).
+	visits := `visits` + q.indexedBy("visits_at")
+	return append([]string{
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM ` + visits + ` WHERE site_id = ? AND at >= ? AND at < ?
+			GROUP BY site_id, at / 86400000`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, at / 86400000, 'form_visits', '', 0, COUNT(*) FROM ` + visits + ` WHERE site_id = ? AND at >= ? AND at < ?
+			AND lead_forms > 0 GROUP BY site_id, at / 86400000`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'leads', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			GROUP BY site_id, received_at / 86400000, source`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'leads_untracked', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			AND fill_by <> 'tracker' GROUP BY site_id, received_at / 86400000, source`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'lead_ads', '', 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			AND lead_ads_id <> '' GROUP BY site_id, received_at / 86400000`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'verdicts', verdict, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			GROUP BY site_id, received_at / 86400000, verdict`,
+	}, append(q.agreementRecount(), readyRecount()...)...)
 }
 
 // centsSQL is the SQL of model.Cents(col): hundredths rounded half up, as
