@@ -313,12 +313,15 @@ func (q Q) countersRecount(ctx context.Context, site model.SiteID, first, last i
 		return fmt.Errorf("store: rebuild counters: %w", err)
 	}
 	// Each statement's placeholders are the site and the period's bounds
-	// in milliseconds, once or more.
+	// in milliseconds, once or more, and then the site again.
 	period := []any{string(site), first * 86400000, (last + 1) * 86400000}
 	for _, st := range q.recountSQL(f) {
 		var args []any
 		for range strings.Count(st, "?") / len(period) {
 			args = append(args, period...)
+		}
+		for range strings.Count(st, "?") % len(period) {
+			args = append(args, string(site))
 		}
 		if _, err := q.exec(ctx, st, args...); err != nil {
 			return fmt.Errorf("store: rebuild counters: %w", err)
@@ -347,17 +350,16 @@ func (q Q) recountSQL(f recountFamily) []string {
 			readyUploadsRecount,
 		}
 	}
-	// The visits by their time (visits_at; on SQLite, which has no
-	// statistics, the planner would otherwise read all of the site's
-	// visits, on visits_visitor, for each slice of days).
-	visits := `visits` + q.indexedBy("visits_at")
+	// The visits are read once, by their time (visits_at: on SQLite, which
+	// has no statistics, the planner would otherwise read all of the
+	// site's visits, on visits_visitor, for each slice of days).
 	return append([]string{
-		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM ` + visits + ` WHERE site_id = ? AND at >= ? AND at < ?
-			GROUP BY site_id, at / 86400000`,
-		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, at / 86400000, 'form_visits', '', 0, COUNT(*) FROM ` + visits + ` WHERE site_id = ? AND at >= ? AND at < ?
-			AND lead_forms > 0 GROUP BY site_id, at / 86400000`,
+		`/* Store.CountersRebuild */ WITH v AS (SELECT at / 86400000 AS day, COUNT(*) AS n,
+				SUM(CASE WHEN lead_forms > 0 THEN 1 ELSE 0 END) AS forms
+				FROM visits` + q.indexedBy("visits_at") + ` WHERE site_id = ? AND at >= ? AND at < ? GROUP BY at / 86400000)
+			INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT ?, day, 'visits', '', 0, n FROM v
+			UNION ALL SELECT ?, day, 'form_visits', '', 0, forms FROM v WHERE forms > 0`,
 		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, received_at / 86400000, 'leads', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
 			GROUP BY site_id, received_at / 86400000, source`,

@@ -288,15 +288,13 @@ const readyPeriodSQL = ` AND l.site_id = ? AND l.received_at >= ? AND l.received
 // readiness counters of the leads of a site received in a period
 // (readyRecountEventsSQL's placeholders, in each).
 func readyRecount() []string {
+	// The period's events are read once for both counters.
 	return []string{
-		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+		`/* Store.CountersRebuild */ WITH r AS (` + readyRecountEventsSQL + `)
+			INSERT INTO site_counters (site_id, day, name, dim, shard, n)
 			SELECT site_id, day, 'ready_waits', kind || '|' || event_name || '|' || CAST(bucket AS TEXT), 0, COUNT(*)
-			FROM (` + readyRecountEventsSQL + `) r
-			GROUP BY site_id, day, kind, event_name, bucket`,
-		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, day, 'ready_uploaded', '', 0, COUNT(DISTINCT lead_id)
-			FROM (` + readyRecountEventsSQL + `) r
-			GROUP BY site_id, day`,
+			FROM r GROUP BY site_id, day, kind, event_name, bucket
+			UNION ALL SELECT site_id, day, 'ready_uploaded', '', 0, COUNT(DISTINCT lead_id) FROM r GROUP BY site_id, day`,
 	}
 }
 
