@@ -13,10 +13,9 @@ import (
 // per-day counters (visits, form_visits, leads, leads_untracked, lead_ads, stages,
 // stage_cents, the reasons', the campaign report's) from the visits, leads
 // and stages stored, for when they are in doubt. It runs beside a
-// running server, in short transactions (store.DB.CountersRebuild): a
-// week of a site's days at a time, and then its stages' and uploads'
-// counters, which on SQLite each hold the writer and on PostgreSQL lock
-// the counters; the intake goes on between them.
+// running server (store.DB.CountersRebuild): it reads a week of a site's
+// days at a time from a snapshot, beside the intake, and writes only the
+// counters that differ from the recount, in a short transaction.
 func countersCmd(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || args[0] != "rebuild" {
 		fmt.Fprintln(e.stderr, "usage: cleanads counters rebuild [--config FILE] [--site ID] [--days N]")

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -233,31 +234,118 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 	return q.countersRecount(ctx, site, first, last, recountWhole)
 }
 
-// rebuildSliceDays is how many days one transaction of DB.CountersRebuild
-// recounts: at a million leads a year about 20,000 leads and 200,000
-// visits, well under a second of SQLite's writer.
+// rebuildSliceDays is how many days DB.CountersRebuild recounts from one
+// snapshot: at a million leads a year about 20,000 leads and 200,000
+// visits.
 const rebuildSliceDays = 7
 
-// CountersRebuild is Q.CountersRebuild in transactions of its own, so
-// that the intake goes on between them: the counters counted on the day
-// of a visit or of a lead's receipt a slice of rebuildSliceDays days at a
-// time, then those counted on a stage's or a Meta event's upload day
-// (recountWhole) in one. The counters stay exact: each counter of a day
-// is recounted in one transaction, which on SQLite holds the writer and
-// on PostgreSQL locks the counters, so an intake's count of that day is
-// either of rows it committed before (read by the recount, which replaces
-// the count) or after (added to the recount). A change committed between
-// two slices (a verdict, a stage, an erasure of a lead of a day already
-// recounted) moves counters the recount has written, as it would have
-// after a rebuild in one transaction.
+// CountersRebuild is Q.CountersRebuild without holding the writer (on
+// PostgreSQL, the counters' lock) while it reads: it recounts from a
+// snapshot of the database read beside the intake and then adds, in a
+// short transaction, the difference between the recount and the counters
+// as that snapshot had them; counters that were right are not written at
+// all. The counters stay exact: those the snapshot read are what the
+// rows it read made them, plus the error being put right; an intake
+// committed after the snapshot has added its own counts since, which the
+// difference leaves as they are. So each counter ends as the recount of
+// the snapshot's rows plus what was counted after it, as a recount in one
+// transaction would have left it at the snapshot's moment. (A counter
+// whose recount is none keeps a row of 0, as a reader sums it.) The
+// counters counted on the day of a visit or of a lead's receipt are read
+// rebuildSliceDays days a snapshot; those counted on a stage's or a Meta
+// event's upload day (recountWhole), whose days no index has, in one.
 func (db *DB) CountersRebuild(ctx context.Context, site model.SiteID, first, last int64) error {
 	for a := first; a <= last; a += rebuildSliceDays {
-		b := min(a+rebuildSliceDays-1, last)
-		if err := db.InTx(ctx, func(tx *Tx) error { return tx.countersRecount(ctx, site, a, b, recountByDay) }); err != nil {
+		if err := db.countersCorrect(ctx, site, a, min(a+rebuildSliceDays-1, last), recountByDay); err != nil {
 			return err
 		}
 	}
-	return db.InTx(ctx, func(tx *Tx) error { return tx.countersRecount(ctx, site, first, last, recountWhole) })
+	return db.countersCorrect(ctx, site, first, last, recountWhole)
+}
+
+// recountInsert is how each of recountSQL's statements writes what it
+// counts; without it the statement reads the counts, as site_counters'
+// columns.
+const recountInsert = `INSERT INTO site_counters (site_id, day, name, dim, shard, n)`
+
+// countersCorrect recounts a family of a site's counters of the days from
+// first to last from one snapshot and adds the difference from the
+// counters of that snapshot (see DB.CountersRebuild).
+func (db *DB) countersCorrect(ctx context.Context, site model.SiteID, first, last int64, f recountFamily) error {
+	names := f.names()
+	diff := map[counterKey]int64{}
+	err := db.snapshot(ctx, func(q Q) error {
+		// The counts recounted in Go are kept, not written: no
+		// transaction flushes this tally.
+		q.tally = &counterTally{}
+		if err := q.recountStatements(ctx, site, first, last, f, func(st string, args []any) error {
+			if !strings.Contains(st, recountInsert) {
+				return fmt.Errorf("store: rebuild counters: a recount that does not write %s: %.60s", recountInsert, st)
+			}
+			return q.eachRow(ctx, func(r *sql.Rows) error {
+				var k counterKey
+				var n int64
+				if err := r.Scan(&k.site, &k.day, &k.name, &k.dim, &k.shard, &n); err != nil {
+					return err
+				}
+				k.shard = 0
+				diff[k] += n
+				return nil
+			}, strings.Replace(st, recountInsert, "", 1), args...)
+		}); err != nil {
+			return err
+		}
+		for k, n := range q.tally.counters {
+			k.shard = 0
+			diff[k] += n
+		}
+		args := []any{string(site), first, last}
+		for _, n := range names {
+			args = append(args, n)
+		}
+		return q.eachRow(ctx, func(r *sql.Rows) error {
+			k := counterKey{site: string(site)}
+			var n int64
+			if err := r.Scan(&k.day, &k.name, &k.dim, &n); err != nil {
+				return err
+			}
+			diff[k] -= n
+			return nil
+		}, `/* Store.CountersRebuild */ SELECT day, name, dim, CAST(SUM(n) AS BIGINT) FROM site_counters
+			WHERE site_id = ? AND day >= ? AND day <= ? AND name IN (?`+strings.Repeat(", ?", len(names)-1)+`)
+			GROUP BY day, name, dim`, args...)
+	})
+	if err != nil {
+		return fmt.Errorf("store: rebuild counters: %w", err)
+	}
+	maps.DeleteFunc(diff, func(_ counterKey, n int64) bool { return n == 0 })
+	if len(diff) == 0 {
+		return nil
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
+		for k, n := range diff {
+			if err := tx.CountersAdd(ctx, site, k.day, "", model.Count{Name: k.name, Dim: k.dim, N: n}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// snapshot runs fn with reads from one snapshot of the database, beside
+// the writer: a transaction of SQLite's reader (its first read takes the
+// snapshot of the log), PostgreSQL's REPEATABLE READ. It writes nothing.
+func (db *DB) snapshot(ctx context.Context, fn func(q Q) error) error {
+	var opt *sql.TxOptions
+	if db.dialect == Postgres {
+		opt = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	t, err := db.reader.BeginTx(ctx, opt)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", unavailable(err))
+	}
+	defer t.Rollback()
+	return fn(Q{r: t, w: t, dialect: db.dialect, box: db.box})
 }
 
 // recountFamily is which counters countersRecount recounts.
@@ -312,6 +400,16 @@ func (q Q) countersRecount(ctx context.Context, site model.SiteID, first, last i
 		AND name IN (?`+strings.Repeat(", ?", len(names)-1)+`)`, args...); err != nil {
 		return fmt.Errorf("store: rebuild counters: %w", err)
 	}
+	return q.recountStatements(ctx, site, first, last, f, func(st string, args []any) error {
+		_, err := q.exec(ctx, st, args...)
+		return err
+	})
+}
+
+// recountStatements runs run with each of a family's recount statements
+// (recountSQL) and its arguments, then recounts its counters counted in
+// Go (the coverage's, the campaign report's) with CountersAdd.
+func (q Q) recountStatements(ctx context.Context, site model.SiteID, first, last int64, f recountFamily, run func(st string, args []any) error) error {
 	// Each statement's placeholders are the site and the period's bounds
 	// in milliseconds, once or more, and then the site again.
 	period := []any{string(site), first * 86400000, (last + 1) * 86400000}
@@ -323,7 +421,7 @@ func (q Q) countersRecount(ctx context.Context, site model.SiteID, first, last i
 		for range strings.Count(st, "?") % len(period) {
 			args = append(args, string(site))
 		}
-		if _, err := q.exec(ctx, st, args...); err != nil {
+		if err := run(st, args); err != nil {
 			return fmt.Errorf("store: rebuild counters: %w", err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,10 +70,11 @@ func TestCountersRebuildBesideIntake(t *testing.T) {
 			rules = map[model.LeadID]model.Verdict{}
 		)
 		errFail := errors.New("the call fails after its rows")
-		// intake stores n random visits and leads over the span's days.
-		intake := func(g, n int) {
+		// intake stores n random visits and leads over the span's days, and
+		// more while more is true.
+		intake := func(g, n int, more func() bool) {
 			rng := rand.New(rand.NewPCG(uint64(g), 11))
-			for i := range n {
+			for i := 0; i < n || more() && i < 1000; i++ {
 				id := g*1000 + i
 				site := sites[rng.IntN(len(sites))]
 				// randomVisit and randomLead spread over 5 days from a
@@ -119,7 +121,7 @@ func TestCountersRebuildBesideIntake(t *testing.T) {
 				}
 			}
 		}
-		intake(0, 150)
+		intake(0, 150, func() bool { return false })
 		// Counters gone wrong, on days of several slices.
 		for _, d := range []int64{first, first + 9, first + 23, last} {
 			if err := db.CountersAdd(ctx, "dent", d, "x", model.Count{Name: model.CounterVisits, N: 1000},
@@ -128,19 +130,25 @@ func TestCountersRebuildBesideIntake(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var wg sync.WaitGroup
+		// Two rebuilds of dent, the intake going on until both are done:
+		// the second does not find it all stored and put right what the
+		// first got wrong.
+		var (
+			wg         sync.WaitGroup
+			rebuilding atomic.Bool
+		)
+		rebuilding.Store(true)
 		for g := 1; g <= 4; g++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				intake(g, 60)
+				intake(g, 30, rebuilding.Load)
 			}()
 		}
-		// Two rebuilds of dent while the intake goes on (the second may
-		// find all of it stored).
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer rebuilding.Store(false)
 			for range 2 {
 				if err := db.CountersRebuild(ctx, "dent", first, last); err != nil {
 					t.Error(err)
