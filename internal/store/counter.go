@@ -226,7 +226,7 @@ func (q Q) counters(ctx context.Context, site model.SiteID, first, last int64, l
 // counted as empty: keep the range within the kept ones. On PostgreSQL the
 // counters are locked for the transaction, so that an intake committing
 // meanwhile is counted once, either in the recount or after it.
-// DB.CountersRebuild does the same in many short transactions.
+// DB.CountersRebuild does the same from snapshots, beside the intake.
 func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last int64) error {
 	if err := q.countersRecount(ctx, site, first, last, recountByDay); err != nil {
 		return err
