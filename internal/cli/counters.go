@@ -7,15 +7,15 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/model"
-	"github.com/cleanads/cleanads/internal/store"
 )
 
 // countersCmd is `cleanads counters rebuild`: it recounts the sites'
 // per-day counters (visits, form_visits, leads, leads_untracked, lead_ads, stages,
 // stage_cents, the reasons', the campaign report's) from the visits, leads
 // and stages stored, for when they are in doubt. It runs beside a
-// running server: on SQLite the writer takes one site at a time, on
-// PostgreSQL the counters are locked while a site is recounted.
+// running server (store.DB.CountersRebuild): it reads a week of a site's
+// days at a time from a snapshot, beside the intake, and writes only the
+// counters that differ from the recount, in a short transaction.
 func countersCmd(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || args[0] != "rebuild" {
 		fmt.Fprintln(e.stderr, "usage: cleanads counters rebuild [--config FILE] [--site ID] [--days N]")
@@ -61,7 +61,7 @@ func countersCmd(ctx context.Context, e *env, args []string) error {
 	last := model.Day(time.Now())
 	first := last - int64(n) + 1
 	for _, s := range sites {
-		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.CountersRebuild(ctx, s, first, last) }); err != nil {
+		if err := db.CountersRebuild(ctx, s, first, last); err != nil {
 			return fmt.Errorf("site %s: %w", s, err)
 		}
 		cs, err := db.Counters(ctx, s, first, last)

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -225,12 +226,175 @@ func (q Q) counters(ctx context.Context, site model.SiteID, first, last int64, l
 // counted as empty: keep the range within the kept ones. On PostgreSQL the
 // counters are locked for the transaction, so that an intake committing
 // meanwhile is counted once, either in the recount or after it.
+// DB.CountersRebuild does the same from snapshots, beside the intake.
 func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last int64) error {
+	if err := q.countersRecount(ctx, site, first, last, recountByDay); err != nil {
+		return err
+	}
+	return q.countersRecount(ctx, site, first, last, recountWhole)
+}
+
+// rebuildSliceDays is how many days DB.CountersRebuild recounts from one
+// snapshot on SQLite: at a million leads a year about 20,000 leads and
+// 200,000 visits, read on indexes by their day. A reader's snapshot keeps
+// the log from being checkpointed past it, so it is kept short.
+// PostgreSQL reads the whole period from one snapshot, which keeps back
+// nobody's writes: its planner reads a long period in one pass (hash
+// joins), and per week it would read the visits through their BRIN index,
+// which narrows a week only when the visits were stored in time order
+// (the scale tool stores them over the whole year at once).
+const rebuildSliceDays = 7
+
+// CountersRebuild is Q.CountersRebuild without holding the writer (on
+// PostgreSQL, the counters' lock) while it reads: it recounts from a
+// snapshot of the database read beside the intake and then adds, in a
+// short transaction, the difference between the recount and the counters
+// as that snapshot had them; counters that were right are not written at
+// all. The counters stay exact: those the snapshot read are what the
+// rows it read made them, plus the error being put right; an intake
+// committed after the snapshot has added its own counts since, which the
+// difference leaves as they are. So each counter ends as the recount of
+// the snapshot's rows plus what was counted after it, as a recount in one
+// transaction would have left it at the snapshot's moment. (A counter
+// whose recount is none keeps a row of 0, as a reader sums it.) The
+// counters counted on the day of a visit or of a lead's receipt are read
+// rebuildSliceDays days a snapshot; those counted on a stage's or a Meta
+// event's upload day (recountWhole), whose days no index has, in one.
+func (db *DB) CountersRebuild(ctx context.Context, site model.SiteID, first, last int64) error {
+	slice := int64(rebuildSliceDays)
+	if db.dialect == Postgres {
+		slice = max(last-first+1, 1)
+	}
+	for a := first; a <= last; a += slice {
+		if err := db.countersCorrect(ctx, site, a, min(a+slice-1, last), recountByDay); err != nil {
+			return err
+		}
+	}
+	return db.countersCorrect(ctx, site, first, last, recountWhole)
+}
+
+// recountInsert is how each of recountSQL's statements writes what it
+// counts; without it the statement reads the counts, as site_counters'
+// columns.
+const recountInsert = `INSERT INTO site_counters (site_id, day, name, dim, shard, n)`
+
+// countersCorrect recounts a family of a site's counters of the days from
+// first to last from one snapshot and adds the difference from the
+// counters of that snapshot (see DB.CountersRebuild).
+func (db *DB) countersCorrect(ctx context.Context, site model.SiteID, first, last int64, f recountFamily) error {
+	names := f.names()
+	diff := map[counterKey]int64{}
+	err := db.snapshot(ctx, func(q Q) error {
+		// The counts recounted in Go are kept, not written: no
+		// transaction flushes this tally.
+		q.tally = &counterTally{}
+		if err := q.recountStatements(ctx, site, first, last, f, func(st string, args []any) error {
+			if !strings.Contains(st, recountInsert) {
+				return fmt.Errorf("store: rebuild counters: a recount that does not write %s: %.60s", recountInsert, st)
+			}
+			return q.eachRow(ctx, func(r *sql.Rows) error {
+				var k counterKey
+				var n int64
+				if err := r.Scan(&k.site, &k.day, &k.name, &k.dim, &k.shard, &n); err != nil {
+					return err
+				}
+				k.shard = 0
+				diff[k] += n
+				return nil
+			}, strings.Replace(st, recountInsert, "", 1), args...)
+		}); err != nil {
+			return err
+		}
+		for k, n := range q.tally.counters {
+			k.shard = 0
+			diff[k] += n
+		}
+		args := []any{string(site), first, last}
+		for _, n := range names {
+			args = append(args, n)
+		}
+		return q.eachRow(ctx, func(r *sql.Rows) error {
+			k := counterKey{site: string(site)}
+			var n int64
+			if err := r.Scan(&k.day, &k.name, &k.dim, &n); err != nil {
+				return err
+			}
+			diff[k] -= n
+			return nil
+		}, `/* Store.CountersRebuild */ SELECT day, name, dim, CAST(SUM(n) AS BIGINT) FROM site_counters
+			WHERE site_id = ? AND day >= ? AND day <= ? AND name IN (?`+strings.Repeat(", ?", len(names)-1)+`)
+			GROUP BY day, name, dim`, args...)
+	})
+	if err != nil {
+		return fmt.Errorf("store: rebuild counters: %w", err)
+	}
+	maps.DeleteFunc(diff, func(_ counterKey, n int64) bool { return n == 0 })
+	if len(diff) == 0 {
+		return nil
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
+		for k, n := range diff {
+			if err := tx.CountersAdd(ctx, site, k.day, "", model.Count{Name: k.name, Dim: k.dim, N: n}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// snapshot runs fn with reads from one snapshot of the database, beside
+// the writer: a transaction of SQLite's reader (its first read takes the
+// snapshot of the log), PostgreSQL's REPEATABLE READ. It writes nothing.
+func (db *DB) snapshot(ctx context.Context, fn func(q Q) error) error {
+	var opt *sql.TxOptions
+	if db.dialect == Postgres {
+		opt = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	t, err := db.reader.BeginTx(ctx, opt)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", unavailable(err))
+	}
+	defer t.Rollback()
+	return fn(Q{r: t, w: t, dialect: db.dialect, box: db.box})
+}
+
+// recountFamily is which counters countersRecount recounts.
+type recountFamily int
+
+const (
+	// recountByDay are the counters counted on the day of a visit or of a
+	// lead's receipt, whose rows are read on an index by that day (the
+	// visits' at, the leads' site_id and received_at) and so a slice of
+	// days at a time.
+	recountByDay recountFamily = iota
+	// recountWhole are those counted on a day no index has: a stage's
+	// (model.CounterStages, CounterStageCents, read by their leads) and a
+	// Meta event's upload (model.CounterReadyUploads and the coverage's,
+	// read from the site's Meta events): the period at once.
+	recountWhole
+)
+
+// names are the counters of a family.
+func (f recountFamily) names() []string {
+	if f == recountWhole {
+		return []string{model.CounterStages, model.CounterStageCents, model.CounterReadyUploads,
+			model.CounterCoverageEvents, model.CounterCoverageKeys, model.CounterCoverageMatchable}
+	}
+	return []string{model.CounterVisits, model.CounterFormVisits, model.CounterLeads, model.CounterLeadsUntracked,
+		model.CounterLeadAds, model.CounterVerdicts, model.CounterReasons, model.CounterReasonsJudged,
+		model.CounterReasonsJunk, model.CounterReasonsCustomers, model.CounterReasonsOverturned, model.CounterReasonsCRM,
+		model.CounterAgreement, model.CounterReportVerdicts, model.CounterReportJunk, model.CounterReportStages,
+		model.CounterReportCents, model.CounterReportValued, model.CounterReadyWaits, model.CounterReadyUploaded}
+}
+
+// countersRecount is CountersRebuild of one family of counters.
+func (q Q) countersRecount(ctx context.Context, site model.SiteID, first, last int64, f recountFamily) error {
+	names := f.names()
 	// Counts this transaction added and kept for its end are of rows the
 	// recount reads: they go, or they would count twice.
 	if q.tally != nil {
 		maps.DeleteFunc(q.tally.counters, func(k counterKey, _ int64) bool {
-			return k.site == string(site) && k.day >= first && k.day <= last
+			return k.site == string(site) && k.day >= first && k.day <= last && slices.Contains(names, k.name)
 		})
 	}
 	if q.dialect == Postgres {
@@ -238,59 +402,85 @@ func (q Q) CountersRebuild(ctx context.Context, site model.SiteID, first, last i
 			return fmt.Errorf("store: rebuild counters: %w", err)
 		}
 	}
-	from, to := first*86400000, (last+1)*86400000
-	stmts := []struct {
-		sql  string
-		args []any
-	}{
-		{`/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
-			AND name IN ('visits', 'form_visits', 'leads', 'leads_untracked', 'lead_ads', 'verdicts', 'stages', 'stage_cents',
-			'reasons', 'reasons_judged', 'reasons_junk', 'reasons_customers', 'reasons_overturned', 'reasons_crm', 'agreement',
-			'report_verdicts', 'report_junk', 'report_stages', 'report_cents', 'report_valued',
-			'ready_waits', 'ready_uploaded', 'ready_uploads', 'coverage_events', 'coverage_keys', 'coverage_matchable')`,
-			[]any{string(site), first, last}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, at / 86400000, 'visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
-			GROUP BY site_id, at / 86400000`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, at / 86400000, 'form_visits', '', 0, COUNT(*) FROM visits WHERE site_id = ? AND at >= ? AND at < ?
-			AND lead_forms > 0 GROUP BY site_id, at / 86400000`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, received_at / 86400000, 'leads', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
-			GROUP BY site_id, received_at / 86400000, source`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, received_at / 86400000, 'leads_untracked', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
-			AND fill_by <> 'tracker' GROUP BY site_id, received_at / 86400000, source`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, received_at / 86400000, 'lead_ads', '', 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
-			AND lead_ads_id <> '' GROUP BY site_id, received_at / 86400000`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT site_id, received_at / 86400000, 'verdicts', verdict, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
-			GROUP BY site_id, received_at / 86400000, verdict`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT l.site_id, s.at / 86400000, 'stages', s.stage, 0, COUNT(*) FROM lead_stages s JOIN leads l ON l.id = s.lead_id
-			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? GROUP BY l.site_id, s.at / 86400000, s.stage`, []any{string(site), from, to}},
-		{`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
-			SELECT l.site_id, s.at / 86400000, 'stage_cents', s.stage || ' ' || s.currency, 0, SUM(` + q.centsSQL("s.value") + `)
-			FROM lead_stages s JOIN leads l ON l.id = s.lead_id
-			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? AND s.value IS NOT NULL AND s.currency <> ''
-			GROUP BY l.site_id, s.at / 86400000, s.stage, s.currency`, []any{string(site), from, to}},
+	args := []any{string(site), first, last}
+	for _, n := range names {
+		args = append(args, n)
 	}
-	for _, a := range append(q.agreementRecount(), readyRecount()...) {
-		stmts = append(stmts, struct {
-			sql  string
-			args []any
-		}{a, []any{string(site), from, to}})
+	if _, err := q.exec(ctx, `/* Store.CountersRebuild */ DELETE FROM site_counters WHERE site_id = ? AND day >= ? AND day <= ?
+		AND name IN (?`+strings.Repeat(", ?", len(names)-1)+`)`, args...); err != nil {
+		return fmt.Errorf("store: rebuild counters: %w", err)
 	}
-	for _, st := range stmts {
-		if _, err := q.exec(ctx, st.sql, st.args...); err != nil {
+	return q.recountStatements(ctx, site, first, last, f, func(st string, args []any) error {
+		_, err := q.exec(ctx, st, args...)
+		return err
+	})
+}
+
+// recountStatements runs run with each of a family's recount statements
+// (recountSQL) and its arguments, then recounts its counters counted in
+// Go (the coverage's, the campaign report's) with CountersAdd.
+func (q Q) recountStatements(ctx context.Context, site model.SiteID, first, last int64, f recountFamily, run func(st string, args []any) error) error {
+	// Each statement's placeholders are the site and the period's bounds
+	// in milliseconds, once or more, and then the site again.
+	period := []any{string(site), first * 86400000, (last + 1) * 86400000}
+	for _, st := range q.recountSQL(f) {
+		var args []any
+		for range strings.Count(st, "?") / len(period) {
+			args = append(args, period...)
+		}
+		for range strings.Count(st, "?") % len(period) {
+			args = append(args, string(site))
+		}
+		if err := run(st, args); err != nil {
 			return fmt.Errorf("store: rebuild counters: %w", err)
 		}
 	}
-	if err := q.coverageRecount(ctx, site, first, last); err != nil {
-		return err
+	if f == recountWhole {
+		return q.coverageRecount(ctx, site, first, last)
 	}
 	return q.reportRebuild(ctx, site, first, last)
+}
+
+// recountSQL are the statements that recount a family's counters in SQL
+// (the coverage's and the campaign report's are recounted in Go), each
+// INSERT ... SELECT one GROUP BY over the period's rows.
+func (q Q) recountSQL(f recountFamily) []string {
+	if f == recountWhole {
+		return []string{
+			`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT l.site_id, s.at / 86400000, 'stages', s.stage, 0, COUNT(*) FROM lead_stages s JOIN leads l ON l.id = s.lead_id
+			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? GROUP BY l.site_id, s.at / 86400000, s.stage`,
+			`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT l.site_id, s.at / 86400000, 'stage_cents', s.stage || ' ' || s.currency, 0, SUM(` + q.centsSQL("s.value") + `)
+			FROM lead_stages s JOIN leads l ON l.id = s.lead_id
+			WHERE l.site_id = ? AND s.at >= ? AND s.at < ? AND s.value IS NOT NULL AND s.currency <> ''
+			GROUP BY l.site_id, s.at / 86400000, s.stage, s.currency`,
+			readyUploadsRecount,
+		}
+	}
+	// The visits are read once, by their time (visits_at: on SQLite, which
+	// has no statistics, the planner would otherwise read all of the
+	// site's visits, on visits_visitor, for each slice of days).
+	return append([]string{
+		`/* Store.CountersRebuild */ WITH v AS (SELECT at / 86400000 AS day, COUNT(*) AS n,
+				SUM(CASE WHEN lead_forms > 0 THEN 1 ELSE 0 END) AS forms
+				FROM visits` + q.indexedBy("visits_at") + ` WHERE site_id = ? AND at >= ? AND at < ? GROUP BY at / 86400000)
+			INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT ?, day, 'visits', '', 0, n FROM v
+			UNION ALL SELECT ?, day, 'form_visits', '', 0, forms FROM v WHERE forms > 0`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'leads', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			GROUP BY site_id, received_at / 86400000, source`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'leads_untracked', source, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			AND fill_by <> 'tracker' GROUP BY site_id, received_at / 86400000, source`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'lead_ads', '', 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			AND lead_ads_id <> '' GROUP BY site_id, received_at / 86400000`,
+		`/* Store.CountersRebuild */ INSERT INTO site_counters (site_id, day, name, dim, shard, n)
+			SELECT site_id, received_at / 86400000, 'verdicts', verdict, 0, COUNT(*) FROM leads WHERE site_id = ? AND received_at >= ? AND received_at < ?
+			GROUP BY site_id, received_at / 86400000, verdict`,
+	}, append(q.agreementRecount(), readyRecount()...)...)
 }
 
 // centsSQL is the SQL of model.Cents(col): hundredths rounded half up, as

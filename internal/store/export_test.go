@@ -225,6 +225,28 @@ func (db *DB) TestReadinessPlans(ctx context.Context) ([]string, error) {
 	return []string{p, c}, nil
 }
 
+// TestRebuildPlans returns SQLite's plans for the statements that
+// recount a slice of days (CountersRebuild's recountByDay).
+func (db *DB) TestRebuildPlans(ctx context.Context) ([]string, error) {
+	var plans []string
+	period := []any{"a", int64(0), int64(1)}
+	for _, st := range db.recountSQL(recountByDay) {
+		var args []any
+		for range strings.Count(st, "?") / len(period) {
+			args = append(args, period...)
+		}
+		for range strings.Count(st, "?") % len(period) {
+			args = append(args, "a")
+		}
+		p, err := db.plan(ctx, st, args...)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
 // TestWebhookDeliveriesPlan returns SQLite's plan for WebhookDeliveries.
 func (db *DB) TestWebhookDeliveriesPlan(ctx context.Context) (string, error) {
 	return db.plan(ctx, webhookDeliveriesQuery, "a", 20)
