@@ -213,6 +213,13 @@ func (db *DB) MigrateWith(ctx context.Context, o MigrateOptions) ([]int, error) 
 			return applied, err
 		}
 		applied = append(applied, m.version)
+		if db.search != nil {
+			// The next transactions queue their leads once 0590 made the
+			// queue.
+			if err := db.search.note(ctx, db.writer); err != nil {
+				return applied, err
+			}
+		}
 	}
 	return applied, nil
 }
