@@ -533,7 +533,13 @@ func (s *searchQueue) note(ctx context.Context, ex execer) error {
 // flush indexes the leads pending, if any, in the transaction ex and
 // empties the queue. The leads go in by rowid, ascending, as FTS5 wants
 // them to keep them in memory (a lower rowid than the last has it write
-// what it holds). An error leaves the transaction to be rolled back.
+// what it holds). FTS5's automerge does merge work in proportion to the
+// pages its flushes write, and a transaction's leads written together
+// write far fewer pages than each lead's on its own did: a fill of 20,000
+// leads left 13-21 segments where it left 8, and a search reads each
+// term's list in every segment. So each flush also asks for 64 pages of
+// merge work ('merge'), which kept it at 9 for about 1% of a lead's CPU.
+// An error leaves the transaction to be rolled back.
 func (s *searchQueue) flush(ctx context.Context, ex execer) error {
 	if s == nil || !s.ready.Load() {
 		return nil
@@ -549,6 +555,9 @@ func (s *searchQueue) flush(ctx context.Context, ex execer) error {
 		SELECT l.rowid, l.name || ' ' || l.first_name || ' ' || l.last_name || ' ' || l.email || ' ' || l.phone || ' ' || l.phone_key, l.message
 		FROM lead_search_pending p CROSS JOIN leads l ON l.rowid = p.rowid ORDER BY p.rowid`); err != nil {
 		return fmt.Errorf("store: search index: %w", err)
+	}
+	if _, err := ex.ExecContext(ctx, `/* Store.searchQueue */ INSERT INTO lead_search (lead_search, rank) VALUES ('merge', 64)`); err != nil {
+		return fmt.Errorf("store: search index merge: %w", err)
 	}
 	if _, err := ex.ExecContext(ctx, `/* Store.searchQueue */ DELETE FROM lead_search_pending`); err != nil {
 		return fmt.Errorf("store: search index queue: %w", err)

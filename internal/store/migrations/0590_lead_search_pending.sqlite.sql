@@ -12,6 +12,8 @@
 -- written once, last, in the transaction that stores the leads: a search
 -- finds a lead as soon as its intake is committed, as before, and a
 -- rolled-back transaction leaves neither a pending row nor an index entry.
+-- Each such statement is followed by a request for some of FTS5's merge
+-- work, which its automerge did before for the many small segments.
 -- A lead's old text still leaves the index at its update or delete, in the
 -- statement that makes it (an update is rare: an attempt replaced, an
 -- erasure); deleting a rowid the index does not hold (a lead stored in
