@@ -538,7 +538,7 @@ func (s *searchQueue) note(ctx context.Context, ex execer) error {
 // write far fewer pages than each lead's on its own did: a fill of 20,000
 // leads left 13-21 segments where it left 8, and a search reads each
 // term's list in every segment. So each flush also asks for 64 pages of
-// merge work ('merge'), which kept it at 9 for about 1% of a lead's CPU.
+// merge work ('merge'), which kept it at 6-9 for about 1% of a lead's CPU.
 // An error leaves the transaction to be rolled back.
 func (s *searchQueue) flush(ctx context.Context, ex execer) error {
 	if s == nil || !s.ready.Load() {
