@@ -224,16 +224,37 @@ func (t *syncTimes) cumulative() []int64 {
 
 // syncedWriter is the writer pool for statements outside InTx (admin
 // edits, retention deletes): each is committed on its own, so each waits
-// for the syncer before it returns.
+// for the syncer before it returns. Once the schema queues the leads to
+// index (searchQueue), each runs in a transaction of its own that indexes
+// them before it commits, as InTx's do.
 type syncedWriter struct {
-	db *sql.DB
-	s  *walSyncer
+	db     *sql.DB
+	s      *walSyncer
+	search *searchQueue
 }
 
 func (w syncedWriter) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	res, err := w.db.ExecContext(ctx, query, args...)
+	if !w.search.ready.Load() {
+		res, err := w.db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return res, err
+		}
+		return res, w.s.wait()
+	}
+	t, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Rollback()
+	res, err := t.ExecContext(ctx, query, args...)
 	if err != nil {
 		return res, err
+	}
+	if err := w.search.flush(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := t.Commit(); err != nil {
+		return nil, err
 	}
 	return res, w.s.wait()
 }

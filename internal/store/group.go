@@ -45,6 +45,9 @@ type group struct {
 	done  chan struct{}
 	once  sync.Once
 
+	// search indexes a transaction's leads just before it commits.
+	search *searchQueue
+
 	// Counted for tests and metrics: batches run, calls queued, and the
 	// transactions committed with the calls they carried.
 	// rebuilds counts the batches rolled back and run again without a
@@ -67,11 +70,11 @@ type txResult struct {
 	panicVal any
 }
 
-func newGroup(w *sql.DB, max int, box *secret.Box, s *walSyncer, c *checkpointer) *group {
+func newGroup(w *sql.DB, max int, box *secret.Box, search *searchQueue, s *walSyncer, c *checkpointer) *group {
 	if max <= 0 {
 		max = DefaultGroupMax
 	}
-	g := &group{w: w, max: max, box: box, stmts: &stmtCache{}, sync: s, ckpt: c, reqs: make(chan *txReq, max), quit: make(chan struct{}), done: make(chan struct{})}
+	g := &group{w: w, max: max, box: box, search: search, stmts: &stmtCache{}, sync: s, ckpt: c, reqs: make(chan *txReq, max), quit: make(chan struct{}), done: make(chan struct{})}
 	go g.loop()
 	return g
 }
@@ -277,6 +280,10 @@ func (g *group) run(batch *[]*txReq) {
 	if len(live) == 0 {
 		return
 	}
+	if err := g.search.flush(bg, b.exec(nil)); err != nil {
+		failAll(b.t, live, results, fmt.Errorf("store: commit: %w", err))
+		return
+	}
 	if err := b.t.Commit(); err != nil {
 		failAll(b.t, live, results, fmt.Errorf("store: commit: %w", err))
 		return
@@ -451,6 +458,10 @@ func (g *group) runOne(r *txReq) {
 	res := call(r.fn, g.tx(ex))
 	if res.failed() {
 		r.answer(res)
+		return
+	}
+	if err := g.search.flush(context.Background(), ex); err != nil {
+		r.answer(txResult{err: fmt.Errorf("store: commit: %w", err)})
 		return
 	}
 	if err := t.Commit(); err != nil {

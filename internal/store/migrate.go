@@ -220,6 +220,13 @@ func (db *DB) MigrateWith(ctx context.Context, o MigrateOptions) ([]int, error) 
 		if m.version >= idsPackedSince && db.packIDs != nil {
 			db.packIDs.Store(true)
 		}
+		if db.search != nil {
+			// The next transactions queue their leads once 0590 made the
+			// queue.
+			if err := db.search.note(ctx, db.writer); err != nil {
+				return applied, err
+			}
+		}
 	}
 	return applied, nil
 }

@@ -81,6 +81,9 @@ type DB struct {
 	lockSpace string
 	// group coalesces concurrent transactions on SQLite; nil elsewhere.
 	group *group
+	// search indexes the leads each SQLite transaction stored, before it
+	// commits; nil elsewhere.
+	search *searchQueue
 	// version is the binary's, recorded with each migration it applies.
 	version string
 	// packIDs is set when SQLite's stored ids are packed (idpack.go); nil
@@ -230,8 +233,16 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	c.SetMaxOpenConns(1)
 	syncer := newWALSyncer(path)
-	db := &DB{reader: r, writer: w, packIDs: pack, group: newGroup(w, opt.GroupMax, opt.Secrets, syncer, newCheckpointer(c, opt.CheckpointEvery, opt.CheckpointFrames))}
-	db.Q = Q{r: r, w: syncedWriter{db: w, s: syncer}, dialect: SQLite, box: opt.Secrets}
+	search := &searchQueue{}
+	if err := search.note(ctx, w); err != nil {
+		w.Close()
+		r.Close()
+		c.Close()
+		return nil, unavailable(err)
+	}
+	db := &DB{reader: r, writer: w, packIDs: pack, search: search,
+		group: newGroup(w, opt.GroupMax, opt.Secrets, search, syncer, newCheckpointer(c, opt.CheckpointEvery, opt.CheckpointFrames))}
+	db.Q = Q{r: r, w: syncedWriter{db: w, s: syncer, search: search}, dialect: SQLite, box: opt.Secrets}
 	var v sql.NullInt64
 	// A new database has no schema_migrations yet: its ids are packed once
 	// the migrations reach idsPackedSince.
