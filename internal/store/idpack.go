@@ -4,12 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync/atomic"
 
 	"modernc.org/sqlite"
+
+	"github.com/cleanads/cleanads/internal/model"
 )
 
 // On SQLite the ids are stored as 17-byte BLOBs, not as text (migration
@@ -144,17 +145,7 @@ func unpackID(b []byte) (s string, ok bool) {
 		return "", false
 	}
 	if b[0] == idTagUUID {
-		var out [36]byte
-		hex.Encode(out[0:8], b[1:5])
-		out[8] = '-'
-		hex.Encode(out[9:13], b[5:7])
-		out[13] = '-'
-		hex.Encode(out[14:18], b[7:9])
-		out[18] = '-'
-		hex.Encode(out[19:23], b[9:11])
-		out[23] = '-'
-		hex.Encode(out[24:], b[11:17])
-		return string(out[:]), true
+		return model.FormatUUID([16]byte(b[1:])), true
 	}
 	var hi, lo uint64
 	for i := 0; i < 8; i++ {
