@@ -178,9 +178,7 @@ func (db *DB) MigrateWith(ctx context.Context, o MigrateOptions) ([]int, error) 
 	if err != nil {
 		return nil, err
 	}
-	if cur >= idsPackedSince && db.packIDs != nil {
-		db.packIDs.Store(true)
-	}
+	db.noteSchema(cur)
 	if latest := list[len(list)-1].version; cur > latest {
 		return nil, db.newerSchema(ctx, cur, latest)
 	}
@@ -217,16 +215,7 @@ func (db *DB) MigrateWith(ctx context.Context, o MigrateOptions) ([]int, error) 
 			return applied, err
 		}
 		applied = append(applied, m.version)
-		if m.version >= idsPackedSince && db.packIDs != nil {
-			db.packIDs.Store(true)
-		}
-		if db.search != nil {
-			// The next transactions queue their leads once 0590 made the
-			// queue.
-			if err := db.search.note(ctx, db.writer); err != nil {
-				return applied, err
-			}
-		}
+		db.noteSchema(m.version)
 	}
 	return applied, nil
 }

@@ -513,22 +513,14 @@ func init() {
 // statement outside InTx (syncedWriter), so a lead is in the index when
 // the transaction that stores it is committed.
 type searchQueue struct {
-	// ready: the schema has lead_search_pending. A database not yet
-	// migrated to 0590 has its triggers write lead_search themselves.
+	// ready: the schema has lead_search_pending (searchQueuedSince; set by
+	// DB.noteSchema). A database not yet migrated to 0590 has its triggers
+	// write lead_search themselves.
 	ready atomic.Bool
 }
 
-// note sets ready from the schema, read through ex: when the database is
-// opened and after each migration.
-func (s *searchQueue) note(ctx context.Context, ex execer) error {
-	var ok bool
-	if err := ex.QueryRowContext(ctx, `/* Store.searchQueue */ SELECT EXISTS (SELECT 1 FROM sqlite_master
-		WHERE type = 'table' AND name = 'lead_search_pending')`).Scan(&ok); err != nil {
-		return fmt.Errorf("store: search index queue: %w", err)
-	}
-	s.ready.Store(ok)
-	return nil
-}
+// searchQueuedSince is the migration that made lead_search_pending.
+const searchQueuedSince = 590
 
 // flush indexes the leads pending, if any, in the transaction ex and
 // empties the queue. The leads go in by rowid, ascending, as FTS5 wants

@@ -234,22 +234,30 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	c.SetMaxOpenConns(1)
 	syncer := newWALSyncer(path)
 	search := &searchQueue{}
-	if err := search.note(ctx, w); err != nil {
-		w.Close()
-		r.Close()
-		c.Close()
-		return nil, unavailable(err)
-	}
 	db := &DB{reader: r, writer: w, packIDs: pack, search: search,
 		group: newGroup(w, opt.GroupMax, opt.Secrets, search, syncer, newCheckpointer(c, opt.CheckpointEvery, opt.CheckpointFrames))}
 	db.Q = Q{r: r, w: syncedWriter{db: w, s: syncer, search: search}, dialect: SQLite, box: opt.Secrets}
 	var v sql.NullInt64
-	// A new database has no schema_migrations yet: its ids are packed once
-	// the migrations reach idsPackedSince.
-	if w.QueryRowContext(ctx, `/* DB.Open */ SELECT MAX(version) FROM schema_migrations`).Scan(&v) == nil && v.Int64 >= idsPackedSince {
-		pack.Store(true)
+	// A new database has no schema_migrations yet: it is at version 0
+	// until MigrateWith notes each migration it applies.
+	if w.QueryRowContext(ctx, `/* DB.Open */ SELECT MAX(version) FROM schema_migrations`).Scan(&v) == nil {
+		db.noteSchema(int(v.Int64))
 	}
 	return db, nil
+}
+
+// noteSchema sets what SQLite's store does by its schema's version: from
+// 0590 it indexes the leads a transaction queued before it commits
+// (searchQueue), from 0600 it packs the ids it binds (idpack.go). It is
+// called when the database is opened, and by MigrateWith before it starts
+// and after each migration; it does nothing on PostgreSQL.
+func (db *DB) noteSchema(version int) {
+	if db.packIDs != nil {
+		db.packIDs.Store(version >= idsPackedSince)
+	}
+	if db.search != nil {
+		db.search.ready.Store(version >= searchQueuedSince)
+	}
 }
 
 // Dialect tells which engine the database runs on.
