@@ -159,6 +159,7 @@ func drain(b *testing.B, pageViews bool) {
 			}
 		}()
 		sizes0 := dbBytes(b, db)
+		w0 := db.WriterStats()
 		b.StartTimer()
 		start := time.Now()
 		cpu0, cpuOK := processCPU()
@@ -185,6 +186,12 @@ func drain(b *testing.B, pageViews bool) {
 		}
 		b.ReportMetric(float64(sites*perSite)/elapsed.Seconds(), "events/s")
 		b.ReportMetric(float64(peak)/(1<<20), "peak_heap_MB")
+		if w1 := db.WriterStats(); w1.Commits > w0.Commits {
+			// SQLite's single writer: its commits during the drain, and
+			// how long a log fsync took (every commit waits for one).
+			b.ReportMetric(float64(w1.Commits-w0.Commits), "commits")
+			b.ReportMetric((w1.LogSyncSeconds-w0.LogSyncSeconds)*1e3/float64(max(1, w1.LogSyncs-w0.LogSyncs)), "sync_ms")
+		}
 		// What the drain added to the database (on PostgreSQL the row
 		// versions its claims and outcomes left behind until vacuumed), and
 		// what the sent events take, per event.

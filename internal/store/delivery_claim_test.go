@@ -205,7 +205,7 @@ func TestDeliveryClaimSiteBySite(t *testing.T) {
 // and paused events, and leased ones whose lease ran out; an event within
 // its deadline or under a live lease is left alone. On SQLite it reads
 // ranges of the claim's index (leased events among them, their lease in
-// delivery_leases), not every unsent event.
+// the state row), not every unsent event.
 func TestDeliverySweep(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -227,12 +227,8 @@ func TestDeliverySweep(t *testing.T) {
 		add("old-lease-over", model.DeliveryPending, -time.Minute)
 		add("young", model.DeliveryRetry, time.Hour)
 		add("sent", model.DeliverySent, -time.Minute)
-		if err := db.TestExec(ctx, `INSERT INTO delivery_leases (id, until, owner) VALUES ('old-leased', ?, 'n1')`, now.Add(time.Minute).UnixMilli()); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.TestExec(ctx, `INSERT INTO delivery_leases (id, until, owner) VALUES ('old-lease-over', ?, 'n1')`, now.Add(-time.Second).UnixMilli()); err != nil {
-			t.Fatal(err)
-		}
+		setLease(t, db, "old-leased", "n1", now.Add(time.Minute))
+		setLease(t, db, "old-lease-over", "n1", now.Add(-time.Second))
 		expired, resumed, err := db.DeliverySweep(ctx, now)
 		if err != nil || expired != 4 || resumed != 0 {
 			t.Fatalf("sweep: expired %d resumed %d %v", expired, resumed, err)
@@ -326,4 +322,22 @@ func TestDeliveryClaimMeetsALeaseTakenMeanwhile(t *testing.T) {
 			t.Errorf("d0004's lease: %q %v, want node-b's", owner, err)
 		}
 	})
+}
+
+// setLease leases the event id to owner until until as a claim would:
+// a row of delivery_leases on PostgreSQL, the state row's columns on
+// SQLite (migration 0620).
+func setLease(t *testing.T, db *store.DB, id, owner string, until time.Time) {
+	t.Helper()
+	query := `INSERT INTO delivery_leases (id, until, owner) VALUES (?, ?, ?)`
+	if db.Dialect() == store.SQLite {
+		query = `UPDATE delivery_state SET lease_until = ?, lease_owner = ? WHERE id = ?`
+		if err := db.TestExec(context.Background(), query, until.UnixMilli(), owner, id); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := db.TestExec(context.Background(), query, id, until.UnixMilli(), owner); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -520,8 +520,19 @@ func (e txExec) ExecContext(ctx context.Context, query string, args ...any) (sql
 	return res, err
 }
 
+// QueryContext runs a cached statement too: the outbox's claim and outcome
+// read what they write (RETURNING), and preparing their texts of a
+// writeSlice of ids again at every slice took 13% of the writer's time in a
+// drain.
 func (e txExec) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	rows, err := e.t.QueryContext(e.ctx(ctx), query, args...)
+	ctx = e.ctx(ctx)
+	var rows *sql.Rows
+	var err error
+	if st := e.stmts.get(query, len(args)); st != nil {
+		rows, err = e.t.StmtContext(ctx, st).QueryContext(ctx, args...)
+	} else {
+		rows, err = e.t.QueryContext(ctx, query, args...)
+	}
 	e.log.note(query, args, true, err)
 	return rows, err
 }
