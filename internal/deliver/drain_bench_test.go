@@ -191,6 +191,7 @@ func drain(b *testing.B, pageViews bool) {
 			// how long a log fsync took (every commit waits for one).
 			b.ReportMetric(float64(w1.Commits-w0.Commits), "commits")
 			b.ReportMetric((w1.LogSyncSeconds-w0.LogSyncSeconds)*1e3/float64(max(1, w1.LogSyncs-w0.LogSyncs)), "sync_ms")
+			b.ReportMetric((w1.BusySeconds-w0.BusySeconds)/elapsed.Seconds(), "writer_busy")
 		}
 		// What the drain added to the database (on PostgreSQL the row
 		// versions its claims and outcomes left behind until vacuumed), and

@@ -25,6 +25,12 @@ const deliveryColumns = `id, site_id, lead_id, kind, event_name, event_id, pixel
 const deliveryJoin = `s.id, s.site_id, e.lead_id, s.kind, e.event_name, e.event_id, e.pixel_id, e.payload, s.state, s.attempts,
 	s.next_at, s.deadline_at, s.last_error, s.response, s.mode, s.created_at, s.updated_at, s.sent_at, s.destination, s.shrunk_at`
 
+// claimStateColumns are deliveryJoin's columns of delivery_state, with
+// empty texts for those of delivery_events: SQLite's claim reads the state
+// rows on the writer and the events' columns apart (claimEvents).
+const claimStateColumns = `s.id, s.site_id, '', s.kind, '', '', '', '', s.state, s.attempts,
+	s.next_at, s.deadline_at, s.last_error, s.response, s.mode, s.created_at, s.updated_at, s.sent_at, s.destination, s.shrunk_at`
+
 // archivedColumns reads deliveryColumns from an archived event's
 // delivery_events row (migration 0470), for the statements that read the
 // two shapes apart: SQLite does not push a condition on the lead into the
@@ -393,6 +399,14 @@ func (db *DB) DeliveryClaimFor(ctx context.Context, p model.ClaimParams) ([]*mod
 		got, err := db.claimSite(ctx, p.Limit-len(list), nil, func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error) {
 			return tx.claimSlice(ctx, p.Owner, p.Now, p.LeaseUntil, n, sh, after)
 		})
+		if db.dialect == SQLite && len(got) > 0 {
+			// The leases are committed: the events' fixed part is read
+			// on a reader (claimEvents), off the one writer.
+			var ferr error
+			if got, ferr = db.claimEvents(ctx, got); ferr != nil && err == nil {
+				err = ferr
+			}
+		}
 		list = append(list, got...)
 		if err != nil {
 			if len(list) > 0 {
@@ -464,6 +478,47 @@ func (db *DB) claimSite(ctx context.Context, limit int, finish func(tx *Tx, last
 		list = append(list, got...)
 	}
 	return list, nil
+}
+
+// claimEvents fills in the claimed events' fixed part (delivery_events:
+// lead, event name and id, pixel, payload) on SQLite, where the claim's
+// look-up on the writer reads their state rows alone (claimQuery): the
+// two look-ups an event of that table's key and the payload's bytes were
+// half of the claim's time on the writer, which the drain waits for, and a
+// reader runs beside it. The events are leased, so nothing but an erasure
+// changes them meanwhile (its redaction is read; an event it deleted is
+// left out, its state row gone with it). On a failure the events not read
+// are left out and keep their lease until it runs out, then are claimed
+// again.
+func (db *DB) claimEvents(ctx context.Context, list []*model.Delivery) ([]*model.Delivery, error) {
+	byID := make(map[string]*model.Delivery, len(list))
+	found := make(map[*model.Delivery]bool, len(list))
+	for _, d := range list {
+		byID[d.ID] = d
+	}
+	var err error
+	for i := 0; i < len(list) && err == nil; i += writeSlice {
+		part := list[i:min(i+writeSlice, len(list))]
+		args := make([]any, 0, writeSlice)
+		for _, d := range part {
+			args = append(args, d.ID)
+		}
+		err = db.eachRow(ctx, func(r *sql.Rows) error {
+			var id, lead, payload string
+			var e model.Delivery
+			if err := r.Scan(&id, &lead, &e.EventName, &e.EventID, &e.PixelID, &payload); err != nil {
+				return err
+			}
+			if d := byID[id]; d != nil {
+				d.LeadID, d.EventName, d.EventID, d.PixelID = model.LeadID(lead), e.EventName, e.EventID, e.PixelID
+				d.Payload = unpackPayload(payload)
+				found[d] = true
+			}
+			return nil
+		}, `/* Store.DeliveryClaim */ SELECT id, lead_id, event_name, event_id, pixel_id, payload FROM delivery_events
+			WHERE id IN `+sliceIDs, padSlice(args, len(part))...)
+	}
+	return slices.DeleteFunc(list, func(d *model.Delivery) bool { return !found[d] }), err
 }
 
 // claimableShares returns the shares of dests with due unleased events,
@@ -667,8 +722,13 @@ func (q Q) claimSlicePG(ctx context.Context, owner string, leaseUntil time.Time,
 // runner does not claim a share it is sending, so the claim meets them only
 // when another node sends the same share.
 func (q Q) claimQuery(cursor bool) string {
-	query := `/* Store.DeliveryClaim */ SELECT ` + deliveryJoin + ` FROM delivery_state s` + q.claimIndex() + `
-			JOIN delivery_events e ON e.id = s.id
+	from := deliveryJoin + ` FROM delivery_state s` + q.claimIndex() + `
+			JOIN delivery_events e ON e.id = s.id`
+	if q.dialect == SQLite {
+		// The state rows alone: claimEvents reads the rest on a reader.
+		from = claimStateColumns + ` FROM delivery_state s` + q.claimIndex()
+	}
+	query := `/* Store.DeliveryClaim */ SELECT ` + from + `
 			WHERE s.site_id = ? AND s.destination = ? AND s.state IN ('pending', 'retry') AND s.next_at <= ?
 				AND ` + q.unleased("s")
 	if cursor {

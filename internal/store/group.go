@@ -53,6 +53,8 @@ type group struct {
 	// rebuilds counts the batches rolled back and run again without a
 	// failed call (batchTx.restart).
 	batches, queued, commits, calls, rebuilds atomic.Int64
+	// busy is the committer's time in run, in nanoseconds.
+	busy atomic.Int64
 }
 
 // txReq is one InTx call waiting for the committer.
@@ -149,7 +151,9 @@ func (g *group) loop() {
 			return
 		}
 		g.batches.Add(1)
+		start := time.Now()
 		g.run(&batch)
+		g.busy.Add(int64(time.Since(start)))
 		g.stmts.prepare(g.w)
 	}
 }
