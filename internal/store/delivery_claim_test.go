@@ -341,3 +341,54 @@ func setLease(t *testing.T, db *store.DB, id, owner string, until time.Time) {
 		t.Fatal(err)
 	}
 }
+
+// An event whose lease ran out: on SQLite (lease in the state row,
+// migration 0620) it is due at once, claimed by another node with its
+// payload, and the first owner's late outcome is lost. On PostgreSQL it is
+// due once a claim gave the lease back, which the next claim does first;
+// the rest is the same.
+func TestDeliveryLeaseRunOut(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		queueDeliveries(t, db, 2, now)
+		first, err := db.DeliveryClaim(ctx, "n1", now, now.Add(time.Minute), 10, nil)
+		if err != nil || len(first) != 2 || string(first[0].Payload) != "{}" || first[0].EventID == "" {
+			t.Fatalf("first claim: %v %v", first, err)
+		}
+		later := now.Add(2 * time.Minute)
+		next, ok, err := db.DeliveryNextDue(ctx, later)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case db.Dialect() == store.SQLite && (!ok || next.After(later)):
+			t.Errorf("next due with the leases run out: %v %v, want due by %v", next, ok, later)
+		case db.Dialect() != store.SQLite && ok:
+			t.Errorf("next due with the leases run out, not given back: %v, want none", next)
+		}
+		second, err := db.DeliveryClaim(ctx, "n2", later, later.Add(time.Minute), 10, nil)
+		if err != nil || len(second) != 2 || string(second[1].Payload) != "{}" || second[1].EventID != first[1].EventID {
+			t.Fatalf("second claim: %v %v", second, err)
+		}
+		sent := later.Add(time.Second)
+		for _, d := range first {
+			d.State, d.SentAt, d.Attempts = model.DeliverySent, &sent, 1
+		}
+		if lost, err := db.DeliveryRecord(ctx, "n1", first, sent); err != nil || lost != 2 {
+			t.Errorf("the first owner's late outcome: lost %d %v, want 2", lost, err)
+		}
+		if d, err := db.DeliveryByID(ctx, first[0].ID); err != nil || d.State != model.DeliveryPending {
+			t.Errorf("after the first owner's late outcome: %+v %v, want still pending", d, err)
+		}
+		for _, d := range second {
+			d.State, d.SentAt, d.Attempts = model.DeliverySent, &sent, 1
+		}
+		if lost, err := db.DeliveryRecord(ctx, "n2", second, sent); err != nil || lost != 0 {
+			t.Errorf("the second owner's outcome: lost %d %v, want 0", lost, err)
+		}
+		if next, ok, err := db.DeliveryNextDue(ctx, sent); err != nil || ok {
+			t.Errorf("next due after both are sent: %v %v %v, want none", next, ok, err)
+		}
+	})
+}
