@@ -378,7 +378,8 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 // share whose oldest due event is oldest first, so a share left out or with
 // nothing due costs one index seek, not a walk past its backlog. A node
 // that dies holding a lease loses it at LeaseUntil: a claim gives expired
-// leases back first, and their events are claimed again. Each share is
+// leases back first (on SQLite, where the lease is in the state row, it
+// takes them as free), and their events are claimed again. Each share is
 // claimed in slices, each past the last event of the one before; a failure
 // after the first slice ends the claim with the events it holds (the next
 // claim meets the failure again). On PostgreSQL concurrent claimers skip
