@@ -112,6 +112,22 @@ func (t *counterTally) addPageViews(site model.SiteID, day, n int64) {
 	t.pageViews[pageViewKey{string(site), day}] += n
 }
 
+// merge adds o's counts to t's.
+func (t *counterTally) merge(o *counterTally) {
+	for k, n := range o.counters {
+		t.add(k, n)
+	}
+	for k, n := range o.pageViews {
+		if t.pageViews == nil {
+			t.pageViews = map[pageViewKey]int64{}
+		}
+		t.pageViews[k] += n
+	}
+}
+
+// empty reports whether t keeps no counts.
+func (t *counterTally) empty() bool { return len(t.counters) == 0 && len(t.pageViews) == 0 }
+
 // counterRows is how many counter rows one statement upserts at most
 // (six arguments each: under SQLite's 32,766 and PostgreSQL's 65,535).
 const counterRows = 500
