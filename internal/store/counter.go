@@ -132,6 +132,13 @@ func (t *counterTally) empty() bool { return len(t.counters) == 0 && len(t.pageV
 // (six arguments each: under SQLite's 32,766 and PostgreSQL's 65,535).
 const counterRows = 500
 
+// counterRowsPrepared is how many counter rows one statement upserts at
+// most on SQLite, whose committer prepares a statement of up to
+// stmtArgsMax arguments once and parses a longer one at every use: a group
+// commit's batch of leads writes a hundred counter rows or more at once
+// (IntakeTx), in statements of this many rows and one of the rest.
+const counterRowsPrepared = stmtArgsMax / 6
+
 // flush writes the counts kept and forgets them: counts that came to 0 are
 // left out, the rest upserted in order, counterRows rows a statement (a
 // multi-row VALUES list upserts its rows one after the other, in the
@@ -144,8 +151,12 @@ func (t *counterTally) flush(ctx context.Context, q Q) error {
 		}
 	}
 	slices.SortFunc(keys, counterKey.compare)
+	most := counterRows
+	if q.dialect == SQLite {
+		most = counterRowsPrepared
+	}
 	for len(keys) > 0 {
-		n := min(len(keys), counterRows)
+		n := min(len(keys), most)
 		if err := t.upsert(ctx, q, keys[:n]); err != nil {
 			return err
 		}
