@@ -229,8 +229,7 @@ func (g *group) run(batch *[]*txReq) {
 				g.abort(b.t, live, r, err)
 				return
 			}
-			tx := g.tx(ex)
-			res := b.call(r, tx)
+			res := b.call(r, g.tx(ex))
 			var err error
 			if res.failed() {
 				_, err = ex.ExecContext(bg, `ROLLBACK TO cleanads_call`)
