@@ -79,7 +79,7 @@ func (s *Service) Collect(ctx context.Context, site *model.Site, in *CollectInpu
 	newVisitor := s.ids.New("v_", now) // the id, if the visitor is new
 	res := &CollectResult{}
 	tokenVisitor := "" // whom the form token names: nobody without consent
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = s.db.IntakeTx(ctx, func(tx *store.Tx) error {
 		var v *model.Visitor
 		if validVisitorID(in.VisitorID) {
 			old, err := tx.VisitorByID(ctx, site.ID, in.VisitorID)

@@ -209,10 +209,10 @@ func (s *Service) submit(ctx context.Context, site *model.Site, in *LeadInput, s
 		err = write(tx, true)
 		if errors.Is(err, errSlowPath) || errors.Is(err, store.ErrNonceUsed) {
 			*lead, created = before, false
-			err = s.db.InTx(ctx, func(tx *store.Tx) error { return write(tx, false) })
+			err = s.db.IntakeTx(ctx, func(tx *store.Tx) error { return write(tx, false) })
 		}
 	} else {
-		err = s.db.InTx(ctx, func(tx *store.Tx) error { return write(tx, false) })
+		err = s.db.IntakeTx(ctx, func(tx *store.Tx) error { return write(tx, false) })
 	}
 	if err == nil && (created || updated) {
 		s.logText(site, lead.ID, lead.Decision)

@@ -112,9 +112,32 @@ func (t *counterTally) addPageViews(site model.SiteID, day, n int64) {
 	t.pageViews[pageViewKey{string(site), day}] += n
 }
 
+// merge adds o's counts to t's.
+func (t *counterTally) merge(o *counterTally) {
+	for k, n := range o.counters {
+		t.add(k, n)
+	}
+	for k, n := range o.pageViews {
+		if t.pageViews == nil {
+			t.pageViews = map[pageViewKey]int64{}
+		}
+		t.pageViews[k] += n
+	}
+}
+
+// empty reports whether t keeps no counts.
+func (t *counterTally) empty() bool { return len(t.counters) == 0 && len(t.pageViews) == 0 }
+
 // counterRows is how many counter rows one statement upserts at most
 // (six arguments each: under SQLite's 32,766 and PostgreSQL's 65,535).
 const counterRows = 500
+
+// counterRowsPrepared is how many counter rows one statement upserts at
+// most on SQLite, whose committer prepares a statement of up to
+// stmtArgsMax arguments once and parses a longer one at every use: a group
+// commit's batch of leads writes a hundred counter rows or more at once
+// (IntakeTx), in statements of this many rows and one of the rest.
+const counterRowsPrepared = stmtArgsMax / 6
 
 // flush writes the counts kept and forgets them: counts that came to 0 are
 // left out, the rest upserted in order, counterRows rows a statement (a
@@ -128,8 +151,12 @@ func (t *counterTally) flush(ctx context.Context, q Q) error {
 		}
 	}
 	slices.SortFunc(keys, counterKey.compare)
+	most := counterRows
+	if q.dialect == SQLite {
+		most = counterRowsPrepared
+	}
 	for len(keys) > 0 {
-		n := min(len(keys), counterRows)
+		n := min(len(keys), most)
 		if err := t.upsert(ctx, q, keys[:n]); err != nil {
 			return err
 		}

@@ -148,6 +148,13 @@ func (db *DB) TestContactKeyPlans(ctx context.Context, col string) ([]string, er
 	return plans, nil
 }
 
+// TestLeadIntakeLandingPlan returns SQLite's plan for LeadIntake with the
+// lead's landing visit.
+func (db *DB) TestLeadIntakeLandingPlan(ctx context.Context) (string, error) {
+	return db.plan(ctx, sqliteLeadIntakeLandingQuery, "a", "e", "p", "a", "p", int64(0), "x", "m", "a", "m", int64(0), "x",
+		"a", "v", "a", "w", "a", "e", "a", "v", "a", "v", int64(0), int64(5), "a")
+}
+
 // TestSearchWalkPlan returns SQLite's plan for leadSearchWalk's read of 64
 // candidates' leads with a site, a verdict and a page's key.
 func (db *DB) TestSearchWalkPlan(ctx context.Context) (string, error) {

@@ -62,6 +62,9 @@ type txReq struct {
 	ctx  context.Context
 	fn   func(*Tx) error
 	done chan txResult
+	// counts says fn reads no counters and its counts may wait for the
+	// batch's (DB.IntakeTx); else InTx has fn flush its own.
+	counts bool
 }
 
 // txResult is a caller's answer: its error, or the panic its function
@@ -85,8 +88,8 @@ func newGroup(w *sql.DB, max int, box *secret.Box, search *searchQueue, s *walSy
 // for its answer, even when ctx ends: the committer may be running fn, and
 // the caller must not report a failure for work that then commits. The
 // committer skips a call whose ctx ended before its turn.
-func (g *group) inTx(ctx context.Context, fn func(*Tx) error) error {
-	req := &txReq{ctx: ctx, fn: fn, done: make(chan txResult, 1)}
+func (g *group) inTx(ctx context.Context, fn func(*Tx) error, counts bool) error {
+	req := &txReq{ctx: ctx, fn: fn, done: make(chan txResult, 1), counts: counts}
 	select {
 	case <-g.quit:
 		return ErrClosed
@@ -221,13 +224,16 @@ func (g *group) run(batch *[]*txReq) {
 		next = nil
 		if err := r.ctx.Err(); err != nil {
 			r.answer(txResult{err: err})
+		} else if err := b.flushBefore(r); err != nil {
+			g.abort(b.t, live, r, err)
+			return
 		} else if b.savepoints {
 			ex := b.exec(nil)
 			if _, err := ex.ExecContext(bg, `SAVEPOINT cleanads_call`); err != nil {
 				g.abort(b.t, live, r, err)
 				return
 			}
-			res := call(r.fn, g.tx(ex))
+			res := b.call(r, g.tx(ex))
 			var err error
 			if res.failed() {
 				_, err = ex.ExecContext(bg, `ROLLBACK TO cleanads_call`)
@@ -245,7 +251,7 @@ func (g *group) run(batch *[]*txReq) {
 			results = append(results, res)
 		} else {
 			log := &writeLog{}
-			res := call(r.fn, g.tx(b.exec(log)))
+			res := b.call(r, g.tx(b.exec(log)))
 			if res.failed() {
 				log.writes = nil // rolled back below with the rest
 			}
@@ -284,6 +290,10 @@ func (g *group) run(batch *[]*txReq) {
 	if len(live) == 0 {
 		return
 	}
+	if err := b.flushCounts(); err != nil {
+		failAll(b.t, live, results, fmt.Errorf("store: commit: %w", err))
+		return
+	}
 	if err := g.search.flush(bg, b.exec(nil)); err != nil {
 		failAll(b.t, live, results, fmt.Errorf("store: commit: %w", err))
 		return
@@ -304,6 +314,57 @@ type batchTx struct {
 	stmts      *stmtCache
 	logs       [][]loggedWrite // per call run without a savepoint, in order
 	savepoints bool            // the rest of the batch runs in savepoints
+	// counts are the counts of the IntakeTx calls that succeeded, not
+	// written yet (flushCounts).
+	counts counterTally
+}
+
+// call runs r's function in tx; the counts of an IntakeTx call that
+// succeeds join the batch's, those of one that fails are dropped.
+func (b *batchTx) call(r *txReq, tx *Tx) txResult {
+	if !r.counts {
+		return call(r.fn, tx)
+	}
+	tx.tally = &counterTally{}
+	res := call(r.fn, tx)
+	if !res.failed() {
+		b.counts.merge(tx.tally)
+	}
+	return res
+}
+
+// flushBefore writes the batch's counts before a call that may read
+// counters (not an IntakeTx).
+func (b *batchTx) flushBefore(r *txReq) error {
+	if r.counts {
+		return nil
+	}
+	return b.flushCounts()
+}
+
+// flushCounts writes the batch's counts kept so far. Without savepoints
+// its statements are logged as a call's are, so that a restart writes them
+// again; an error means the transaction may be gone.
+func (b *batchTx) flushCounts() error {
+	if b.counts.empty() {
+		return nil
+	}
+	var log *writeLog
+	if !b.savepoints {
+		log = &writeLog{}
+	}
+	ex := b.exec(log)
+	err := b.counts.flush(context.Background(), Q{r: ex, w: ex, dialect: SQLite})
+	if log != nil {
+		b.logs = append(b.logs, log.writes)
+		if err == nil && log.broken {
+			err = errors.New("store: a counter statement failed")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("store: batch counters: %w", err)
+	}
+	return nil
 }
 
 // loggedWrite is one statement a call ran that may have changed the
@@ -459,10 +520,20 @@ func (g *group) runOne(r *txReq) {
 	}
 	defer t.Rollback()
 	ex := txExec{t: t, stmts: g.stmts}
-	res := call(r.fn, g.tx(ex))
+	tx := g.tx(ex)
+	if r.counts {
+		tx.tally = &counterTally{}
+	}
+	res := call(r.fn, tx)
 	if res.failed() {
 		r.answer(res)
 		return
+	}
+	if r.counts {
+		if err := tx.tally.flush(context.Background(), tx.Q); err != nil {
+			r.answer(txResult{err: err})
+			return
+		}
 	}
 	if err := g.search.flush(context.Background(), ex); err != nil {
 		r.answer(txResult{err: fmt.Errorf("store: commit: %w", err)})

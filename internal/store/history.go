@@ -41,24 +41,38 @@ func intakeEntry(id model.LeadID, received int64, verdict string, score int, dec
 // verdict, score and who decided, and nothing else. The caller stores it
 // only when it is not.
 func HistoryFolds(h *model.HistoryEntry, l *model.Lead) bool {
-	if h == nil || h.Kind != model.HistoryVerdict || h.LeadID != l.ID || h.At.UnixMilli() != l.ReceivedAt.UnixMilli() {
+	if h == nil {
 		return false
 	}
-	got, err := json.Marshal(h.Data)
+	_, folds, err := historyIntakeData(h, l)
+	return err == nil && folds
+}
+
+// historyIntakeData is h's data as stored, and whether h, the intake entry
+// of the new lead l, is folded into it (HistoryFolds). The data is
+// encoded once, for the comparison and the entry.
+func historyIntakeData(h *model.HistoryEntry, l *model.Lead) (data []byte, folds bool, err error) {
+	data, err = json.Marshal(h.Data)
 	if err != nil {
-		return false
+		return nil, false, fmt.Errorf("store: history data: %w", err)
+	}
+	// The folded entry's data has three keys: an entry with another number
+	// of them (a form token's check, an attempt window) is not it.
+	if h.Kind != model.HistoryVerdict || h.LeadID != l.ID || h.At.UnixMilli() != l.ReceivedAt.UnixMilli() || len(h.Data) != 3 {
+		return data, false, nil
 	}
 	want, _ := json.Marshal(intakeEntry(l.ID, l.ReceivedAt.UnixMilli(), string(l.Verdict), l.Score, l.DecidedBy).Data)
-	return string(got) == string(want)
+	return data, string(data) == string(want), nil
 }
 
 // HistoryIntakeInsert stores h, the intake entry of the lead l just
 // inserted, unless it is folded into the lead (HistoryFolds).
 func (q Q) HistoryIntakeInsert(ctx context.Context, h *model.HistoryEntry, l *model.Lead) error {
-	if HistoryFolds(h, l) {
-		return nil
+	data, folds, err := historyIntakeData(h, l)
+	if err != nil || folds {
+		return err
 	}
-	return q.historyInsert(ctx, h)
+	return q.historyInsertData(ctx, h, data)
 }
 
 // HistoryInsert adds one entry to a lead's history, after the lead's
@@ -75,7 +89,12 @@ func (q Q) historyInsert(ctx context.Context, h *model.HistoryEntry) error {
 	if err != nil {
 		return fmt.Errorf("store: history data: %w", err)
 	}
-	_, err = q.exec(ctx, `/* Store.HistoryInsert */ INSERT INTO lead_history (id, lead_id, at, kind, data) VALUES (?, ?, ?, ?, ?)`,
+	return q.historyInsertData(ctx, h, data)
+}
+
+// historyInsertData is historyInsert with h's data encoded already.
+func (q Q) historyInsertData(ctx context.Context, h *model.HistoryEntry, data []byte) error {
+	_, err := q.exec(ctx, `/* Store.HistoryInsert */ INSERT INTO lead_history (id, lead_id, at, kind, data) VALUES (?, ?, ?, ?, ?)`,
 		h.ID, string(h.LeadID), h.At.UnixMilli(), h.Kind, string(data))
 	if err != nil {
 		return fmt.Errorf("store: insert history: %w", err)

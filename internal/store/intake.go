@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -142,12 +141,12 @@ func (q Q) leadIntakeCTE(ctx context.Context, w LeadWrite, counts []model.Count)
 		return err
 	}
 	part("l", `INSERT INTO leads (`+leadColumns+`) VALUES `+pgLeadRow+` RETURNING 1`, la...)
-	data, err := json.Marshal(w.History.Data)
-	if err != nil {
-		return fmt.Errorf("store: history data: %w", err)
-	}
 	h := w.History
-	if !HistoryFolds(h, l) {
+	data, folds, err := historyIntakeData(h, l)
+	if err != nil {
+		return err
+	}
+	if !folds {
 		part("h", `INSERT INTO lead_history (id, lead_id, at, kind, data) VALUES (?, ?, ?, ?, ?) RETURNING 1`,
 			h.ID, string(h.LeadID), h.At.UnixMilli(), h.Kind, string(data))
 	}

@@ -335,7 +335,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return tx.tally.flush(ctx, tx.Q)
 	}
 	if db.group != nil {
-		return db.group.inTx(ctx, fn)
+		return db.group.inTx(ctx, fn, false)
 	}
 	t, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
@@ -352,6 +352,21 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("store: commit: %w", unavailable(err))
 	}
 	return nil
+}
+
+// IntakeTx is InTx for a call that only adds to counters and reads none
+// (a visit's or a lead's intake). On SQLite its counts wait for the end of
+// its group commit's batch, or for the next call of the batch that is not
+// an IntakeTx, and the counts of every call of the batch that succeeded are
+// then written together: about 120 visits a commit add 1 each to the same
+// few rows, which were as many upserts of one row, one statement each, on
+// the one writer. The counters end the same; a call that fails adds
+// nothing. Elsewhere it is InTx.
+func (db *DB) IntakeTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if db.group == nil {
+		return db.InTx(ctx, fn)
+	}
+	return db.group.inTx(ctx, fn, true)
 }
 
 // Autocommit returns a Tx outside any transaction, whose statements each

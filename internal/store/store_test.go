@@ -358,3 +358,27 @@ func TestDeliveriesToRedactReadOnlyRowsNotShrunk(t *testing.T) {
 		t.Errorf("redact plan:\n%s\nwant a walk of delivery_state_unshrunk, no sort", plan)
 	}
 }
+
+// SQLite's intake look-up reads the landing visit in the same statement:
+// the visitor's visits on their index, newest first, and the one found by
+// its key; no scan of the site's visits.
+func TestLeadIntakeLandingPlan(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	plan, err := db.TestLeadIntakeLandingPlan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"visits_visitor (site_id=? AND visitor_id=? AND at>? AND at<?)", "PRIMARY KEY (site_id=? AND event_id=?)"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("plan:\n%s\nwant %s", plan, want)
+		}
+	}
+	lines := strings.Split(plan, "\n")
+	for i, l := range lines {
+		sorted := strings.HasPrefix(l, "SEARCH w ") && i+1 < len(lines) && strings.Contains(lines[i+1], "TEMP B-TREE")
+		if sorted || strings.HasPrefix(l, "SCAN g") || strings.HasPrefix(l, "SCAN w") {
+			t.Errorf("plan:\n%s\nwant no scan of visits and no sort of them", plan)
+		}
+	}
+}
