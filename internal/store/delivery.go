@@ -185,7 +185,7 @@ func (q Q) coverageCount(ctx context.Context, ds []*model.Delivery, recorded boo
 
 // pgStateRow is stateRow with the types PostgreSQL cannot infer in a
 // VALUES list.
-const pgStateRow = `(?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, CAST(? AS INTEGER), CAST(? AS BIGINT),
+const pgStateRow = `(CAST(? AS BYTEA), ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, CAST(? AS INTEGER), CAST(? AS BIGINT),
 	CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?)`
 
 // deliveryInsertCTE is DeliveryInsertAll on PostgreSQL: one statement
@@ -623,7 +623,7 @@ func (q Q) claimSlicePG(ctx context.Context, owner string, leaseUntil time.Time,
 	for i, d := range list {
 		ids[i] = d.ID
 	}
-	rows, err = q.query(ctx, `/* Store.DeliveryClaim */ SELECT l.id FROM delivery_leases l JOIN unnest(CAST(? AS TEXT[])) x (id)
+	rows, err = q.query(ctx, `/* Store.DeliveryClaim */ SELECT l.id FROM delivery_leases l JOIN unnest(CAST(? AS BYTEA[])) x (id)
 		ON l.id = x.id WHERE l.owner = ? AND l.until = ?`, ids, owner, leaseUntil.UnixMilli())
 	mine, err := scanAll(rows, err, "lease deliveries", scanText)
 	if err != nil {
@@ -837,7 +837,7 @@ func (q Q) recordSlice(ctx context.Context, owner, state string, attempts int, n
 	// index condition (one descent an id); a join to them may hash the
 	// whole table.
 	const leases = `/* Store.DeliveryRecord */ WITH held AS (DELETE FROM delivery_leases l
-			USING unnest(CAST(? AS TEXT[])) x (id) WHERE l.id = x.id AND l.owner = ? RETURNING l.id), `
+			USING unnest(CAST(? AS BYTEA[])) x (id) WHERE l.id = x.id AND l.owner = ? RETURNING l.id), `
 	const update = `UPDATE delivery_state SET state = ?, attempts = ?,
 			next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?
 			WHERE id = ANY(ARRAY(SELECT id FROM held))`

@@ -183,6 +183,16 @@ func (q Q) textParam() string {
 	return "?"
 }
 
+// idParam is an id argument in a SELECT's list: PostgreSQL is told its
+// type (bytea since 0630, so that the id is bound packed); SQLite is not
+// (textParam).
+func (q Q) idParam() string {
+	if q.dialect == Postgres {
+		return "CAST(? AS BYTEA)"
+	}
+	return "?"
+}
+
 // idConnector opens modernc connections wrapped in idConn. pack is
 // shared by a database's pools: it is set once the schema has packed its
 // ids (0600), and until then arguments are bound as they are, so the

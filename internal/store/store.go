@@ -89,6 +89,8 @@ type DB struct {
 	// packIDs is set when SQLite's stored ids are packed (idpack.go); nil
 	// on PostgreSQL.
 	packIDs *atomic.Bool
+	// idleConns is how many idle connections PostgreSQL's pool keeps.
+	idleConns int
 }
 
 // Tx is a transaction; it has every entity method of DB.

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// On PostgreSQL the ids are stored packed since migration 0630, as on
+// SQLite since 0600 and in the same form (packID): the columns that hold
+// them are bytea. The packing is driven by the parameter's type, which
+// PostgreSQL tells pgx when it prepares a statement: a string bound to a
+// bytea parameter is packed when it is a canonical id and otherwise sent
+// as its UTF-8 bytes, and a bytea value that is a packed id is read back
+// as its text. A text parameter (a lead's message, a search term, any
+// column still text) gets the string as it is, so free text is never
+// packed and needs no plain(). Before 0630 no id column is bytea and the
+// codec changes nothing; the one other bytea column (cert_items.value)
+// holds sealed values longer than 17 bytes.
+
+// idCodec is pgx's bytea codec with the ids' packing.
+type idCodec struct{ pgtype.ByteaCodec }
+
+// registerIDCodec makes conn's bytea and bytea[] types use idCodec; it is
+// run on every new connection (stdlib.OptionAfterConnect).
+func registerIDCodec(_ context.Context, conn *pgx.Conn) error {
+	m := conn.TypeMap()
+	t := &pgtype.Type{Name: "bytea", OID: pgtype.ByteaOID, Codec: idCodec{}}
+	m.RegisterType(t)
+	m.RegisterType(&pgtype.Type{Name: "_bytea", OID: pgtype.ByteaArrayOID, Codec: &pgtype.ArrayCodec{ElementType: t}})
+	return nil
+}
+
+// PlanEncode packs a string; a named string type (model.LeadID) reaches
+// it as its string through pgx's own unwrapping.
+func (c idCodec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
+	if _, ok := value.(string); ok {
+		if next := c.ByteaCodec.PlanEncode(m, oid, format, []byte(nil)); next != nil {
+			return idEncodePlan{next: next}
+		}
+	}
+	return c.ByteaCodec.PlanEncode(m, oid, format, value)
+}
+
+// idEncodePlan binds a string as its stored form.
+type idEncodePlan struct{ next pgtype.EncodePlan }
+
+func (p idEncodePlan) Encode(value any, buf []byte) ([]byte, error) {
+	return p.next.Encode(pgIDBytes(value.(string)), buf)
+}
+
+// pgIDBytes is s's stored form in a bytea column: packed when s is a
+// canonical id, else its bytes (never nil: the empty string is an empty
+// value, not NULL).
+func pgIDBytes(s string) []byte {
+	if b, ok := packID(s); ok {
+		return b
+	}
+	return append([]byte{}, s...)
+}
+
+// PlanScan reads a packed id back as its text's bytes, which database/sql
+// hands to a *string (or a typed id) as the id; anything else is read as
+// it is.
+func (c idCodec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) pgtype.ScanPlan {
+	next := c.ByteaCodec.PlanScan(m, oid, format, target)
+	if _, ok := target.(*[]byte); ok && next != nil {
+		return idScanPlan{next: next}
+	}
+	return next
+}
+
+// idScanPlan unpacks what it scanned into a *[]byte.
+type idScanPlan struct{ next pgtype.ScanPlan }
+
+func (p idScanPlan) Scan(src []byte, dst any) error {
+	if err := p.next.Scan(src, dst); err != nil {
+		return err
+	}
+	b := dst.(*[]byte)
+	if s, ok := unpackID(*b); ok {
+		*b = []byte(s)
+	}
+	return nil
+}
