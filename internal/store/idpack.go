@@ -188,7 +188,7 @@ func (q Q) textParam() string {
 // (textParam).
 func (q Q) idParam() string {
 	if q.dialect == Postgres {
-		return "CAST(? AS BYTEA)"
+		return "CAST(? AS " + q.pgIDType() + ")"
 	}
 	return "?"
 }

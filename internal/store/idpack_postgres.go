@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -18,6 +21,68 @@ import (
 // packed and needs no plain(). Before 0630 no id column is bytea and the
 // codec changes nothing; the one other bytea column (cert_items.value)
 // holds sealed values longer than 17 bytes.
+
+// pgIDsPackedSince is the migration that made PostgreSQL's id columns
+// bytea.
+const pgIDsPackedSince = 630
+
+// pgIDType is the type of PostgreSQL's id columns at the schema's version,
+// for the casts a statement needs where PostgreSQL cannot infer it (a
+// VALUES list, an array argument): bytea since 0630, text before (the
+// migrations' tests fill a database of an older shape with today's
+// statements).
+func (q Q) pgIDType() string {
+	if q.pgIDs != nil && q.pgIDs.Load() {
+		return "BYTEA"
+	}
+	return "TEXT"
+}
+
+// pgExecer hands pgx a string argument that must reach a codec as
+// idString: pgx sends a plain string in text format, which PostgreSQL
+// parses itself (bytea's text form: a packed id would not be packed, a
+// backslash would be read as an escape). A string bound to a text
+// parameter reaches its text as before.
+type pgExecer struct{ e execer }
+
+// idString is a string argument that pgx encodes through the parameter's
+// codec (its underlying type, string, found by pgx).
+type idString string
+
+// pgArgs returns args with the strings that need the codec as idString:
+// those that pack and those with a backslash.
+func pgArgs(args []any) []any {
+	var out []any
+	for i, a := range args {
+		s, ok := a.(string)
+		if !ok {
+			continue
+		}
+		if _, packs := packID(s); !packs && !strings.Contains(s, `\`) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(args)
+		}
+		out[i] = idString(s)
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+func (p pgExecer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return p.e.ExecContext(ctx, query, pgArgs(args)...)
+}
+
+func (p pgExecer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return p.e.QueryContext(ctx, query, pgArgs(args)...)
+}
+
+func (p pgExecer) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return p.e.QueryRowContext(ctx, query, pgArgs(args)...)
+}
 
 // idCodec is pgx's bytea codec with the ids' packing.
 type idCodec struct{ pgtype.ByteaCodec }

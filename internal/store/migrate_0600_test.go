@@ -273,8 +273,8 @@ func testIDsPacked(t *testing.T, below int) {
 func pgIDsPacked(t *testing.T, ctx context.Context, db *store.DB, l *model.Lead) {
 	t.Helper()
 	for _, c := range []struct{ query, want string }{
-		{`SELECT pg_typeof(id) || length(id) || pg_typeof(event_id) || length(event_id) || pg_typeof(visitor_id) FROM leads WHERE id = ?`, "bytea17bytea17bytea"},
-		{`SELECT pg_typeof(message) || ' ' || pg_typeof(name) FROM leads WHERE event_id = ?`, "text text"},
+		{`SELECT CAST(pg_typeof(id) AS TEXT) || length(id) || CAST(pg_typeof(event_id) AS TEXT) || length(event_id) || CAST(pg_typeof(visitor_id) AS TEXT) FROM leads WHERE id = ?`, "bytea17bytea17bytea"},
+		{`SELECT CAST(pg_typeof(message) AS TEXT) || ' ' || CAST(pg_typeof(name) AS TEXT) FROM leads WHERE event_id = ?`, "text text"},
 		{`SELECT CAST(COUNT(*) AS TEXT) FROM delivery_events WHERE length(id) = 17 AND length(lead_id) = 17 AND length(event_id) = 17`, "36"},
 		{`SELECT CAST(COUNT(*) AS TEXT) FROM lead_history WHERE length(id) = 17 AND length(lead_id) = 17`, "42"},
 	} {
@@ -290,7 +290,7 @@ func pgIDsPacked(t *testing.T, ctx context.Context, db *store.DB, l *model.Lead)
 		}
 	}
 	cols, err := db.TestQueryAll(ctx, `SELECT table_name || '.' || column_name FROM information_schema.columns
-		WHERE table_schema = current_schema() AND data_type = 'bytea' AND table_name <> 'cert_items' ORDER BY 1`)
+		WHERE table_schema = current_schema() AND data_type = 'bytea' AND table_name NOT IN ('cert_items', 'deliveries') ORDER BY 1`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -65,7 +66,13 @@ func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
 		return nil, fmt.Errorf("store: open postgres: %w", unavailable(err))
 	}
 	db := &DB{reader: p, writer: p, lockSpace: schema, idleConns: max(n, 2)}
-	db.Q = Q{r: p, w: p, dialect: Postgres, box: opt.Secrets}
+	db.Q = Q{r: pgExecer{p}, w: pgExecer{p}, dialect: Postgres, box: opt.Secrets, pgIDs: &atomic.Bool{}}
+	var v sql.NullInt64
+	// A new database has no schema_migrations yet (the error is left):
+	// it is at version 0 until MigrateWith notes each migration it applies.
+	if p.QueryRowContext(ctx, `/* DB.Open */ SELECT MAX(version) FROM schema_migrations`).Scan(&v) == nil {
+		db.noteSchema(int(v.Int64))
+	}
 	return db, nil
 }
 
