@@ -14,7 +14,8 @@ import (
 )
 
 // On SQLite the ids are stored as 17-byte BLOBs, not as text (migration
-// 0600): a prefixed id (ld_, dl_, h_ ... and 26 Crockford digits, 29
+// 0600; PostgreSQL stores the same form in bytea columns since 0630,
+// idpack_postgres.go): a prefixed id (ld_, dl_, h_ ... and 26 Crockford digits, 29
 // bytes as text) and a canonical UUID (36 bytes) become a tag byte that
 // names their kind, then their 128 bits, big-endian. Each string has one
 // stored form, a pure function of the string (packID), so equality,
