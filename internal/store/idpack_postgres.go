@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"slices"
 	"strings"
 
@@ -58,7 +59,8 @@ func pgArgs(args []any) []any {
 		if !ok {
 			continue
 		}
-		if _, packs := packID(s); !packs && !strings.Contains(s, `\`) {
+		var b [idPackedLen]byte
+		if !packIDTo(&b, s) && !strings.Contains(s, `\`) {
 			continue
 		}
 		if out == nil {
@@ -100,29 +102,32 @@ func registerIDCodec(_ context.Context, conn *pgx.Conn) error {
 // PlanEncode packs a string; a named string type (model.LeadID) reaches
 // it as its string through pgx's own unwrapping.
 func (c idCodec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
-	if _, ok := value.(string); ok {
-		if next := c.ByteaCodec.PlanEncode(m, oid, format, []byte(nil)); next != nil {
-			return idEncodePlan{next: next}
-		}
+	if _, ok := value.(string); ok && c.FormatSupported(format) {
+		return idEncodePlan{text: format == pgtype.TextFormatCode}
 	}
 	return c.ByteaCodec.PlanEncode(m, oid, format, value)
 }
 
-// idEncodePlan binds a string as its stored form.
-type idEncodePlan struct{ next pgtype.EncodePlan }
+// idEncodePlan binds a string as its stored form, in bytea's binary or
+// text format.
+type idEncodePlan struct{ text bool }
 
 func (p idEncodePlan) Encode(value any, buf []byte) ([]byte, error) {
-	return p.next.Encode(pgIDBytes(value.(string)), buf)
-}
-
-// pgIDBytes is s's stored form in a bytea column: packed when s is a
-// canonical id, else its bytes (never nil: the empty string is an empty
-// value, not NULL).
-func pgIDBytes(s string) []byte {
-	if b, ok := packID(s); ok {
-		return b
+	s := value.(string)
+	if buf == nil {
+		buf = []byte{} // never nil: the empty string is an empty value, not NULL
 	}
-	return append([]byte{}, s...)
+	var a [idPackedLen]byte
+	packed := packIDTo(&a, s)
+	switch {
+	case p.text && packed:
+		return hex.AppendEncode(append(buf, `\x`...), a[:]), nil
+	case p.text:
+		return hex.AppendEncode(append(buf, `\x`...), []byte(s)), nil
+	case packed:
+		return append(buf, a[:]...), nil
+	}
+	return append(buf, s...), nil
 }
 
 // PlanScan reads a packed id back as its text's bytes, which database/sql
@@ -140,12 +145,9 @@ func (c idCodec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) p
 type idScanPlan struct{ next pgtype.ScanPlan }
 
 func (p idScanPlan) Scan(src []byte, dst any) error {
-	if err := p.next.Scan(src, dst); err != nil {
-		return err
+	if s, ok := unpackID(src); ok {
+		*dst.(*[]byte) = []byte(s)
+		return nil
 	}
-	b := dst.(*[]byte)
-	if s, ok := unpackID(*b); ok {
-		*b = []byte(s)
-	}
-	return nil
+	return p.next.Scan(src, dst)
 }

@@ -30,7 +30,8 @@ func TestIDPackSQLMatchesGo(t *testing.T) {
 			"ld_00000000000000000000000000", "ld_7zzzzzzzzzzzzzzzzzzzzzzzzz",
 			// Not canonical: stored as their bytes.
 			"", "ld_1", "erased-" + id, strings.ToUpper(uuid), "ld_" + strings.ToUpper(id[3:]), "ld_8" + id[4:],
-			"ld_i" + id[4:], "zz_" + id[3:], "ld_" + id[3:] + "0", id[:28], "{" + uuid[1:35] + "}", "leadads-123", "Ayşe"}
+			"ld_i" + id[4:], "zz_" + id[3:], "ld_" + id[3:] + "0", id[:28], "{" + uuid[1:35] + "}", "leadads-123", "Ayşe",
+			`\x41`, `a\b`, `\\`} // bytea's text input would read these as escapes
 		for _, p := range []string{"dl_", "evt_", "h_", "la_", "ld_", "u_", "v_", "wh_"} {
 			ids = append(ids, g.New(p, now), model.NewID(p, now.Add(-time.Hour)))
 		}
@@ -42,6 +43,17 @@ func TestIDPackSQLMatchesGo(t *testing.T) {
 			got, err := db.TestQueryString(ctx, `SELECT encode(cleanads_idpack(CAST(? AS TEXT)), 'hex')`, s)
 			if err != nil || got != want {
 				t.Errorf("%q: SQL %s (%v), Go %s", s, got, err, want)
+			}
+			// Bound to a bytea parameter, the store sends the same bytes,
+			// and reads them back as the string.
+			if got, err := db.TestQueryString(ctx, `SELECT encode(CAST(? AS BYTEA), 'hex') || CASE WHEN CAST(? AS BYTEA) IS NULL THEN ' null' ELSE '' END`, s, s); err != nil || got != want {
+				t.Errorf("%q bound: %s (%v), want %s", s, got, err, want)
+			}
+			if got, err := db.TestQueryString(ctx, `SELECT CAST(? AS BYTEA)`, s); err != nil || got != s {
+				t.Errorf("%q read back as %q (%v)", s, got, err)
+			}
+			if got, err := db.TestQueryString(ctx, `SELECT cleanads_idtext(CAST(? AS BYTEA))`, s); err != nil || got != s {
+				t.Errorf("%q: cleanads_idtext %q (%v)", s, got, err)
 			}
 		}
 	})
