@@ -265,7 +265,7 @@ func TestCrash(t *testing.T) {
 	// Wait until nothing is due or claimed (the dead process's lease is 4 s).
 	testkit.WaitWithin(t, 60*time.Second, "every event settled", func() bool {
 		var n int
-		err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM deliveries WHERE state IN ('pending', 'retry')) + (SELECT COUNT(*) FROM delivery_leases)`).Scan(&n)
+		err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM deliveries WHERE state IN ('pending', 'retry')) + (SELECT COUNT(*) FROM delivery_state WHERE lease_owner IS NOT NULL)`).Scan(&n)
 		return err == nil && n == 0
 	})
 	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -39,6 +39,9 @@ type WriterStats struct {
 	// latency.
 	LogSyncBuckets []int64
 	LogSyncSeconds float64
+	// BusySeconds is the time the committer spent running batches (their
+	// calls and commits): the one writer's busy time.
+	BusySeconds float64
 }
 
 // LogSyncBounds are the upper bounds, in seconds, of WriterStats'

@@ -25,6 +25,12 @@ const deliveryColumns = `id, site_id, lead_id, kind, event_name, event_id, pixel
 const deliveryJoin = `s.id, s.site_id, e.lead_id, s.kind, e.event_name, e.event_id, e.pixel_id, e.payload, s.state, s.attempts,
 	s.next_at, s.deadline_at, s.last_error, s.response, s.mode, s.created_at, s.updated_at, s.sent_at, s.destination, s.shrunk_at`
 
+// claimStateColumns are deliveryJoin's columns of delivery_state, with
+// empty texts for those of delivery_events: SQLite's claim reads the state
+// rows on the writer and the events' columns apart (claimEvents).
+const claimStateColumns = `s.id, s.site_id, '', s.kind, '', '', '', '', s.state, s.attempts,
+	s.next_at, s.deadline_at, s.last_error, s.response, s.mode, s.created_at, s.updated_at, s.sent_at, s.destination, s.shrunk_at`
+
 // archivedColumns reads deliveryColumns from an archived event's
 // delivery_events row (migration 0470), for the statements that read the
 // two shapes apart: SQLite does not push a condition on the lead into the
@@ -374,7 +380,8 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 // share whose oldest due event is oldest first, so a share left out or with
 // nothing due costs one index seek, not a walk past its backlog. A node
 // that dies holding a lease loses it at LeaseUntil: a claim gives expired
-// leases back first, and their events are claimed again. Each share is
+// leases back first (on SQLite, where the lease is in the state row, it
+// takes them as free), and their events are claimed again. Each share is
 // claimed in slices, each past the last event of the one before; a failure
 // after the first slice ends the claim with the events it holds (the next
 // claim meets the failure again). On PostgreSQL concurrent claimers skip
@@ -395,6 +402,14 @@ func (db *DB) DeliveryClaimFor(ctx context.Context, p model.ClaimParams) ([]*mod
 		got, err := db.claimSite(ctx, p.Limit-len(list), nil, func(tx *Tx, n int, after *model.Delivery) ([]*model.Delivery, error) {
 			return tx.claimSlice(ctx, p.Owner, p.Now, p.LeaseUntil, n, sh, after)
 		})
+		if db.dialect == SQLite && len(got) > 0 {
+			// The leases are committed: the events' fixed part is read
+			// on a reader (claimEvents), off the one writer.
+			var ferr error
+			if got, ferr = db.claimEvents(ctx, got); ferr != nil && err == nil {
+				err = ferr
+			}
+		}
 		list = append(list, got...)
 		if err != nil {
 			if len(list) > 0 {
@@ -468,6 +483,47 @@ func (db *DB) claimSite(ctx context.Context, limit int, finish func(tx *Tx, last
 	return list, nil
 }
 
+// claimEvents fills in the claimed events' fixed part (delivery_events:
+// lead, event name and id, pixel, payload) on SQLite, where the claim's
+// look-up on the writer reads their state rows alone (claimQuery): the
+// two look-ups an event of that table's key and the payload's bytes were
+// half of the claim's time on the writer, which the drain waits for, and a
+// reader runs beside it. The events are leased, so nothing but an erasure
+// changes them meanwhile (its redaction is read; an event it deleted is
+// left out, its state row gone with it). On a failure the events not read
+// are left out and keep their lease until it runs out, then are claimed
+// again.
+func (db *DB) claimEvents(ctx context.Context, list []*model.Delivery) ([]*model.Delivery, error) {
+	byID := make(map[string]*model.Delivery, len(list))
+	found := make(map[*model.Delivery]bool, len(list))
+	for _, d := range list {
+		byID[d.ID] = d
+	}
+	var err error
+	for i := 0; i < len(list) && err == nil; i += writeSlice {
+		part := list[i:min(i+writeSlice, len(list))]
+		args := make([]any, 0, writeSlice)
+		for _, d := range part {
+			args = append(args, d.ID)
+		}
+		err = db.eachRow(ctx, func(r *sql.Rows) error {
+			var id, lead, payload string
+			var e model.Delivery
+			if err := r.Scan(&id, &lead, &e.EventName, &e.EventID, &e.PixelID, &payload); err != nil {
+				return err
+			}
+			if d := byID[id]; d != nil {
+				d.LeadID, d.EventName, d.EventID, d.PixelID = model.LeadID(lead), e.EventName, e.EventID, e.PixelID
+				d.Payload = unpackPayload(payload)
+				found[d] = true
+			}
+			return nil
+		}, `/* Store.DeliveryClaim */ SELECT id, lead_id, event_name, event_id, pixel_id, payload FROM delivery_events
+			WHERE id IN `+sliceIDs, padSlice(args, len(part))...)
+	}
+	return slices.DeleteFunc(list, func(d *model.Delivery) bool { return !found[d] }), err
+}
+
 // claimableShares returns the shares of dests with due unleased events,
 // leaving out skip, the one whose oldest due event is oldest first. Each
 // share costs a seek into delivery_state_claimable (and a walk past its events
@@ -504,10 +560,10 @@ func (db *DB) claimableShares(ctx context.Context, now time.Time, dests []string
 // claimableSitesQuery reads the oldest due event's deadline of each share
 // of dests (NULL when none is due), sites in id order, leaving out skip.
 func (q Q) claimableSitesQuery(now time.Time, dests []string, skip []model.Share) (string, []any) {
-	args := []any{now.UnixMilli()}
+	args := q.unleasedArgs([]any{now.UnixMilli()}, now)
 	query := `/* Store.DeliveryClaim */ SELECT s.id, x.name,
 			(SELECT d.deadline_at FROM delivery_state d` + q.claimIndex() + ` WHERE d.site_id = s.id AND d.destination = x.name
-				AND d.state IN ('pending', 'retry') AND d.next_at <= ? AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = d.id)
+				AND d.state IN ('pending', 'retry') AND d.next_at <= ? AND ` + q.unleased("d") + `
 				ORDER BY d.deadline_at, d.id LIMIT 1)
 		FROM sites s, (SELECT ? AS name` + strings.Repeat(` UNION ALL SELECT ?`, len(dests)-1) + `) x`
 	for _, d := range dests {
@@ -541,8 +597,13 @@ func (q Q) claimableSitesQuery(now time.Time, dests []string, skip []model.Share
 
 // releaseExpiredLeases gives back the events whose lease ran out before
 // their outcome was recorded, so that they can be claimed again. It looks
-// first, on a reader: there are seldom any.
+// first, on a reader: there are seldom any. On SQLite the lease is in the
+// state row (migration 0620) and one that ran out is free as it stands
+// (unleased): nothing to give back.
 func (db *DB) releaseExpiredLeases(ctx context.Context, now time.Time) error {
+	if db.dialect == SQLite {
+		return nil
+	}
 	var n int
 	err := db.queryRow(ctx, `/* Store.DeliveryClaim */ SELECT COUNT(*) FROM (SELECT 1 FROM delivery_leases
 		WHERE until <= ? LIMIT 1) expired`, now.UnixMilli()).Scan(&n)
@@ -559,7 +620,7 @@ func (db *DB) releaseExpiredLeases(ctx context.Context, now time.Time) error {
 // claimSlice leases up to n due events of a share past after (nil: from
 // the oldest).
 func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Time, n int, sh model.Share, after *model.Delivery) ([]*model.Delivery, error) {
-	args := []any{string(sh.Site), sh.Destination, now.UnixMilli()}
+	args := q.unleasedArgs([]any{string(sh.Site), sh.Destination, now.UnixMilli()}, now)
 	if after != nil {
 		args = append(args, after.DeadlineAt.UnixMilli(), after.ID)
 	}
@@ -572,30 +633,44 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
-	// The lease is a row of its own (migration 0520): the state row is
-	// locked by the look-up on PostgreSQL but not written. An event another
-	// claimer leased after this look-up's snapshot keeps that lease (the
-	// insert does nothing for it) and is left out.
-	args = make([]any, 0, 3*writeSlice)
+	// On SQLite the lease is two columns of the state row that no index
+	// names (migration 0620): writing it rewrites that row alone. The
+	// look-up ran in this transaction on the one writer, so every event it
+	// found is still free.
+	args = []any{leaseUntil.UnixMilli(), owner}
 	for _, d := range list {
-		args = append(args, d.ID, leaseUntil.UnixMilli(), owner)
+		args = append(args, d.ID)
 	}
-	for last := args[len(args)-3:]; len(args) < 3*writeSlice; {
-		args = append(args, last...)
-	}
-	rows, err = q.query(ctx, leaseInsert, args...)
-	leased, err := scanAll(rows, err, "lease deliveries", scanText)
+	res, err := q.exec(ctx, `/* Store.DeliveryClaim */ UPDATE delivery_state SET lease_until = ?, lease_owner = ?
+		WHERE id IN `+sliceIDs, padSlice(args, len(list))...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store: lease deliveries: %w", err)
 	}
-	if len(leased) < len(list) {
-		got := map[string]bool{}
-		for _, id := range leased {
-			got[id] = true
-		}
-		list = slices.DeleteFunc(list, func(d *model.Delivery) bool { return !got[d.ID] })
+	if n, err := res.RowsAffected(); err != nil || int(n) != len(list) {
+		return nil, fmt.Errorf("store: lease deliveries: %d of %d leased (%v)", n, len(list), err)
 	}
 	return list, nil
+}
+
+// unleased is the condition that the state row named s has no live lease.
+// On PostgreSQL the lease is a row of delivery_leases (migration 0520),
+// given back by the claim once it runs out (releaseExpiredLeases); on
+// SQLite it is in the state row (0620) and one that ran out is free: the
+// condition takes now (unleasedArgs) there.
+func (q Q) unleased(s string) string {
+	if q.dialect == SQLite {
+		return `(` + s + `.lease_until IS NULL OR ` + s + `.lease_until <= ?)`
+	}
+	return `NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = ` + s + `.id)`
+}
+
+// unleasedArgs appends unleased's argument to args: now on SQLite, none
+// on PostgreSQL.
+func (q Q) unleasedArgs(args []any, now time.Time) []any {
+	if q.dialect == SQLite {
+		return append(args, now.UnixMilli())
+	}
+	return args
 }
 
 // claimSlicePG is claimSlice on PostgreSQL: one statement looks the events
@@ -638,11 +713,6 @@ func (q Q) claimSlicePG(ctx context.Context, owner string, leaseUntil time.Time,
 	return slices.DeleteFunc(list, func(d *model.Delivery) bool { return !ours[d.ID] }), nil
 }
 
-// leaseInsert leases writeSlice events (id, until, owner; the last
-// repeated when fewer) and returns the ids it leased.
-var leaseInsert = `/* Store.DeliveryClaim */ INSERT INTO delivery_leases (id, until, owner) VALUES (?, ?, ?)` +
-	strings.Repeat(", (?, ?, ?)", writeSlice-1) + ` ON CONFLICT (id) DO NOTHING RETURNING id`
-
 // claimQuery is DeliveryClaim's look-up of one share's events, with cursor
 // past a given (deadline_at, id). Oldest event first (the nearest
 // deadline): after an outage a site's backlog reaches Meta in order of age,
@@ -650,14 +720,20 @@ var leaseInsert = `/* Store.DeliveryClaim */ INSERT INTO delivery_leases (id, un
 // delivery_state_claimable is by share in that order, so the claim reads
 // index entries until it has its limit, with no sort, and a cursor starts
 // it where the slice before stopped. The index holds the events being sent
-// too (their lease is in delivery_leases), each left out by one probe of
-// that table's key; the runner does not claim a share it is sending, so
-// the claim meets them only when another node sends the same share.
+// too, each left out by one probe of delivery_leases' key (PostgreSQL) or
+// by its state row's lease (SQLite, the row the look-up reads anyway); the
+// runner does not claim a share it is sending, so the claim meets them only
+// when another node sends the same share.
 func (q Q) claimQuery(cursor bool) string {
-	query := `/* Store.DeliveryClaim */ SELECT ` + deliveryJoin + ` FROM delivery_state s` + q.claimIndex() + `
-			JOIN delivery_events e ON e.id = s.id
+	from := deliveryJoin + ` FROM delivery_state s` + q.claimIndex() + `
+			JOIN delivery_events e ON e.id = s.id`
+	if q.dialect == SQLite {
+		// The state rows alone: claimEvents reads the rest on a reader.
+		from = claimStateColumns + ` FROM delivery_state s` + q.claimIndex()
+	}
+	query := `/* Store.DeliveryClaim */ SELECT ` + from + `
 			WHERE s.site_id = ? AND s.destination = ? AND s.state IN ('pending', 'retry') AND s.next_at <= ?
-				AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = s.id)`
+				AND ` + q.unleased("s")
 	if cursor {
 		query += ` AND (s.deadline_at, s.id) > (?, ?)`
 	}
@@ -777,37 +853,20 @@ func (db *DB) DeliveryRecord(ctx context.Context, owner string, ds []*model.Deli
 			}
 			return tx.readyAdd(ctx, list, true)
 		}
-		// The lease goes first: only the events owner still holds are
-		// recorded (one whose lease ran out may be another node's now).
-		rows, err := tx.query(ctx, `/* Store.DeliveryRecord */ DELETE FROM delivery_leases WHERE owner = ? AND id IN `+sliceIDs+
-			` RETURNING id`, padSlice(append([]any{owner}, w.ids...), len(w.ids))...)
-		held, err := scanAll(rows, err, "end leases", scanText)
-		if err != nil {
-			return err
-		}
-		missed[i] = len(w.ids) - len(held)
-		if len(held) == 0 {
-			return nil
-		}
-		args := []any{w.o.state, w.o.attempts, w.o.next, w.o.lastError, w.o.response, w.o.mode, now.UnixMilli(), w.o.sent}
-		for _, id := range held {
-			args = append(args, id)
-		}
-		args = padSlice(args, len(held))
-		update := `/* Store.DeliveryRecord */ UPDATE delivery_state SET state = ?, attempts = ?,
-			next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?
-			WHERE id IN ` + sliceIDs
-		if !slices.ContainsFunc(held, func(id string) bool { return counted[id] != nil }) {
-			if _, err := tx.exec(ctx, update, args...); err != nil {
-				return fmt.Errorf("store: record deliveries: %w", err)
-			}
-			return nil
-		}
-		rows, err = tx.query(ctx, update+` RETURNING id`, args...)
+		// Only the events owner still holds are recorded (one whose lease
+		// ran out may be another node's now): on SQLite the lease is in the
+		// state row (migration 0620), so one statement checks and clears it
+		// with the outcome, and reads which rows it recorded.
+		args := []any{w.o.state, w.o.attempts, w.o.next, w.o.lastError, w.o.response, w.o.mode, now.UnixMilli(), w.o.sent, owner}
+		args = padSlice(append(args, w.ids...), len(w.ids))
+		rows, err := tx.query(ctx, `/* Store.DeliveryRecord */ UPDATE delivery_state SET state = ?, attempts = ?,
+			next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?, lease_until = NULL, lease_owner = NULL
+			WHERE lease_owner = ? AND id IN `+sliceIDs+` RETURNING id`, args...)
 		ids, err := scanAll(rows, err, "record deliveries", scanText)
 		if err != nil {
 			return err
 		}
+		missed[i] = len(w.ids) - len(ids)
 		ids = slices.DeleteFunc(ids, func(id string) bool { return counted[id] == nil })
 		if err := tx.coverageCount(ctx, covered(ids), true); err != nil {
 			return err
@@ -916,7 +975,7 @@ type sweep struct {
 // ran out (through the claim's index, per share) and paused ones (through
 // delivery_state_site_state_created, per site).
 func (q Q) sweepQueries(now time.Time) []sweep {
-	const set = `/* Store.DeliverySweep */ UPDATE delivery_state%s SET state = 'expired',
+	set := `/* Store.DeliverySweep */ UPDATE delivery_state%s SET state = 'expired',
 		last_error = CASE WHEN last_error = '' THEN 'deadline passed before it could be sent' ELSE last_error END,
 		updated_at = ? WHERE deadline_at <= ? AND `
 	ms := now.UnixMilli()
@@ -925,26 +984,35 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 	for _, d := range dests {
 		perShare = append(perShare, d)
 	}
+	// An event under a live lease is left to its owner. On SQLite the lease
+	// is in the row (migration 0620): one that ran out goes with the
+	// event's expiry, as a claim would have given it back.
+	live := `NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = delivery_state.id AND l.until > ?)`
+	if q.dialect == SQLite {
+		set = strings.Replace(set, "updated_at = ?", "updated_at = ?, lease_until = NULL, lease_owner = NULL", 1)
+		live = `(lease_until IS NULL OR lease_until <= ?)`
+	}
 	return []sweep{
 		{fmt.Sprintf(set, q.indexedBy("delivery_state_claimable")) + `site_id IN (SELECT id FROM sites) AND destination IN (?` +
 			strings.Repeat(", ?", len(dests)-1) + `) AND state IN ('pending', 'retry')
-			AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = delivery_state.id AND l.until > ?)`, append(perShare, ms)},
+			AND ` + live, append(perShare, ms)},
 		{fmt.Sprintf(set, "") + `site_id IN (SELECT id FROM sites) AND state = 'paused'`, []any{ms, ms}},
 	}
 }
 
 // DeliveryNextDue returns when the earliest unleased pending or retry event
 // is due (now when PageViews are queued), and false when there is none.
-// (Events of an expired lease count once a claim gave them back.)
+// (Events of an expired lease count once a claim gave them back; on SQLite
+// at once, see unleased.)
 func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
 	var queued bool
 	// On SQLite delivery_state_claimable holds next_at: a scan of the index
-	// (and a probe of delivery_leases an entry), not of every unsent row
+	// (and a read of each entry's row for its lease), not of every unsent row
 	// (what the planner picks on its own). On PostgreSQL delivery_state_due
 	// (by next_at) answers with a descent and a walk past the leased events
 	// due first.
-	err := q.queryRow(ctx, q.nextDueQuery()).Scan(&next, &queued)
+	err := q.queryRow(ctx, q.nextDueQuery(), q.unleasedArgs(nil, now)...).Scan(&next, &queued)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next due delivery: %w", err)
 	}
@@ -954,13 +1022,14 @@ func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool,
 	return fromMS(next), next.Valid, nil
 }
 
-// nextDueQuery is DeliveryNextDue's statement.
+// nextDueQuery is DeliveryNextDue's statement (on SQLite it takes now, see
+// unleasedArgs).
 func (q Q) nextDueQuery() string {
 	// The earliest first and LIMIT 1, not MIN: PostgreSQL reads MIN from
 	// an index alone only for a statement on one table, and the lease's
 	// probe is a join.
 	return `/* Store.DeliveryNextDue */ SELECT (SELECT s.next_at FROM delivery_state s` + q.claimIndex() + `
-		WHERE s.state IN ('pending', 'retry') AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = s.id)
+		WHERE s.state IN ('pending', 'retry') AND ` + q.unleased("s") + `
 		ORDER BY s.next_at LIMIT 1),
 		EXISTS (SELECT 1 FROM pageview_queue)`
 }

@@ -205,7 +205,7 @@ func TestDeliveryClaimSiteBySite(t *testing.T) {
 // and paused events, and leased ones whose lease ran out; an event within
 // its deadline or under a live lease is left alone. On SQLite it reads
 // ranges of the claim's index (leased events among them, their lease in
-// delivery_leases), not every unsent event.
+// the state row), not every unsent event.
 func TestDeliverySweep(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -227,12 +227,8 @@ func TestDeliverySweep(t *testing.T) {
 		add("old-lease-over", model.DeliveryPending, -time.Minute)
 		add("young", model.DeliveryRetry, time.Hour)
 		add("sent", model.DeliverySent, -time.Minute)
-		if err := db.TestExec(ctx, `INSERT INTO delivery_leases (id, until, owner) VALUES ('old-leased', ?, 'n1')`, now.Add(time.Minute).UnixMilli()); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.TestExec(ctx, `INSERT INTO delivery_leases (id, until, owner) VALUES ('old-lease-over', ?, 'n1')`, now.Add(-time.Second).UnixMilli()); err != nil {
-			t.Fatal(err)
-		}
+		setLease(t, db, "old-leased", "n1", now.Add(time.Minute))
+		setLease(t, db, "old-lease-over", "n1", now.Add(-time.Second))
 		expired, resumed, err := db.DeliverySweep(ctx, now)
 		if err != nil || expired != 4 || resumed != 0 {
 			t.Fatalf("sweep: expired %d resumed %d %v", expired, resumed, err)
@@ -324,6 +320,75 @@ func TestDeliveryClaimMeetsALeaseTakenMeanwhile(t *testing.T) {
 		owner, err := db.TestQueryString(ctx, `SELECT owner FROM delivery_leases WHERE id = 'd0004'`)
 		if err != nil || owner != "node-b" {
 			t.Errorf("d0004's lease: %q %v, want node-b's", owner, err)
+		}
+	})
+}
+
+// setLease leases the event id to owner until until as a claim would:
+// a row of delivery_leases on PostgreSQL, the state row's columns on
+// SQLite (migration 0620).
+func setLease(t *testing.T, db *store.DB, id, owner string, until time.Time) {
+	t.Helper()
+	query := `INSERT INTO delivery_leases (id, until, owner) VALUES (?, ?, ?)`
+	if db.Dialect() == store.SQLite {
+		query = `UPDATE delivery_state SET lease_until = ?, lease_owner = ? WHERE id = ?`
+		if err := db.TestExec(context.Background(), query, until.UnixMilli(), owner, id); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := db.TestExec(context.Background(), query, id, until.UnixMilli(), owner); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An event whose lease ran out: on SQLite (lease in the state row,
+// migration 0620) it is due at once, claimed by another node with its
+// payload, and the first owner's late outcome is lost. On PostgreSQL it is
+// due once a claim gave the lease back, which the next claim does first;
+// the rest is the same.
+func TestDeliveryLeaseRunOut(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		queueDeliveries(t, db, 2, now)
+		first, err := db.DeliveryClaim(ctx, "n1", now, now.Add(time.Minute), 10, nil)
+		if err != nil || len(first) != 2 || string(first[0].Payload) != "{}" || first[0].EventID == "" {
+			t.Fatalf("first claim: %v %v", first, err)
+		}
+		later := now.Add(2 * time.Minute)
+		next, ok, err := db.DeliveryNextDue(ctx, later)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case db.Dialect() == store.SQLite && (!ok || next.After(later)):
+			t.Errorf("next due with the leases run out: %v %v, want due by %v", next, ok, later)
+		case db.Dialect() != store.SQLite && ok:
+			t.Errorf("next due with the leases run out, not given back: %v, want none", next)
+		}
+		second, err := db.DeliveryClaim(ctx, "n2", later, later.Add(time.Minute), 10, nil)
+		if err != nil || len(second) != 2 || string(second[1].Payload) != "{}" || second[1].EventID != first[1].EventID {
+			t.Fatalf("second claim: %v %v", second, err)
+		}
+		sent := later.Add(time.Second)
+		for _, d := range first {
+			d.State, d.SentAt, d.Attempts = model.DeliverySent, &sent, 1
+		}
+		if lost, err := db.DeliveryRecord(ctx, "n1", first, sent); err != nil || lost != 2 {
+			t.Errorf("the first owner's late outcome: lost %d %v, want 2", lost, err)
+		}
+		if d, err := db.DeliveryByID(ctx, first[0].ID); err != nil || d.State != model.DeliveryPending {
+			t.Errorf("after the first owner's late outcome: %+v %v, want still pending", d, err)
+		}
+		for _, d := range second {
+			d.State, d.SentAt, d.Attempts = model.DeliverySent, &sent, 1
+		}
+		if lost, err := db.DeliveryRecord(ctx, "n2", second, sent); err != nil || lost != 0 {
+			t.Errorf("the second owner's outcome: lost %d %v, want 0", lost, err)
+		}
+		if next, ok, err := db.DeliveryNextDue(ctx, sent); err != nil || ok {
+			t.Errorf("next due after both are sent: %v %v %v, want none", next, ok, err)
 		}
 	})
 }

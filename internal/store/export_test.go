@@ -68,7 +68,7 @@ func (db *DB) TestLogFrames() (int, error) { return checkpoint(db.group.ckpt.db)
 // site's events (with cursor, of a slice after the first), one line per
 // step.
 func (db *DB) TestClaimPlan(ctx context.Context, cursor bool) (string, error) {
-	args := []any{"site", model.DestinationMeta, int64(0)}
+	args := db.unleasedArgs([]any{"site", model.DestinationMeta, int64(0)}, time.UnixMilli(0))
 	if cursor {
 		args = append(args, int64(0), "")
 	}

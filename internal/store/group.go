@@ -53,6 +53,8 @@ type group struct {
 	// rebuilds counts the batches rolled back and run again without a
 	// failed call (batchTx.restart).
 	batches, queued, commits, calls, rebuilds atomic.Int64
+	// busy is the committer's time in run, in nanoseconds.
+	busy atomic.Int64
 }
 
 // txReq is one InTx call waiting for the committer.
@@ -149,7 +151,9 @@ func (g *group) loop() {
 			return
 		}
 		g.batches.Add(1)
+		start := time.Now()
 		g.run(&batch)
+		g.busy.Add(int64(time.Since(start)))
 		g.stmts.prepare(g.w)
 	}
 }
@@ -520,8 +524,19 @@ func (e txExec) ExecContext(ctx context.Context, query string, args ...any) (sql
 	return res, err
 }
 
+// QueryContext runs a cached statement too: the outbox's claim and outcome
+// read what they write (RETURNING), and preparing their texts of a
+// writeSlice of ids again at every slice took 13% of the writer's time in a
+// drain.
 func (e txExec) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	rows, err := e.t.QueryContext(e.ctx(ctx), query, args...)
+	ctx = e.ctx(ctx)
+	var rows *sql.Rows
+	var err error
+	if st := e.stmts.get(query, len(args)); st != nil {
+		rows, err = e.t.StmtContext(ctx, st).QueryContext(ctx, args...)
+	} else {
+		rows, err = e.t.QueryContext(ctx, query, args...)
+	}
 	e.log.note(query, args, true, err)
 	return rows, err
 }

@@ -302,7 +302,8 @@ func (db *DB) WriterStats() model.WriterStats {
 	}
 	g := db.group
 	return model.WriterStats{Commits: g.commits.Load(), Calls: g.calls.Load(), Rebuilds: g.rebuilds.Load(), LogSyncs: g.sync.syncs.Load(),
-		LogSyncBuckets: g.sync.took.cumulative(), LogSyncSeconds: time.Duration(g.sync.took.nanos.Load()).Seconds()}
+		LogSyncBuckets: g.sync.took.cumulative(), LogSyncSeconds: time.Duration(g.sync.took.nanos.Load()).Seconds(),
+		BusySeconds: time.Duration(g.busy.Load()).Seconds()}
 }
 
 // Ping checks that the database answers.
