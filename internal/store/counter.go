@@ -382,7 +382,7 @@ func (db *DB) snapshot(ctx context.Context, fn func(q Q) error) error {
 		return fmt.Errorf("store: begin: %w", unavailable(err))
 	}
 	defer t.Rollback()
-	return fn(Q{r: t, w: t, dialect: db.dialect, box: db.box})
+	return fn(db.txQ(t))
 }
 
 // recountFamily is which counters countersRecount recounts.

@@ -191,8 +191,10 @@ func (q Q) coverageCount(ctx context.Context, ds []*model.Delivery, recorded boo
 
 // pgStateRow is stateRow with the types PostgreSQL cannot infer in a
 // VALUES list.
-const pgStateRow = `(?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, CAST(? AS INTEGER), CAST(? AS BIGINT),
+func (q Q) pgStateRow() string {
+	return `(` + q.idParam() + `, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, CAST(? AS INTEGER), CAST(? AS BIGINT),
 	CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?)`
+}
 
 // deliveryInsertCTE is DeliveryInsertAll on PostgreSQL: one statement
 // whose data-modifying CTE inserts the events and whose outer insert adds
@@ -209,7 +211,7 @@ func (q Q) deliveryInsertCTE(ctx context.Context, ds []*model.Delivery) ([]bool,
 		INSERT INTO delivery_events (`+eventCols+`) VALUES `+eventRow+strings.Repeat(", "+eventRow, len(ds)-1)+`
 		ON CONFLICT (site_id, destination, event_name, event_id) DO NOTHING RETURNING id)
 		INSERT INTO delivery_state (`+stateCols+`)
-		SELECT v.* FROM (VALUES `+pgStateRow+strings.Repeat(", "+pgStateRow, len(ds)-1)+`) v (`+stateCols+`)
+		SELECT v.* FROM (VALUES `+q.pgStateRow()+strings.Repeat(", "+q.pgStateRow(), len(ds)-1)+`) v (`+stateCols+`)
 		JOIN e ON e.id = v.id RETURNING id`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: insert deliveries: %w", unavailable(err))
@@ -698,7 +700,7 @@ func (q Q) claimSlicePG(ctx context.Context, owner string, leaseUntil time.Time,
 	for i, d := range list {
 		ids[i] = d.ID
 	}
-	rows, err = q.query(ctx, `/* Store.DeliveryClaim */ SELECT l.id FROM delivery_leases l JOIN unnest(CAST(? AS TEXT[])) x (id)
+	rows, err = q.query(ctx, `/* Store.DeliveryClaim */ SELECT l.id FROM delivery_leases l JOIN unnest(CAST(? AS `+q.pgIDType()+`[])) x (id)
 		ON l.id = x.id WHERE l.owner = ? AND l.until = ?`, ids, owner, leaseUntil.UnixMilli())
 	mine, err := scanAll(rows, err, "lease deliveries", scanText)
 	if err != nil {
@@ -895,8 +897,8 @@ func (q Q) recordSlice(ctx context.Context, owner, state string, attempts int, n
 	// state rows by "id = ANY" of the deleted leases' ids, which is an
 	// index condition (one descent an id); a join to them may hash the
 	// whole table.
-	const leases = `/* Store.DeliveryRecord */ WITH held AS (DELETE FROM delivery_leases l
-			USING unnest(CAST(? AS TEXT[])) x (id) WHERE l.id = x.id AND l.owner = ? RETURNING l.id), `
+	leases := `/* Store.DeliveryRecord */ WITH held AS (DELETE FROM delivery_leases l
+			USING unnest(CAST(? AS ` + q.pgIDType() + `[])) x (id) WHERE l.id = x.id AND l.owner = ? RETURNING l.id), `
 	const update = `UPDATE delivery_state SET state = ?, attempts = ?,
 			next_at = ?, last_error = ?, response = ?, mode = ?, updated_at = ?, sent_at = ?
 			WHERE id = ANY(ARRAY(SELECT id FROM held))`

@@ -27,13 +27,13 @@ func TestDeliveryCountsStopAtTheCap(t *testing.T) {
 		}{{"sent", "meta", "qualified", store.CountCap + 20, 100}, {"dead", "google", "qualified", 30, 0}, {"dry_run", "meta", "lead", 5, 0}} {
 			if err := db.TestExec(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
 				INSERT INTO delivery_events (id, site_id, event_name, event_id, pixel_id, payload, destination)
-				SELECT ? || i, 'a', 'Lead', ? || i, 'px', '{"i":' || i || '}', ? FROM n`,
+				SELECT cleanads_idpack(? || i), 'a', 'Lead', cleanads_idpack(? || i), 'px', '{"i":' || i || '}', ? FROM n`,
 				r.n, r.state+"-", r.state+"-", r.dest); err != nil {
 				t.Fatal(err)
 			}
 			if err := db.TestExec(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
 				INSERT INTO delivery_state (id, site_id, kind, state, next_at, deadline_at, created_at, updated_at, destination)
-				SELECT ? || i, 'a', ?, ?, 0, 0, CAST(? AS BIGINT) - (? + i) * 1000, 0, ? FROM n`,
+				SELECT cleanads_idpack(? || i), 'a', ?, ?, 0, 0, CAST(? AS BIGINT) - (? + i) * 1000, 0, ? FROM n`,
 				r.n, r.state+"-", r.kind, r.state, now.UnixMilli(), r.from, r.dest); err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -373,4 +374,11 @@ func (db *DB) TestRetentionPlansPostgres(t testing.TB, ctx context.Context) map[
 		plans[name] = strings.Join(lines, "\n")
 	}
 	return plans
+}
+
+// PackIDHexForTest is s's stored form as packID makes it, in hex, and
+// whether it is packed.
+func PackIDHexForTest(s string) (string, bool) {
+	b, ok := packID(s)
+	return fmt.Sprintf("%x", b), ok
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // On SQLite the ids are stored as 17-byte BLOBs, not as text (migration
-// 0600): a prefixed id (ld_, dl_, h_ ... and 26 Crockford digits, 29
+// 0600; PostgreSQL stores the same form in bytea columns since 0630,
+// idpack_postgres.go): a prefixed id (ld_, dl_, h_ ... and 26 Crockford digits, 29
 // bytes as text) and a canonical UUID (36 bytes) become a tag byte that
 // names their kind, then their 128 bits, big-endian. Each string has one
 // stored form, a pure function of the string (packID), so equality,
@@ -66,25 +67,35 @@ var crockfordValue = func() (t [256]byte) {
 // packID returns s's stored form on SQLite: 17 bytes when s is a
 // canonical id, else ok is false and s is stored as text.
 func packID(s string) (b []byte, ok bool) {
+	var a [idPackedLen]byte
+	if !packIDTo(&a, s) {
+		return nil, false
+	}
+	return a[:], true
+}
+
+// packIDTo writes s's packed form to b when s is a canonical id (it
+// allocates nothing, for PostgreSQL's arguments, which it checks one by
+// one).
+func packIDTo(b *[idPackedLen]byte, s string) bool {
 	switch n := len(s); {
 	case n == 36:
-		return packUUID(s)
+		return packUUID(b, s)
 	case n >= idDigits+2 && n <= idDigits+4:
 		p := s[:n-idDigits]
 		for i := 1; i < len(idPrefixes); i++ {
 			if idPrefixes[i] == p {
-				return packCrockford(byte(i+1), s[n-idDigits:])
+				return packCrockford(b, byte(i+1), s[n-idDigits:])
 			}
 		}
 	}
-	return nil, false
+	return false
 }
 
-func packUUID(s string) ([]byte, bool) {
+func packUUID(b *[idPackedLen]byte, s string) bool {
 	if s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return nil, false
+		return false
 	}
-	b := make([]byte, idPackedLen)
 	b[0] = idTagUUID
 	j := 1
 	for i := 0; i < 36; i++ {
@@ -93,13 +104,13 @@ func packUUID(s string) ([]byte, bool) {
 		}
 		hi, lo := hexValue(s[i]), hexValue(s[i+1])
 		if hi > 15 || lo > 15 {
-			return nil, false
+			return false
 		}
 		b[j] = hi<<4 | lo
 		j++
 		i++
 	}
-	return b, true
+	return true
 }
 
 // hexValue is a lower-case hex digit's value, 0xff for anything else
@@ -116,26 +127,25 @@ func hexValue(c byte) byte {
 
 // packCrockford packs 26 digits (130 bits, of which the first two must be
 // zero) after tag.
-func packCrockford(tag byte, d string) ([]byte, bool) {
+func packCrockford(b *[idPackedLen]byte, tag byte, d string) bool {
 	if crockfordValue[d[0]] > 7 {
-		return nil, false
+		return false
 	}
 	var hi, lo uint64
 	for i := 0; i < idDigits; i++ {
 		v := crockfordValue[d[i]]
 		if v > 31 {
-			return nil, false
+			return false
 		}
 		hi = hi<<5 | lo>>59
 		lo = lo<<5 | uint64(v)
 	}
-	b := make([]byte, idPackedLen)
 	b[0] = tag
 	for i := 0; i < 8; i++ {
 		b[1+i] = byte(hi >> (56 - 8*i))
 		b[9+i] = byte(lo >> (56 - 8*i))
 	}
-	return b, true
+	return true
 }
 
 // unpackID returns the string b was packed from; ok is false when b is
@@ -179,6 +189,16 @@ func (q Q) plain(s string) any {
 func (q Q) textParam() string {
 	if q.dialect == Postgres {
 		return "CAST(? AS TEXT)"
+	}
+	return "?"
+}
+
+// idParam is an id argument in a SELECT's list: PostgreSQL is told its
+// type (bytea since 0630, so that the id is bound packed); SQLite is not
+// (textParam).
+func (q Q) idParam() string {
+	if q.dialect == Postgres {
+		return "CAST(? AS " + q.pgIDType() + ")"
 	}
 	return "?"
 }

@@ -166,7 +166,7 @@ func (q Q) leadIntakeCTE(ctx context.Context, w LeadWrite, counts []model.Count)
 			sa = stateArgs(sa, d)
 		}
 		part("s", `INSERT INTO delivery_state (`+stateCols+`)
-		SELECT v.* FROM (VALUES `+pgStateRow+strings.Repeat(", "+pgStateRow, len(ds)-1)+`) v (`+stateCols+`)
+		SELECT v.* FROM (VALUES `+q.pgStateRow()+strings.Repeat(", "+q.pgStateRow(), len(ds)-1)+`) v (`+stateCols+`)
 		JOIN e ON e.id = v.id RETURNING 1`, sa...)
 	}
 	var done []string

@@ -169,7 +169,16 @@ func (db *DB) MigrateWith(ctx context.Context, o MigrateOptions) ([]int, error) 
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	// After a migration the pool starts afresh (dropIdleConns), once the
+	// lock's connection, which may have prepared statements before it, is
+	// back in the pool.
+	var migrated bool
+	defer func() {
+		unlock()
+		if migrated {
+			db.dropIdleConns()
+		}
+	}()
 	cur, err := db.SchemaVersion(ctx)
 	if err != nil {
 		return nil, err
@@ -183,6 +192,7 @@ func (db *DB) MigrateWith(ctx context.Context, o MigrateOptions) ([]int, error) 
 		return nil, db.newerSchema(ctx, cur, latest)
 	}
 	pending := pendingMigrations(list, cur, o.Below)
+	migrated = len(pending) > 0
 	var applied []int
 	for i, m := range pending {
 		if o.Step != nil {

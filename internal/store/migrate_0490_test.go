@@ -76,7 +76,7 @@ func TestMigration0490PacksArchivedPayloads(t *testing.T) {
 		if _, err := db.Migrate(ctx, time.Now); err != nil {
 			t.Fatal(err)
 		}
-		stored, err := db.TestQueryAll(ctx, `SELECT id || ' ' || payload FROM delivery_events ORDER BY id`)
+		stored, err := db.TestQueryAll(ctx, `SELECT cleanads_idtext(id) || ' ' || payload FROM delivery_events ORDER BY id`)
 		if err != nil || len(stored) != n {
 			t.Fatalf("stored: %d rows, %v", len(stored), err)
 		}

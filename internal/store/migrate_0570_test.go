@@ -105,11 +105,11 @@ func TestMigration0570UnshrunkFinished(t *testing.T) {
 		// As in a live outbox: most rows shrunk (page views, webhook posts)
 		// or queued, a few finished ones waiting for retention.
 		if err := db.TestExec(ctx, `INSERT INTO delivery_events (id, site_id, lead_id, event_name, event_id, pixel_id, payload,
-			destination) SELECT 'dl_x' || g, 'a', '', 'PageView', 'ev-x' || g, '1', '{}', 'meta' FROM generate_series(1, 20000) g`); err != nil {
+			destination) SELECT convert_to('dl_x' || g, 'UTF8'), 'a', '', 'PageView', convert_to('ev-x' || g, 'UTF8'), '1', '{}', 'meta' FROM generate_series(1, 20000) g`); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.TestExec(ctx, `INSERT INTO delivery_state (id, site_id, kind, state, next_at, deadline_at, created_at,
-			updated_at, destination, shrunk_at) SELECT 'dl_x' || g, 'a', 'pageview', CASE WHEN g % 2 = 0 THEN 'sent' ELSE 'pending' END,
+			updated_at, destination, shrunk_at) SELECT convert_to('dl_x' || g, 'UTF8'), 'a', 'pageview', CASE WHEN g % 2 = 0 THEN 'sent' ELSE 'pending' END,
 			g, g, g, g, 'meta', CASE WHEN g % 2 = 0 THEN g END FROM generate_series(1, 20000) g`); err != nil {
 			t.Fatal(err)
 		}

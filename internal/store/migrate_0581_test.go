@@ -64,9 +64,10 @@ func TestMigration0581ArchivedRedactedOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		idTextOfText(t, ctx, db)
 		read := func() []string {
 			t.Helper()
-			rows, err := db.TestQueryAll(ctx, `SELECT id || ' ' || COALESCE(CAST(redacted_at AS TEXT), '-') || ' '
+			rows, err := db.TestQueryAll(ctx, `SELECT cleanads_idtext(id) || ' ' || COALESCE(CAST(redacted_at AS TEXT), '-') || ' '
 				|| COALESCE(CAST(shrunk_at AS TEXT), '-') || ' ' || state || ' ' || CAST(created_at AS TEXT)
 				FROM deliveries ORDER BY id`)
 			if err != nil {

@@ -26,7 +26,22 @@ import (
 // canonical form is left in any column but the free text, the ids take 17
 // bytes, and an erasure after the migration works as before.
 func TestMigration0600IDsPacked(t *testing.T) {
-	eachBelow(t, 600, func(t *testing.T, ctx context.Context, db *store.DB) {
+	testIDsPacked(t, 600)
+}
+
+// TestMigration0630IDsPacked is the same on a database of the shape before
+// 0630, which packs PostgreSQL's ids (SQLite's were since 0600): on
+// PostgreSQL the id columns are bytea after it, a minted id takes 17
+// bytes, what the migration's SQL stored is what the store binds, and no
+// canonical text is left in them.
+func TestMigration0630IDsPacked(t *testing.T) {
+	testIDsPacked(t, 630)
+}
+
+// testIDsPacked fills a database of the shape before migration below,
+// reads everything, migrates it to the latest and reads it again.
+func testIDsPacked(t *testing.T, below int) {
+	eachBelow(t, below, func(t *testing.T, ctx context.Context, db *store.DB) {
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		testkit.AddSites(t, db, now, "a", "b")
 		var g model.IDGen
@@ -223,41 +238,10 @@ func TestMigration0600IDsPacked(t *testing.T) {
 				t.Errorf("after the migration, line %d:\n%v\nbefore:\n%v", i, at(after, i), at(before, i))
 			}
 		}
-		if db.Dialect() != store.SQLite {
-			return
-		}
-		// Every id stored packed, free text left as it was.
-		for _, c := range []struct{ query, want string }{
-			{`SELECT typeof(id) || length(id) || typeof(event_id) || length(event_id) || typeof(visitor_id) FROM leads WHERE id = ?`, "blob17blob17blob"},
-			{`SELECT typeof(message) || typeof(name) FROM leads WHERE event_id = ?`, "texttext"},
-			{`SELECT CAST(COUNT(*) AS TEXT) FROM delivery_events WHERE typeof(id) = 'blob' AND typeof(lead_id) = 'blob' AND typeof(event_id) = 'blob'`, "36"},
-			{`SELECT CAST(COUNT(*) AS TEXT) FROM lead_history WHERE typeof(id) = 'blob' AND typeof(lead_id) = 'blob'`, "42"},
-		} {
-			var args []any
-			if strings.Contains(c.query, "?") {
-				args = []any{string(leads[7].ID)}
-				if strings.Contains(c.query, "event_id = ?") {
-					args = []any{leads[7].EventID}
-				}
-			}
-			if got, err := db.TestQueryString(ctx, c.query, args...); err != nil || got != c.want {
-				t.Errorf("%s: %q (%v), want %q", c.query, got, err, c.want)
-			}
-		}
-		left, err := db.TestQueryAll(ctx, `SELECT m.name || '.' || p.name FROM sqlite_schema m, pragma_table_info(m.name) p
-			WHERE m.type = 'table' AND m.sql NOT LIKE 'CREATE VIRTUAL%' AND m.name NOT LIKE 'lead_search_%' AND upper(p.type) LIKE '%TEXT%'`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tc := range left {
-			table, col, _ := strings.Cut(tc, ".")
-			if table == "schema_migrations" || (table == "leads" && slices.Contains([]string{"name", "first_name", "last_name", "email", "phone", "phone_key", "message"}, col)) {
-				continue
-			}
-			n, err := db.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM "`+table+`" WHERE typeof("`+col+`") = 'text' AND typeof(cleanads_idpack("`+col+`")) = 'blob'`)
-			if err != nil || n != "0" {
-				t.Errorf("%s: %s ids left as text (%v)", tc, n, err)
-			}
+		if db.Dialect() == store.Postgres {
+			pgIDsPacked(t, ctx, db, leads[7])
+		} else {
+			sqliteIDsPacked(t, ctx, db, leads[7])
 		}
 		// An erasure after: the person's leads emptied, their events
 		// redacted, and a lead with a minted id found by its event id.
@@ -281,6 +265,86 @@ func TestMigration0600IDsPacked(t *testing.T) {
 			t.Errorf("search for a new lead's message that is a UUID: %d leads (%v)", len(found), err)
 		}
 	})
+}
+
+// pgIDsPacked checks PostgreSQL's stored ids after 0630: the id columns
+// are bytea, a minted id takes 17 bytes and a UUID too, free text stays
+// text, and no column holds an id's text where the store binds it packed.
+func pgIDsPacked(t *testing.T, ctx context.Context, db *store.DB, l *model.Lead) {
+	t.Helper()
+	for _, c := range []struct{ query, want string }{
+		{`SELECT CAST(pg_typeof(id) AS TEXT) || length(id) || CAST(pg_typeof(event_id) AS TEXT) || length(event_id) || CAST(pg_typeof(visitor_id) AS TEXT) FROM leads WHERE id = ?`, "bytea17bytea17bytea"},
+		{`SELECT CAST(pg_typeof(message) AS TEXT) || ' ' || CAST(pg_typeof(name) AS TEXT) FROM leads WHERE event_id = ?`, "text text"},
+		{`SELECT CAST(COUNT(*) AS TEXT) FROM delivery_events WHERE length(id) = 17 AND length(lead_id) = 17 AND length(event_id) = 17`, "36"},
+		{`SELECT CAST(COUNT(*) AS TEXT) FROM lead_history WHERE length(id) = 17 AND length(lead_id) = 17`, "42"},
+	} {
+		var args []any
+		if strings.Contains(c.query, "?") {
+			args = []any{string(l.ID)}
+			if strings.Contains(c.query, "event_id = ?") {
+				args = []any{l.EventID}
+			}
+		}
+		if got, err := db.TestQueryString(ctx, c.query, args...); err != nil || got != c.want {
+			t.Errorf("%s: %q (%v), want %q", c.query, got, err, c.want)
+		}
+	}
+	cols, err := db.TestQueryAll(ctx, `SELECT table_name || '.' || column_name FROM information_schema.columns
+		WHERE table_schema = current_schema() AND data_type = 'bytea' AND table_name NOT IN ('cert_items', 'deliveries') ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cols) != 20 {
+		t.Errorf("%d bytea columns, want 20: %v", len(cols), cols)
+	}
+	for _, tc := range cols {
+		table, col, _ := strings.Cut(tc, ".")
+		// A value whose bytes are an id's text (valid UTF-8 that packs):
+		// the store would bind that id packed and miss it.
+		n, err := db.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM "`+table+`" WHERE "`+col+`" <> ''::bytea
+			AND get_byte("`+col+`", 0) >= 32 AND cleanads_idpack(convert_from("`+col+`", 'UTF8')) <> "`+col+`"`)
+		if err != nil || n != "0" {
+			t.Errorf("%s: %s ids left as text (%v)", tc, n, err)
+		}
+	}
+}
+
+// sqliteIDsPacked checks SQLite's stored ids after 0600.
+func sqliteIDsPacked(t *testing.T, ctx context.Context, db *store.DB, l *model.Lead) {
+	t.Helper()
+	// Every id stored packed, free text left as it was.
+	for _, c := range []struct{ query, want string }{
+		{`SELECT typeof(id) || length(id) || typeof(event_id) || length(event_id) || typeof(visitor_id) FROM leads WHERE id = ?`, "blob17blob17blob"},
+		{`SELECT typeof(message) || typeof(name) FROM leads WHERE event_id = ?`, "texttext"},
+		{`SELECT CAST(COUNT(*) AS TEXT) FROM delivery_events WHERE typeof(id) = 'blob' AND typeof(lead_id) = 'blob' AND typeof(event_id) = 'blob'`, "36"},
+		{`SELECT CAST(COUNT(*) AS TEXT) FROM lead_history WHERE typeof(id) = 'blob' AND typeof(lead_id) = 'blob'`, "42"},
+	} {
+		var args []any
+		if strings.Contains(c.query, "?") {
+			args = []any{string(l.ID)}
+			if strings.Contains(c.query, "event_id = ?") {
+				args = []any{l.EventID}
+			}
+		}
+		if got, err := db.TestQueryString(ctx, c.query, args...); err != nil || got != c.want {
+			t.Errorf("%s: %q (%v), want %q", c.query, got, err, c.want)
+		}
+	}
+	left, err := db.TestQueryAll(ctx, `SELECT m.name || '.' || p.name FROM sqlite_schema m, pragma_table_info(m.name) p
+		WHERE m.type = 'table' AND m.sql NOT LIKE 'CREATE VIRTUAL%' AND m.name NOT LIKE 'lead_search_%' AND upper(p.type) LIKE '%TEXT%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range left {
+		table, col, _ := strings.Cut(tc, ".")
+		if table == "schema_migrations" || (table == "leads" && slices.Contains([]string{"name", "first_name", "last_name", "email", "phone", "phone_key", "message"}, col)) {
+			continue
+		}
+		n, err := db.TestQueryString(ctx, `SELECT CAST(COUNT(*) AS TEXT) FROM "`+table+`" WHERE typeof("`+col+`") = 'text' AND typeof(cleanads_idpack("`+col+`")) = 'blob'`)
+		if err != nil || n != "0" {
+			t.Errorf("%s: %s ids left as text (%v)", tc, n, err)
+		}
+	}
 }
 
 func at(lines []string, i int) string {

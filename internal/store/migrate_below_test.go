@@ -34,3 +34,17 @@ func eachBelow(t *testing.T, version int, fn func(t *testing.T, ctx context.Cont
 		})
 	}
 }
+
+// idTextOfText lets a test read an id column as text with cleanads_idtext
+// before migration 0630 as after it: on PostgreSQL the function is the
+// migration's, for bytea, and this adds one for the text columns before.
+// SQLite's binary has it for both.
+func idTextOfText(t *testing.T, ctx context.Context, db *store.DB) {
+	t.Helper()
+	if db.Dialect() != store.Postgres {
+		return
+	}
+	if err := db.TestExec(ctx, `CREATE OR REPLACE FUNCTION cleanads_idtext(s text) RETURNS text LANGUAGE sql IMMUTABLE AS 'SELECT s'`); err != nil {
+		t.Fatal(err)
+	}
+}

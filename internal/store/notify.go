@@ -252,7 +252,7 @@ func notifyColumn(v model.Verdict) string {
 func (q Q) notifyInsert(col string) string {
 	return `/* Store.NotifyQueue */ INSERT INTO notifications (lead_id, verdict, user_id, channel, site_id, state,
 		attempts, next_at, last_error, created_at, updated_at)
-		SELECT ` + q.textParam() + `, ` + q.textParam() + `, r.user_id, c.channel, r.site_id, 'pending', 0, CAST(? AS BIGINT), '',
+		SELECT ` + q.idParam() + `, ` + q.textParam() + `, r.user_id, c.channel, r.site_id, 'pending', 0, CAST(? AS BIGINT), '',
 		CAST(? AS BIGINT), CAST(? AS BIGINT)
 		FROM notify_rules r JOIN notify_channels c ON c.user_id = r.user_id
 		WHERE r.site_id = ? AND ` + col + ` = 1

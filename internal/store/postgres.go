@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -43,17 +44,15 @@ func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
 	if n <= 0 {
 		n = 10
 	}
-	var p *sql.DB
-	if opt.Tracer != nil {
-		cfg, err := pgx.ParseConfig(u.String())
-		if err != nil {
-			return nil, fmt.Errorf("store: database URL: %w", err)
-		}
-		cfg.Tracer = opt.Tracer
-		p = stdlib.OpenDB(*cfg)
-	} else if p, err = sql.Open("pgx", u.String()); err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+	cfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		return nil, fmt.Errorf("store: database URL: %w", err)
 	}
+	if opt.Tracer != nil {
+		cfg.Tracer = opt.Tracer
+	}
+	// Every connection binds and reads the ids packed (idpack_postgres.go).
+	p := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(registerIDCodec))
 	// At least two: a migration or a job lock holds one connection while
 	// the work it guards runs on another.
 	p.SetMaxOpenConns(max(n, 2))
@@ -66,9 +65,28 @@ func openPostgres(ctx context.Context, dsn string, opt Options) (*DB, error) {
 		p.Close()
 		return nil, fmt.Errorf("store: open postgres: %w", unavailable(err))
 	}
-	db := &DB{reader: p, writer: p, lockSpace: schema}
-	db.Q = Q{r: p, w: p, dialect: Postgres, box: opt.Secrets}
+	db := &DB{reader: p, writer: p, lockSpace: schema, idleConns: max(n, 2)}
+	db.Q = Q{r: pgExecer{p}, w: pgExecer{p}, dialect: Postgres, box: opt.Secrets, pgIDs: &atomic.Bool{}}
+	var v sql.NullInt64
+	// A new database has no schema_migrations yet (the error is left):
+	// it is at version 0 until MigrateWith notes each migration it applies.
+	if p.QueryRowContext(ctx, `/* DB.Open */ SELECT MAX(version) FROM schema_migrations`).Scan(&v) == nil {
+		db.noteSchema(int(v.Int64))
+	}
 	return db, nil
+}
+
+// dropIdleConns closes PostgreSQL's idle connections: after a migration
+// changed a column's type (0630: ids text -> bytea), a statement a
+// connection prepared before it would run with the old parameter types
+// (pgx caches prepared statements per connection), so the pool starts
+// afresh. A connection in use is not closed; none is while migrating.
+func (db *DB) dropIdleConns() {
+	if db.dialect != Postgres {
+		return
+	}
+	db.writer.SetMaxIdleConns(0)
+	db.writer.SetMaxIdleConns(db.idleConns)
 }
 
 // lockKey turns a lock name into the 64-bit key of a PostgreSQL advisory

@@ -64,6 +64,9 @@ type execer interface {
 type Q struct {
 	r, w    execer
 	dialect Dialect
+	// pgIDs is set when PostgreSQL's id columns are bytea (migration
+	// 0630), so that a statement's casts name their type; nil on SQLite.
+	pgIDs *atomic.Bool
 	// box seals secrets (Meta access tokens) on the way in and opens them
 	// on the way out; nil refuses to store a token.
 	box *secret.Box
@@ -89,6 +92,8 @@ type DB struct {
 	// packIDs is set when SQLite's stored ids are packed (idpack.go); nil
 	// on PostgreSQL.
 	packIDs *atomic.Bool
+	// idleConns is how many idle connections PostgreSQL's pool keeps.
+	idleConns int
 }
 
 // Tx is a transaction; it has every entity method of DB.
@@ -246,18 +251,31 @@ func openSQLite(ctx context.Context, path string, opt Options) (*DB, error) {
 	return db, nil
 }
 
-// noteSchema sets what SQLite's store does by its schema's version: from
-// 0590 it indexes the leads a transaction queued before it commits
-// (searchQueue), from 0600 it packs the ids it binds (idpack.go). It is
-// called when the database is opened, and by MigrateWith before it starts
-// and after each migration; it does nothing on PostgreSQL.
+// noteSchema sets what the store does by its schema's version: on SQLite
+// from 0590 it indexes the leads a transaction queued before it commits
+// (searchQueue), from 0600 it packs the ids it binds (idpack.go); on
+// PostgreSQL from 0630 its statements cast ids to bytea
+// (idpack_postgres.go). It is called when the database is opened, and by
+// MigrateWith before it starts and after each migration.
 func (db *DB) noteSchema(version int) {
 	if db.packIDs != nil {
 		db.packIDs.Store(version >= idsPackedSince)
 	}
+	if db.pgIDs != nil {
+		db.pgIDs.Store(version >= pgIDsPackedSince)
+	}
 	if db.search != nil {
 		db.search.ready.Store(version >= searchQueuedSince)
 	}
+}
+
+// txQ is the Q of a transaction t: on PostgreSQL its arguments go through
+// pgExecer, as the pool's do.
+func (db *DB) txQ(t *sql.Tx) Q {
+	if db.dialect == Postgres {
+		return Q{r: pgExecer{t}, w: pgExecer{t}, dialect: db.dialect, box: db.box, pgIDs: db.pgIDs}
+	}
+	return Q{r: t, w: t, dialect: db.dialect, box: db.box}
 }
 
 // Dialect tells which engine the database runs on.
@@ -341,7 +359,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", unavailable(err))
 	}
-	tx := &Tx{Q: Q{r: t, w: t, dialect: db.dialect, box: db.box}}
+	tx := &Tx{Q: db.txQ(t)}
 	if err := fn(tx); err != nil {
 		_ = t.Rollback()
 		// fn's errors come from any entity method; classifying here once
