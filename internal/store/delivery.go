@@ -502,10 +502,11 @@ func (db *DB) claimableShares(ctx context.Context, now time.Time, dests []string
 // claimableSitesQuery reads the oldest due event's deadline of each share
 // of dests (NULL when none is due), sites in id order, leaving out skip.
 func (q Q) claimableSitesQuery(now time.Time, dests []string, skip []model.Share) (string, []any) {
-	args := []any{now.UnixMilli()}
+	args := append([]any{now.UnixMilli()}, q.leaseLiveArgs(now)...)
 	query := `/* Store.DeliveryClaim */ SELECT s.id, x.name,
 			(SELECT d.deadline_at FROM delivery_state d` + q.claimIndex() + ` WHERE d.site_id = s.id AND d.destination = x.name
-				AND d.state IN ('pending', 'retry') AND d.next_at <= ? AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = d.id)
+				AND d.state IN ('pending', 'retry') AND d.next_at <= ?
+				AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = d.id` + q.leaseLive() + `)
 				ORDER BY d.deadline_at, d.id LIMIT 1)
 		FROM sites s, (SELECT ? AS name` + strings.Repeat(` UNION ALL SELECT ?`, len(dests)-1) + `) x`
 	for _, d := range dests {
@@ -539,8 +540,13 @@ func (q Q) claimableSitesQuery(now time.Time, dests []string, skip []model.Share
 
 // releaseExpiredLeases gives back the events whose lease ran out before
 // their outcome was recorded, so that they can be claimed again. It looks
-// first, on a reader: there are seldom any.
+// first, on a reader: there are seldom any. On PostgreSQL there is nothing
+// to do: the claim's look-ups take a lease that ran out for none and its
+// insert takes it over (migration 0640), and the sweep deletes those left.
 func (db *DB) releaseExpiredLeases(ctx context.Context, now time.Time) error {
+	if db.dialect == Postgres {
+		return nil
+	}
 	var n int
 	err := db.queryRow(ctx, `/* Store.DeliveryClaim */ SELECT COUNT(*) FROM (SELECT 1 FROM delivery_leases
 		WHERE until <= ? LIMIT 1) expired`, now.UnixMilli()).Scan(&n)
@@ -557,13 +563,13 @@ func (db *DB) releaseExpiredLeases(ctx context.Context, now time.Time) error {
 // claimSlice leases up to n due events of a share past after (nil: from
 // the oldest).
 func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Time, n int, sh model.Share, after *model.Delivery) ([]*model.Delivery, error) {
-	args := []any{string(sh.Site), sh.Destination, now.UnixMilli()}
+	args := append([]any{string(sh.Site), sh.Destination, now.UnixMilli()}, q.leaseLiveArgs(now)...)
 	if after != nil {
 		args = append(args, after.DeadlineAt.UnixMilli(), after.ID)
 	}
 	args = append(args, n)
 	if q.dialect == Postgres {
-		return q.claimSlicePG(ctx, owner, leaseUntil, after != nil, args)
+		return q.claimSlicePG(ctx, owner, now, leaseUntil, after != nil, args)
 	}
 	rows, err := q.query(ctx, q.claimQuery(after != nil), args...)
 	list, err := scanAll(rows, err, "claim deliveries", scanDelivery)
@@ -606,13 +612,18 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 // made that a nested loop of 1,000 by 1,000 rows, 200-600 ms a claim. An
 // event whose lease another node took after the look-up's snapshot is left
 // out of the insert (ON CONFLICT); when the count says some were, a second
-// statement reads which of the leases are this claim's.
-func (q Q) claimSlicePG(ctx context.Context, owner string, leaseUntil time.Time, cursor bool, args []any) ([]*model.Delivery, error) {
+// statement reads which of the leases are this claim's. A lease that ran
+// out (its node died, or stalled past it) counts as none in the look-up,
+// and the insert takes it over (migration 0640: no index of the leases'
+// times, and no statement before the claim to give them back).
+func (q Q) claimSlicePG(ctx context.Context, owner string, now, leaseUntil time.Time, cursor bool, args []any) ([]*model.Delivery, error) {
 	var leased int
 	rows, err := q.query(ctx, `/* Store.DeliveryClaim */ WITH c AS (`+q.claimQuery(cursor)+`),
 		l AS (INSERT INTO delivery_leases (id, until, owner) SELECT id, CAST(? AS BIGINT), CAST(? AS TEXT) FROM c
-			ON CONFLICT (id) DO NOTHING RETURNING id)
-		SELECT c.*, (SELECT COUNT(*) FROM l) FROM c ORDER BY c.deadline_at, c.id`, append(args, leaseUntil.UnixMilli(), owner)...)
+			ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until, owner = EXCLUDED.owner
+			WHERE delivery_leases.until <= CAST(? AS BIGINT) RETURNING id)
+		SELECT c.*, (SELECT COUNT(*) FROM l) FROM c ORDER BY c.deadline_at, c.id`,
+		append(args, leaseUntil.UnixMilli(), owner, now.UnixMilli())...)
 	list, err := scanAll(rows, err, "claim deliveries", func(r scanner) (*model.Delivery, error) {
 		return scanDelivery(withExtra{r, []any{&leased}})
 	})
@@ -655,7 +666,7 @@ func (q Q) claimQuery(cursor bool) string {
 	query := `/* Store.DeliveryClaim */ SELECT ` + deliveryJoin + ` FROM delivery_state s` + q.claimIndex() + `
 			JOIN delivery_events e ON e.id = s.id
 			WHERE s.site_id = ? AND s.destination = ? AND s.state IN ('pending', 'retry') AND s.next_at <= ?
-				AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = s.id)`
+				AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = s.id` + q.leaseLive() + `)`
 	if cursor {
 		query += ` AND (s.deadline_at, s.id) > (?, ?)`
 	}
@@ -675,6 +686,26 @@ func (q Q) claimQuery(cursor bool) string {
 // to return the first few thousand; the partial delivery_state_claimable
 // index is already in claim order. PostgreSQL plans from its statistics.
 func (q Q) claimIndex() string { return q.indexedBy("delivery_state_claimable") }
+
+// leaseLive is the condition, in a probe of delivery_leases l, that keeps
+// only a lease that has not run out (its placeholder is leaseLiveArgs): on
+// PostgreSQL a lease that ran out is taken over by the next claim
+// (migration 0640); on SQLite a claim deletes it first, so any lease is
+// live.
+func (q Q) leaseLive() string {
+	if q.dialect == Postgres {
+		return ` AND l.until > ?`
+	}
+	return ""
+}
+
+// leaseLiveArgs is leaseLive's argument at now.
+func (q Q) leaseLiveArgs(now time.Time) []any {
+	if q.dialect == Postgres {
+		return []any{now.UnixMilli()}
+	}
+	return nil
+}
 
 // indexedBy tells SQLite's planner which index a statement must use; empty
 // on PostgreSQL.
@@ -899,6 +930,16 @@ func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resume
 		}
 		n, _ := res.RowsAffected()
 		resumed = int(n)
+		if tx.dialect == Postgres {
+			// No claim gives leases back on PostgreSQL (a claim takes a
+			// lease that ran out over, migration 0640): one left by a node
+			// that died holding an event finished or erased since would
+			// stay. A scan of the leases in flight.
+			if _, err := tx.exec(ctx, `/* Store.DeliverySweep */ DELETE FROM delivery_leases WHERE until <= ?`,
+				now.UnixMilli()); err != nil {
+				return fmt.Errorf("store: end expired leases: %w", err)
+			}
+		}
 		return nil
 	})
 	return expired, resumed, err
@@ -933,7 +974,9 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 
 // DeliveryNextDue returns when the earliest unleased pending or retry event
 // is due (now when PageViews are queued), and false when there is none.
-// (Events of an expired lease count once a claim gave them back.)
+// (Events of an expired lease count once a claim gave them back on
+// SQLite, at once on PostgreSQL, where the next claim takes the lease
+// over.)
 func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
 	var queued bool
@@ -942,7 +985,7 @@ func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool,
 	// (what the planner picks on its own). On PostgreSQL delivery_state_due
 	// (by next_at) answers with a descent and a walk past the leased events
 	// due first.
-	err := q.queryRow(ctx, q.nextDueQuery()).Scan(&next, &queued)
+	err := q.queryRow(ctx, q.nextDueQuery(), q.leaseLiveArgs(now)...).Scan(&next, &queued)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next due delivery: %w", err)
 	}
@@ -958,7 +1001,7 @@ func (q Q) nextDueQuery() string {
 	// an index alone only for a statement on one table, and the lease's
 	// probe is a join.
 	return `/* Store.DeliveryNextDue */ SELECT (SELECT s.next_at FROM delivery_state s` + q.claimIndex() + `
-		WHERE s.state IN ('pending', 'retry') AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = s.id)
+		WHERE s.state IN ('pending', 'retry') AND NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = s.id` + q.leaseLive() + `)
 		ORDER BY s.next_at LIMIT 1),
 		EXISTS (SELECT 1 FROM pageview_queue)`
 }
