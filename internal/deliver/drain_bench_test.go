@@ -98,7 +98,9 @@ func drain(b *testing.B, pageViews bool) {
 	const sites, perSite = 8, 12500
 	for range b.N {
 		b.StopTimer()
-		db := storetest.New(b) // the engine under test: CLEANADS_TEST_ENGINE
+		dsn := storetest.MigratedDSN(b) // the engine under test: CLEANADS_TEST_ENGINE
+		db := storetest.Open(b, dsn)
+		backends := openBackends(b, db, dsn)
 		ctx := context.Background()
 		clk := testkit.NewClock(time.Now().UTC())
 		g := &leanGraph{}
@@ -166,6 +168,7 @@ func drain(b *testing.B, pageViews bool) {
 		b.StartTimer()
 		start := time.Now()
 		cpu0, cpuOK := processCPU()
+		server0 := backends.cpu()
 		if err := r.Start(ctx); err != nil {
 			b.Fatal(err)
 		}
@@ -176,6 +179,7 @@ func drain(b *testing.B, pageViews bool) {
 		r.Stop(ctx)
 		elapsed := time.Since(start)
 		cpu1, _ := processCPU()
+		server1 := backends.cpu()
 		b.StopTimer()
 		close(stopSampling)
 		<-sampled
@@ -205,6 +209,9 @@ func drain(b *testing.B, pageViews bool) {
 			// The machine is shared: CPU time spent per drain says more
 			// than wall time (on PostgreSQL the server's CPU is not in it).
 			b.ReportMetric(float64(cpu1-cpu0)/1e6, "cpu_ms")
+		}
+		if backends != nil {
+			b.ReportMetric(float64(server1-server0)/1e6, "server_cpu_ms")
 		}
 		if len(waits) > 0 {
 			slices.Sort(waits)

@@ -379,17 +379,13 @@ func (db *DB) DeliveryClaim(ctx context.Context, owner string, now, leaseUntil t
 // destination), each share's oldest event (earliest deadline) first and the
 // share whose oldest due event is oldest first, so a share left out or with
 // nothing due costs one index seek, not a walk past its backlog. A node
-// that dies holding a lease loses it at LeaseUntil: a claim gives expired
-// leases back first (on SQLite, where the lease is in the state row, it
-// takes them as free), and their events are claimed again. Each share is
+// that dies holding a lease loses it at LeaseUntil: a claim takes an
+// expired lease for none (unleased), and its events are claimed again. Each share is
 // claimed in slices, each past the last event of the one before; a failure
 // after the first slice ends the claim with the events it holds (the next
 // claim meets the failure again). On PostgreSQL concurrent claimers skip
 // each other's rows.
 func (db *DB) DeliveryClaimFor(ctx context.Context, p model.ClaimParams) ([]*model.Delivery, error) {
-	if err := db.releaseExpiredLeases(ctx, p.Now); err != nil {
-		return nil, err
-	}
 	shares, err := db.claimableShares(ctx, p.Now, p.Destinations, p.Skip)
 	if err != nil {
 		return nil, err
@@ -595,28 +591,6 @@ func (q Q) claimableSitesQuery(now time.Time, dests []string, skip []model.Share
 	return query + ` ORDER BY s.id, x.name`, args
 }
 
-// releaseExpiredLeases gives back the events whose lease ran out before
-// their outcome was recorded, so that they can be claimed again. It looks
-// first, on a reader: there are seldom any. On SQLite the lease is in the
-// state row (migration 0620) and one that ran out is free as it stands
-// (unleased): nothing to give back.
-func (db *DB) releaseExpiredLeases(ctx context.Context, now time.Time) error {
-	if db.dialect == SQLite {
-		return nil
-	}
-	var n int
-	err := db.queryRow(ctx, `/* Store.DeliveryClaim */ SELECT COUNT(*) FROM (SELECT 1 FROM delivery_leases
-		WHERE until <= ? LIMIT 1) expired`, now.UnixMilli()).Scan(&n)
-	if err != nil || n == 0 {
-		return err
-	}
-	_, err = db.exec(ctx, `/* Store.DeliveryClaim */ DELETE FROM delivery_leases WHERE until <= ?`, now.UnixMilli())
-	if err != nil {
-		return fmt.Errorf("store: release expired leases: %w", err)
-	}
-	return nil
-}
-
 // claimSlice leases up to n due events of a share past after (nil: from
 // the oldest).
 func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Time, n int, sh model.Share, after *model.Delivery) ([]*model.Delivery, error) {
@@ -626,7 +600,7 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 	}
 	args = append(args, n)
 	if q.dialect == Postgres {
-		return q.claimSlicePG(ctx, owner, leaseUntil, after != nil, args)
+		return q.claimSlicePG(ctx, owner, now, leaseUntil, after != nil, args)
 	}
 	rows, err := q.query(ctx, q.claimQuery(after != nil), args...)
 	list, err := scanAll(rows, err, "claim deliveries", scanDelivery)
@@ -652,25 +626,22 @@ func (q Q) claimSlice(ctx context.Context, owner string, now, leaseUntil time.Ti
 	return list, nil
 }
 
-// unleased is the condition that the state row named s has no live lease.
-// On PostgreSQL the lease is a row of delivery_leases (migration 0520),
-// given back by the claim once it runs out (releaseExpiredLeases); on
-// SQLite it is in the state row (0620) and one that ran out is free: the
-// condition takes now (unleasedArgs) there.
+// unleased is the condition that the state row named s has no live lease
+// at now (its placeholder: unleasedArgs). On SQLite the lease is two
+// columns of the state row (migration 0620); on PostgreSQL a row of
+// delivery_leases (0520), which the claim's insert takes over once it ran
+// out (0640). Either way a lease that ran out is free as it stands:
+// nothing gives it back first.
 func (q Q) unleased(s string) string {
 	if q.dialect == SQLite {
 		return `(` + s + `.lease_until IS NULL OR ` + s + `.lease_until <= ?)`
 	}
-	return `NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = ` + s + `.id)`
+	return `NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = ` + s + `.id AND l.until > ?)`
 }
 
-// unleasedArgs appends unleased's argument to args: now on SQLite, none
-// on PostgreSQL.
+// unleasedArgs appends unleased's argument, now, to args.
 func (q Q) unleasedArgs(args []any, now time.Time) []any {
-	if q.dialect == SQLite {
-		return append(args, now.UnixMilli())
-	}
-	return args
+	return append(args, now.UnixMilli())
 }
 
 // claimSlicePG is claimSlice on PostgreSQL: one statement looks the events
@@ -683,13 +654,18 @@ func (q Q) unleasedArgs(args []any, now time.Time) []any {
 // made that a nested loop of 1,000 by 1,000 rows, 200-600 ms a claim. An
 // event whose lease another node took after the look-up's snapshot is left
 // out of the insert (ON CONFLICT); when the count says some were, a second
-// statement reads which of the leases are this claim's.
-func (q Q) claimSlicePG(ctx context.Context, owner string, leaseUntil time.Time, cursor bool, args []any) ([]*model.Delivery, error) {
+// statement reads which of the leases are this claim's. A lease that ran
+// out (its node died, or stalled past it) counts as none in the look-up,
+// and the insert takes it over (migration 0640: no index of the leases'
+// times, and no statement before the claim to give them back).
+func (q Q) claimSlicePG(ctx context.Context, owner string, now, leaseUntil time.Time, cursor bool, args []any) ([]*model.Delivery, error) {
 	var leased int
 	rows, err := q.query(ctx, `/* Store.DeliveryClaim */ WITH c AS (`+q.claimQuery(cursor)+`),
 		l AS (INSERT INTO delivery_leases (id, until, owner) SELECT id, CAST(? AS BIGINT), CAST(? AS TEXT) FROM c
-			ON CONFLICT (id) DO NOTHING RETURNING id)
-		SELECT c.*, (SELECT COUNT(*) FROM l) FROM c ORDER BY c.deadline_at, c.id`, append(args, leaseUntil.UnixMilli(), owner)...)
+			ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until, owner = EXCLUDED.owner
+			WHERE delivery_leases.until <= CAST(? AS BIGINT) RETURNING id)
+		SELECT c.*, (SELECT COUNT(*) FROM l) FROM c ORDER BY c.deadline_at, c.id`,
+		append(args, leaseUntil.UnixMilli(), owner, now.UnixMilli())...)
 	list, err := scanAll(rows, err, "claim deliveries", func(r scanner) (*model.Delivery, error) {
 		return scanDelivery(withExtra{r, []any{&leased}})
 	})
@@ -960,6 +936,16 @@ func (db *DB) DeliverySweep(ctx context.Context, now time.Time) (expired, resume
 		}
 		n, _ := res.RowsAffected()
 		resumed = int(n)
+		if tx.dialect == Postgres {
+			// No claim gives leases back on PostgreSQL (a claim takes a
+			// lease that ran out over, migration 0640): one left by a node
+			// that died holding an event finished or erased since would
+			// stay. A scan of the leases in flight.
+			if _, err := tx.exec(ctx, `/* Store.DeliverySweep */ DELETE FROM delivery_leases WHERE until <= ?`,
+				now.UnixMilli()); err != nil {
+				return fmt.Errorf("store: end expired leases: %w", err)
+			}
+		}
 		return nil
 	})
 	return expired, resumed, err
@@ -986,11 +972,10 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 	}
 	// An event under a live lease is left to its owner. On SQLite the lease
 	// is in the row (migration 0620): one that ran out goes with the
-	// event's expiry, as a claim would have given it back.
-	live := `NOT EXISTS (SELECT 1 FROM delivery_leases l WHERE l.id = delivery_state.id AND l.until > ?)`
+	// event's expiry.
+	live := q.unleased("delivery_state")
 	if q.dialect == SQLite {
 		set = strings.Replace(set, "updated_at = ?", "updated_at = ?, lease_until = NULL, lease_owner = NULL", 1)
-		live = `(lease_until IS NULL OR lease_until <= ?)`
 	}
 	return []sweep{
 		{fmt.Sprintf(set, q.indexedBy("delivery_state_claimable")) + `site_id IN (SELECT id FROM sites) AND destination IN (?` +
@@ -1002,8 +987,7 @@ func (q Q) sweepQueries(now time.Time) []sweep {
 
 // DeliveryNextDue returns when the earliest unleased pending or retry event
 // is due (now when PageViews are queued), and false when there is none.
-// (Events of an expired lease count once a claim gave them back; on SQLite
-// at once, see unleased.)
+// (Events of an expired lease count at once, see unleased.)
 func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
 	var queued bool
@@ -1022,7 +1006,7 @@ func (q Q) DeliveryNextDue(ctx context.Context, now time.Time) (time.Time, bool,
 	return fromMS(next), next.Valid, nil
 }
 
-// nextDueQuery is DeliveryNextDue's statement (on SQLite it takes now, see
+// nextDueQuery is DeliveryNextDue's statement (it takes now, see
 // unleasedArgs).
 func (q Q) nextDueQuery() string {
 	// The earliest first and LIMIT 1, not MIN: PostgreSQL reads MIN from

@@ -39,6 +39,12 @@ func (db *DB) GroupStats() (batches, queued int64) {
 	return db.group.batches.Load(), db.group.queued.Load()
 }
 
+// TestQueryStrings runs a query whose rows are one text column each.
+func (q Q) TestQueryStrings(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := q.w.QueryContext(ctx, q.rebind(query), args...)
+	return scanAll(rows, err, "test", scanText)
+}
+
 // TestQueryString reads one text value with a raw statement; tests use it to
 // see what is really stored.
 func (q Q) TestQueryString(ctx context.Context, query string, args ...any) (string, error) {
@@ -346,7 +352,7 @@ func (db *DB) TestNextDuePlanPostgres(ctx context.Context) (string, error) {
 	if _, err := db.exec(ctx, `ANALYZE delivery_state`); err != nil {
 		return "", err
 	}
-	rows, err := db.query(ctx, "EXPLAIN "+db.nextDueQuery())
+	rows, err := db.query(ctx, "EXPLAIN "+db.nextDueQuery(), db.unleasedArgs(nil, time.Now())...)
 	lines, err := scanAll(rows, err, "plan", scanText)
 	return strings.Join(lines, "\n"), err
 }

@@ -1,0 +1,11 @@
+-- PostgreSQL's claim no longer gives expired leases back through an index
+-- of their times: the claim's look-ups treat a lease that ran out as none,
+-- and its insert takes such a lease over (ON CONFLICT ... DO UPDATE WHERE
+-- until <= now), so that an event of a crashed node is claimed again as
+-- before, in the same statement. The sweep deletes the leases that ran out
+-- and were never taken over (an event finished or erased meanwhile), a
+-- scan of a table of the leases in flight. delivery_leases_until cost an
+-- index entry for each event claimed, and a look-up before each claim.
+-- SQLite keeps it (its migration is empty). The table holds only the leases
+-- in flight: dropping its index is quick, and the claims wait for it alone.
+DROP INDEX IF EXISTS delivery_leases_until;
