@@ -267,17 +267,11 @@ func testIDsPacked(t *testing.T, below int) {
 	})
 }
 
-// pgIDsPacked checks PostgreSQL's stored ids after 0630: the id columns
-// are bytea, a minted id takes 17 bytes and a UUID too, free text stays
-// text, and no column holds an id's text where the store binds it packed.
-func pgIDsPacked(t *testing.T, ctx context.Context, db *store.DB, l *model.Lead) {
+// checkLeadQueries runs each query, its placeholder l's id (or its
+// event_id, where the query compares event_id), and wants its one value.
+func checkLeadQueries(t *testing.T, ctx context.Context, db *store.DB, l *model.Lead, checks []struct{ query, want string }) {
 	t.Helper()
-	for _, c := range []struct{ query, want string }{
-		{`SELECT CAST(pg_typeof(id) AS TEXT) || length(id) || CAST(pg_typeof(event_id) AS TEXT) || length(event_id) || CAST(pg_typeof(visitor_id) AS TEXT) FROM leads WHERE id = ?`, "bytea17bytea17bytea"},
-		{`SELECT CAST(pg_typeof(message) AS TEXT) || ' ' || CAST(pg_typeof(name) AS TEXT) FROM leads WHERE event_id = ?`, "text text"},
-		{`SELECT CAST(COUNT(*) AS TEXT) FROM delivery_events WHERE length(id) = 17 AND length(lead_id) = 17 AND length(event_id) = 17`, "36"},
-		{`SELECT CAST(COUNT(*) AS TEXT) FROM lead_history WHERE length(id) = 17 AND length(lead_id) = 17`, "42"},
-	} {
+	for _, c := range checks {
 		var args []any
 		if strings.Contains(c.query, "?") {
 			args = []any{string(l.ID)}
@@ -289,6 +283,19 @@ func pgIDsPacked(t *testing.T, ctx context.Context, db *store.DB, l *model.Lead)
 			t.Errorf("%s: %q (%v), want %q", c.query, got, err, c.want)
 		}
 	}
+}
+
+// pgIDsPacked checks PostgreSQL's stored ids after 0630: the id columns
+// are bytea, a minted id takes 17 bytes and a UUID too, free text stays
+// text, and no column holds an id's text where the store binds it packed.
+func pgIDsPacked(t *testing.T, ctx context.Context, db *store.DB, l *model.Lead) {
+	t.Helper()
+	checkLeadQueries(t, ctx, db, l, []struct{ query, want string }{
+		{`SELECT CAST(pg_typeof(id) AS TEXT) || length(id) || CAST(pg_typeof(event_id) AS TEXT) || length(event_id) || CAST(pg_typeof(visitor_id) AS TEXT) FROM leads WHERE id = ?`, "bytea17bytea17bytea"},
+		{`SELECT CAST(pg_typeof(message) AS TEXT) || ' ' || CAST(pg_typeof(name) AS TEXT) FROM leads WHERE event_id = ?`, "text text"},
+		{`SELECT CAST(COUNT(*) AS TEXT) FROM delivery_events WHERE length(id) = 17 AND length(lead_id) = 17 AND length(event_id) = 17`, "36"},
+		{`SELECT CAST(COUNT(*) AS TEXT) FROM lead_history WHERE length(id) = 17 AND length(lead_id) = 17`, "42"},
+	})
 	cols, err := db.TestQueryAll(ctx, `SELECT table_name || '.' || column_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND data_type = 'bytea' AND table_name NOT IN ('cert_items', 'deliveries') ORDER BY 1`)
 	if err != nil {
@@ -313,23 +320,12 @@ func pgIDsPacked(t *testing.T, ctx context.Context, db *store.DB, l *model.Lead)
 func sqliteIDsPacked(t *testing.T, ctx context.Context, db *store.DB, l *model.Lead) {
 	t.Helper()
 	// Every id stored packed, free text left as it was.
-	for _, c := range []struct{ query, want string }{
+	checkLeadQueries(t, ctx, db, l, []struct{ query, want string }{
 		{`SELECT typeof(id) || length(id) || typeof(event_id) || length(event_id) || typeof(visitor_id) FROM leads WHERE id = ?`, "blob17blob17blob"},
 		{`SELECT typeof(message) || typeof(name) FROM leads WHERE event_id = ?`, "texttext"},
 		{`SELECT CAST(COUNT(*) AS TEXT) FROM delivery_events WHERE typeof(id) = 'blob' AND typeof(lead_id) = 'blob' AND typeof(event_id) = 'blob'`, "36"},
 		{`SELECT CAST(COUNT(*) AS TEXT) FROM lead_history WHERE typeof(id) = 'blob' AND typeof(lead_id) = 'blob'`, "42"},
-	} {
-		var args []any
-		if strings.Contains(c.query, "?") {
-			args = []any{string(l.ID)}
-			if strings.Contains(c.query, "event_id = ?") {
-				args = []any{l.EventID}
-			}
-		}
-		if got, err := db.TestQueryString(ctx, c.query, args...); err != nil || got != c.want {
-			t.Errorf("%s: %q (%v), want %q", c.query, got, err, c.want)
-		}
-	}
+	})
 	left, err := db.TestQueryAll(ctx, `SELECT m.name || '.' || p.name FROM sqlite_schema m, pragma_table_info(m.name) p
 		WHERE m.type = 'table' AND m.sql NOT LIKE 'CREATE VIRTUAL%' AND m.name NOT LIKE 'lead_search_%' AND upper(p.type) LIKE '%TEXT%'`)
 	if err != nil {
