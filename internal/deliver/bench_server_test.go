@@ -49,8 +49,11 @@ func (s *serverBackends) cpu() time.Duration {
 	if err == nil {
 		for rows.Next() {
 			var pid int
-			if rows.Scan(&pid) == nil {
-				s.seen[pid] = s.seen[pid]
+			if rows.Scan(&pid) != nil {
+				continue
+			}
+			if _, known := s.seen[pid]; !known {
+				s.seen[pid] = 0 // read below
 			}
 		}
 		rows.Close()
