@@ -490,8 +490,8 @@ func (db *DB) claimSite(ctx context.Context, limit int, finish func(tx *Tx, last
 // are left out and keep their lease until it runs out, then are claimed
 // again.
 func (db *DB) claimEvents(ctx context.Context, list []*model.Delivery) ([]*model.Delivery, error) {
+	// The events not read yet.
 	byID := make(map[string]*model.Delivery, len(list))
-	found := make(map[*model.Delivery]bool, len(list))
 	for _, d := range list {
 		byID[d.ID] = d
 	}
@@ -511,13 +511,13 @@ func (db *DB) claimEvents(ctx context.Context, list []*model.Delivery) ([]*model
 			if d := byID[id]; d != nil {
 				d.LeadID, d.EventName, d.EventID, d.PixelID = model.LeadID(lead), e.EventName, e.EventID, e.PixelID
 				d.Payload = unpackPayload(payload)
-				found[d] = true
+				delete(byID, id)
 			}
 			return nil
 		}, `/* Store.DeliveryClaim */ SELECT id, lead_id, event_name, event_id, pixel_id, payload FROM delivery_events
 			WHERE id IN `+sliceIDs, padSlice(args, len(part))...)
 	}
-	return slices.DeleteFunc(list, func(d *model.Delivery) bool { return !found[d] }), err
+	return slices.DeleteFunc(list, func(d *model.Delivery) bool { return byID[d.ID] != nil }), err
 }
 
 // claimableShares returns the shares of dests with due unleased events,
@@ -961,26 +961,26 @@ type sweep struct {
 // ran out (through the claim's index, per share) and paused ones (through
 // delivery_state_site_state_created, per site).
 func (q Q) sweepQueries(now time.Time) []sweep {
+	// An event under a live lease is left to its owner. On SQLite the lease
+	// is in the row (migration 0620): one that ran out goes with the
+	// event's expiry.
+	clearLease := ""
+	if q.dialect == SQLite {
+		clearLease = ", lease_until = NULL, lease_owner = NULL"
+	}
 	set := `/* Store.DeliverySweep */ UPDATE delivery_state%s SET state = 'expired',
 		last_error = CASE WHEN last_error = '' THEN 'deadline passed before it could be sent' ELSE last_error END,
-		updated_at = ? WHERE deadline_at <= ? AND `
+		updated_at = ?` + clearLease + ` WHERE deadline_at <= ? AND `
 	ms := now.UnixMilli()
 	dests := model.Destinations()
 	perShare := []any{ms, ms}
 	for _, d := range dests {
 		perShare = append(perShare, d)
 	}
-	// An event under a live lease is left to its owner. On SQLite the lease
-	// is in the row (migration 0620): one that ran out goes with the
-	// event's expiry.
-	live := q.unleased("delivery_state")
-	if q.dialect == SQLite {
-		set = strings.Replace(set, "updated_at = ?", "updated_at = ?, lease_until = NULL, lease_owner = NULL", 1)
-	}
 	return []sweep{
 		{fmt.Sprintf(set, q.indexedBy("delivery_state_claimable")) + `site_id IN (SELECT id FROM sites) AND destination IN (?` +
 			strings.Repeat(", ?", len(dests)-1) + `) AND state IN ('pending', 'retry')
-			AND ` + live, append(perShare, ms)},
+			AND ` + q.unleased("delivery_state"), append(perShare, ms)},
 		{fmt.Sprintf(set, "") + `site_id IN (SELECT id FROM sites) AND state = 'paused'`, []any{ms, ms}},
 	}
 }
