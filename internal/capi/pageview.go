@@ -3,6 +3,7 @@ package capi
 import (
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 )
 
 // AppendPageView appends e as json.Marshal would write it, when e holds only
@@ -54,17 +55,41 @@ func appendField(dst []byte, key, v string) []byte {
 }
 
 // appendJSONString appends s as a JSON string, as encoding/json writes it:
-// printable ASCII other than the quote, the backslash and <, > and & (which
-// encoding/json escapes for HTML) is copied; anything else is left to
-// encoding/json.
+// the quote and the backslash escaped with a backslash, <, > and & as
+// \u003c, \u003e and \u0026 (encoding/json escapes them for HTML), other
+// printable ASCII and valid UTF-8 copied; a string with a control
+// character, invalid UTF-8, U+2028 or U+2029 is left to encoding/json.
 func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // a string always encodes
-			return append(dst, b...)
-		}
-	}
+	n0 := len(dst)
 	dst = append(dst, '"')
-	dst = append(dst, s...)
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				b, _ := json.Marshal(s) // a string always encodes
+				return append(dst[:n0], b...)
+			}
+			i += size
+			continue
+		case c < 0x20:
+			b, _ := json.Marshal(s)
+			return append(dst[:n0], b...)
+		case c == '"' || c == '\\':
+			dst = append(append(dst, s[start:i]...), '\\', c)
+		case c == '<' || c == '>' || c == '&':
+			dst = append(append(dst, s[start:i]...), '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			i++
+			continue
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+const hexDigits = "0123456789abcdef"

@@ -15,7 +15,7 @@ func TestAppendPageViewMatchesMarshal(t *testing.T) {
 		UserData: UserData{ClientIPAddress: "203.0.113.9", ClientUserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)",
 			FBC: "fb.1.1765000000000.IwAR1x", FBP: "fb.1.1765000000000.123456789"}}
 	odd := []string{"", "a\"b", `back\slash`, "<script>&amp;</script>", "tab\tnew\nline\x00", "çağrı ğüşiöı", "\u2028\u2029",
-		"bad \xff utf-8", "emoji 😀", "~`!@#$%^*()_+-={}[]|:;',./?"}
+		"bad \xff utf-8", "emoji 😀", "é&<ü>\"ş\\", "&&", "~`!@#$%^*()_+-={}[]|:;',./?"}
 	var cases []Event
 	cases = append(cases, base, Event{}, Event{UserData: UserData{FBP: "x"}})
 	for _, s := range odd {
