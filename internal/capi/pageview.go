@@ -3,6 +3,7 @@ package capi
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -64,6 +65,12 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i < len(s) && plainASCII[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		switch {
 		case c >= utf8.RuneSelf:
@@ -79,11 +86,8 @@ func appendJSONString(dst []byte, s string) []byte {
 			return append(dst[:n0], b...)
 		case c == '"' || c == '\\':
 			dst = append(append(dst, s[start:i]...), '\\', c)
-		case c == '<' || c == '>' || c == '&':
+		default: // <, > or &
 			dst = append(append(dst, s[start:i]...), '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			i++
-			continue
 		}
 		i++
 		start = i
@@ -93,3 +97,13 @@ func appendJSONString(dst []byte, s string) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// plainASCII marks the bytes encoding/json copies as they are, whatever
+// follows them: printable ASCII and DEL, but the quote, the backslash, <, >
+// and &. Read only.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = !strings.ContainsRune(`"\<>&`, rune(c))
+	}
+	return t
+}()

@@ -92,3 +92,23 @@ func FuzzAppendPageView(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkAppendPageView(b *testing.B) {
+	e := Event{EventName: "PageView", EventTime: 1765000000, EventID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+		ActionSource: SourceWebsite, EventSourceURL: "https://www.istanbuldis.example/implant-tedavisi?utm_source=facebook&utm_medium=paid&utm_campaign=implant_kasim&fbclid=IwAR2xYzAbCdEf",
+		ReferrerURL: "https://l.facebook.com/",
+		UserData: UserData{ClientIPAddress: "203.0.113.9", ClientUserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 [FBAN/FBIOS]",
+			FBC: "fb.1.1765000000000.IwAR2xYzAbCdEf", FBP: "fb.1.1765000000000.123456789"}}
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			AppendPageView(make([]byte, 0, 600), &e)
+		}
+	})
+	b.Run("json.Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = json.Marshal(e)
+		}
+	})
+}
