@@ -174,9 +174,10 @@ func (s *Service) enqueuePageView(ctx context.Context, tx *store.Tx, site *model
 		s.log.DebugContext(ctx, "PageView not queued", "site", string(site.ID), "err", err)
 		return false, nil
 	}
-	// Sized for the payload: its texts and about 190 bytes of keys and the
-	// rest, so it is not grown on the way.
-	size := 200 + len(in.PageURL) + len(in.Referrer) + len(in.ClientIP) + len(in.UserAgent) + len(v.FBC) + len(v.FBP)
+	// Sized for the payload, so it is not grown on the way: its texts, 244
+	// bytes of keys, name, time and id, and room for escapes (a URL's &
+	// takes six).
+	size := 320 + len(in.PageURL) + len(in.Referrer) + len(in.ClientIP) + len(in.UserAgent) + len(v.FBC) + len(v.FBP)
 	payload, ok := capi.AppendPageView(make([]byte, 0, size), &ev)
 	if !ok {
 		var err error
