@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -71,19 +70,21 @@ func (s *Service) tokenMAC(key []byte, site model.SiteID, visitor, issued, nonce
 		m = &keyedMAC{key: key, h: hmac.New(sha256.New, key)}
 	}
 	m.h.Reset()
-	for _, p := range [...]string{"t1\x00", string(site), "\x00", visitor, "\x00", issued, "\x00", nonce} {
-		io.WriteString(m.h, p)
-	}
-	var sum [sha256.Size]byte
-	mac := b64.EncodeToString(m.h.Sum(sum[:0]))
+	m.msg = append(append(append(append(append(append(append(append(m.msg[:0],
+		"t1\x00"...), site...), 0), visitor...), 0), issued...), 0), nonce...)
+	m.h.Write(m.msg)
+	m.sum = m.h.Sum(m.sum[:0])
+	mac := b64.EncodeToString(m.sum)
 	s.macs.Put(m)
 	return mac
 }
 
-// keyedMAC is an HMAC with the key it was made with.
+// keyedMAC is an HMAC with the key it was made with, and room for a
+// token's message and MAC.
 type keyedMAC struct {
-	key []byte
-	h   hash.Hash
+	key      []byte
+	h        hash.Hash
+	msg, sum []byte
 }
 
 // parseToken checks a token's form and signature for the site.
