@@ -3,6 +3,7 @@ package capi
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -111,4 +112,25 @@ func BenchmarkAppendPageView(b *testing.B) {
 			_, _ = json.Marshal(e)
 		}
 	})
+}
+
+// AppendPageView writes or declines every field of Event and UserData: a
+// field added to either must be added to it too (written, or declined
+// when set), and then to this list.
+func TestAppendPageViewKnowsEveryField(t *testing.T) {
+	known := map[string]bool{
+		"EventName": true, "EventTime": true, "EventID": true, "ActionSource": true, "EventSourceURL": true,
+		"ReferrerURL": true, "MessagingChannel": true, "OptOut": true, "UserData": true, "CustomData": true,
+		"Email": true, "Phone": true, "FirstName": true, "LastName": true, "Gender": true, "DateOfBirth": true,
+		"City": true, "State": true, "Zip": true, "Country": true, "ExternalID": true,
+		"ClientIPAddress": true, "ClientUserAgent": true, "FBC": true, "FBP": true, "LeadID": true,
+		"CTWAClid": true, "PageID": true, "SubscriptionID": true, "FBLoginID": true, "WhatsAppBusinessAccountID": true,
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[Event](), reflect.TypeFor[UserData]()} {
+		for f := range typ.Fields() {
+			if !known[f.Name] {
+				t.Errorf("%s.%s: AppendPageView does not know it", typ.Name(), f.Name)
+			}
+		}
+	}
 }
