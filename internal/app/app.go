@@ -63,7 +63,8 @@ type Service struct {
 
 	secret string
 	keyMu  sync.Mutex
-	key    []byte // the form-token key, loaded once
+	key    []byte    // the form-token key, loaded once
+	macs   sync.Pool // *keyedMAC: HMACs keyed with key (tokenMAC)
 }
 
 // New returns a Service.

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"strconv"
 	"testing"
 	"time"
@@ -82,19 +85,38 @@ func TestMayQueueLead(t *testing.T) {
 	}
 }
 
+// The token's MAC is HMAC-SHA256 over its fields, whichever key signed
+// before: an HMAC kept for reuse signs as a fresh one does, so tokens issued
+// before (or by another node) still check.
+func TestTokenMACReused(t *testing.T) {
+	s := New(Options{})
+	keys := [][]byte{[]byte("0123456789abcdef0123456789abcdef"), []byte("another key of thirty-two bytes!")}
+	for i := range 6 {
+		key := keys[i%2]
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte("t1\x00dent\x00v_x\x00" + strconv.Itoa(i) + "\x00nonce"))
+		want := base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+		for range 2 {
+			if got := s.tokenMAC(key, "dent", "v_x", strconv.Itoa(i), "nonce"); got != want {
+				t.Fatalf("use %d: MAC %s, want %s", i, got, want)
+			}
+		}
+	}
+}
+
 func TestTokenRoundTrip(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
 	s := New(Options{})
 	now := time.UnixMilli(1796205600123)
 	tok := s.issueToken(key, "dent", "v_01hx0000000000000000000000", now)
-	ft, ok := parseToken(key, "dent", tok)
+	ft, ok := s.parseToken(key, "dent", tok)
 	if !ok || ft.visitor != "v_01hx0000000000000000000000" || !ft.issued.Equal(now) || len(ft.nonce) != 22 {
 		t.Fatalf("round trip: %+v %v", ft, ok)
 	}
-	if _, ok := parseToken(key, "other", tok); ok {
+	if _, ok := s.parseToken(key, "other", tok); ok {
 		t.Errorf("a token of dent passed for other")
 	}
-	if _, ok := parseToken([]byte("another key of thirty-two bytes!"), "dent", tok); ok {
+	if _, ok := s.parseToken([]byte("another key of thirty-two bytes!"), "dent", tok); ok {
 		t.Errorf("a token passed under another key")
 	}
 	if a, b := s.issueToken(key, "dent", "", now), s.issueToken(key, "dent", "", now); a == b {

@@ -34,9 +34,22 @@ func JSON(w http.ResponseWriter, status int, v any) {
 // it was cut off. A signature is checked over these bytes before they are
 // decoded.
 func ReadBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, ReadError(err)
+	// Sized by the Content-Length a browser's post carries (io.ReadAll
+	// starts at 512 bytes and grows), up to BrowserBody: the route's limit
+	// still bounds what is read.
+	b := make([]byte, 0, min(max(r.ContentLength, 0), BrowserBody)+1)
+	for {
+		n, err := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, ReadError(err)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
 	}
 	return b, nil
 }

@@ -312,11 +312,16 @@ func (g *group) run(batch *[]*txReq) {
 type batchTx struct {
 	t          *sql.Tx
 	stmts      *stmtCache
-	logs       [][]loggedWrite // per call run without a savepoint, in order
-	savepoints bool            // the rest of the batch runs in savepoints
+	bound      map[*sql.Stmt]*sql.Stmt // the cached statements bound to t (txExec.stmt)
+	logs       [][]loggedWrite         // per call run without a savepoint, in order
+	savepoints bool                    // the rest of the batch runs in savepoints
 	// counts are the counts of the IntakeTx calls that succeeded, not
 	// written yet (flushCounts).
 	counts counterTally
+	// callCounts keeps the counts of the IntakeTx call running, cleared
+	// for each: its maps are made once a batch, not once a call (a visit's
+	// one count made a map of its own).
+	callCounts counterTally
 }
 
 // call runs r's function in tx; the counts of an IntakeTx call that
@@ -325,11 +330,14 @@ func (b *batchTx) call(r *txReq, tx *Tx) txResult {
 	if !r.counts {
 		return call(r.fn, tx)
 	}
-	tx.tally = &counterTally{}
+	clear(b.callCounts.counters)
+	clear(b.callCounts.pageViews)
+	tx.tally = &b.callCounts
 	res := call(r.fn, tx)
 	if !res.failed() {
 		b.counts.merge(tx.tally)
 	}
+	tx.tally = nil
 	return res
 }
 
@@ -402,11 +410,13 @@ func (b *batchTx) begin(w *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	b.t = t
+	b.t, b.bound = t, map[*sql.Stmt]*sql.Stmt{}
 	return nil
 }
 
-func (b *batchTx) exec(log *writeLog) txExec { return txExec{t: b.t, stmts: b.stmts, log: log} }
+func (b *batchTx) exec(log *writeLog) txExec {
+	return txExec{t: b.t, stmts: b.stmts, bound: b.bound, log: log}
+}
 
 // restart rolls the transaction back, begins a new one and runs the logged
 // writes again in it; from then on the batch runs in savepoints. An error
@@ -577,7 +587,25 @@ func call(fn func(*Tx) error, tx *Tx) (res txResult) {
 type txExec struct {
 	t     *sql.Tx
 	stmts *stmtCache
+	// bound keeps the cached statements t.StmtContext bound to t, for the
+	// transaction's life (nil: bound at each use). Binding one makes a new
+	// *sql.Stmt that t keeps until it ends: a batch of visits bound about
+	// 500 of them.
+	bound map[*sql.Stmt]*sql.Stmt
 	log   *writeLog // notes the writes of a call run without a savepoint
+}
+
+// stmt returns the cached statement st bound to the transaction.
+func (e txExec) stmt(ctx context.Context, st *sql.Stmt) *sql.Stmt {
+	if e.bound == nil {
+		return e.t.StmtContext(ctx, st)
+	}
+	ts := e.bound[st]
+	if ts == nil {
+		ts = e.t.StmtContext(ctx, st)
+		e.bound[st] = ts
+	}
+	return ts
 }
 
 func (e txExec) ctx(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
@@ -587,7 +615,7 @@ func (e txExec) ExecContext(ctx context.Context, query string, args ...any) (sql
 	var res sql.Result
 	var err error
 	if st := e.stmts.get(query, len(args)); st != nil {
-		res, err = e.t.StmtContext(ctx, st).ExecContext(ctx, args...)
+		res, err = e.stmt(ctx, st).ExecContext(ctx, args...)
 	} else {
 		res, err = e.t.ExecContext(ctx, query, args...)
 	}
@@ -604,7 +632,7 @@ func (e txExec) QueryContext(ctx context.Context, query string, args ...any) (*s
 	var rows *sql.Rows
 	var err error
 	if st := e.stmts.get(query, len(args)); st != nil {
-		rows, err = e.t.StmtContext(ctx, st).QueryContext(ctx, args...)
+		rows, err = e.stmt(ctx, st).QueryContext(ctx, args...)
 	} else {
 		rows, err = e.t.QueryContext(ctx, query, args...)
 	}
@@ -618,7 +646,7 @@ func (e txExec) QueryRowContext(ctx context.Context, query string, args ...any) 
 	ctx = e.ctx(ctx)
 	e.log.note(query, args, true, nil)
 	if st := e.stmts.get(query, len(args)); st != nil {
-		return e.t.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+		return e.stmt(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return e.t.QueryRowContext(ctx, query, args...)
 }

@@ -52,9 +52,13 @@ func (s *Server) logRequests(h http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		s.log.LogAttrs(r.Context(), levelFor(sw.status), "http",
-			slog.String("method", r.Method), slog.String("path", logPath(r.URL.Path)),
-			slog.Int("status", sw.status), slog.Duration("took", took))
+		// Asked first: below the level (warn, in most installs) the line
+		// and its masked path are not built at all.
+		if level := levelFor(sw.status); s.log.Enabled(r.Context(), level) {
+			s.log.LogAttrs(r.Context(), level, "http",
+				slog.String("method", r.Method), slog.String("path", logPath(r.URL.Path)),
+				slog.Int("status", sw.status), slog.Duration("took", took))
+		}
 		if s.metrics != nil {
 			// The mux set r.Pattern on this same request: a route pattern,
 			// never the path, so the label set stays bounded.

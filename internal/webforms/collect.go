@@ -68,7 +68,7 @@ func (s *Source) collect(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return source.Error(http.StatusUnsupportedMediaType, "set Content-Type: application/json or text/plain")
 	}
-	id := r.URL.Query().Get("site")
+	id := siteParam(r)
 	if id == "" {
 		id = body.Site
 	}
@@ -178,6 +178,32 @@ func (s *Source) browserCookies(r *http.Request, in *app.LeadInput) {
 	if v := cookieValue(r, cookieVisitor); in.VisitorID == "" && len(v) <= 64 && strings.HasPrefix(v, "v_") {
 		in.VisitorID = v
 	}
+}
+
+// siteParam is r.URL.Query().Get("site") without the map of every
+// parameter: the first "site" pair that url.ParseQuery would keep (a pair
+// with a semicolon, or a key or value that does not unescape, is skipped).
+func siteParam(r *http.Request) string {
+	for q := r.URL.RawQuery; q != ""; {
+		var kv string
+		kv, q, _ = strings.Cut(q, "&")
+		if strings.Contains(kv, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		if k != "site" {
+			if !strings.ContainsAny(k, "%+") {
+				continue
+			}
+			if u, err := url.QueryUnescape(k); err != nil || u != "site" {
+				continue
+			}
+		}
+		if u, err := url.QueryUnescape(v); err == nil {
+			return u
+		}
+	}
+	return ""
 }
 
 func firstNonEmpty(a, b string) string {

@@ -109,7 +109,7 @@ func readLead(r *http.Request) (in *app.LeadInput, site, redirect string, isForm
 		}
 		site = body.Site
 		if site == "" {
-			site = r.URL.Query().Get("site")
+			site = siteParam(r)
 		}
 		return &body.LeadInput, site, "", false, nil
 	case "application/x-www-form-urlencoded", "multipart/form-data":
@@ -211,7 +211,7 @@ func readLeadForm(r *http.Request, ct string) (in *app.LeadInput, site, redirect
 		}
 	}
 	if site == "" {
-		site = r.URL.Query().Get("site")
+		site = siteParam(r)
 	}
 	return in, site, redirect, nil
 }
