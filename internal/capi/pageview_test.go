@@ -10,11 +10,8 @@ import (
 // AppendPageView writes what json.Marshal writes, and declines every event
 // with a field it does not write.
 func TestAppendPageViewMatchesMarshal(t *testing.T) {
-	base := Event{EventName: "PageView", EventTime: 1765000000, EventID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
-		ActionSource: SourceWebsite, EventSourceURL: "https://www.example.com/implant?fbclid=IwAR1x&utm_source=fb",
-		ReferrerURL: "https://l.facebook.com/",
-		UserData: UserData{ClientIPAddress: "203.0.113.9", ClientUserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)",
-			FBC: "fb.1.1765000000000.IwAR1x", FBP: "fb.1.1765000000000.123456789"}}
+	base := pageView("https://www.example.com/implant?fbclid=IwAR1x&utm_source=fb",
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)", "IwAR1x")
 	odd := []string{"", "a\"b", `back\slash`, "<script>&amp;</script>", "tab\tnew\nline\x00", "çağrı ğüşiöı", "\u2028\u2029",
 		"bad \xff utf-8", "emoji 😀", "é&<ü>\"ş\\", "&&", "~`!@#$%^*()_+-={}[]|:;',./?"}
 	var cases []Event
@@ -82,6 +79,15 @@ func TestAppendPageViewMatchesMarshal(t *testing.T) {
 	}
 }
 
+// pageView is a visit's PageView from Facebook's in-app browser, with its
+// click id in fbc.
+func pageView(page, agent, fbclid string) Event {
+	return Event{EventName: "PageView", EventTime: 1765000000, EventID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+		ActionSource: SourceWebsite, EventSourceURL: page, ReferrerURL: "https://l.facebook.com/",
+		UserData: UserData{ClientIPAddress: "203.0.113.9", ClientUserAgent: agent,
+			FBC: "fb.1.1765000000000." + fbclid, FBP: "fb.1.1765000000000.123456789"}}
+}
+
 func FuzzAppendPageView(f *testing.F) {
 	f.Add("PageView", "https://x.example/?a=1&b=<2>", "203.0.113.9", "Mozilla \"5\"")
 	f.Fuzz(func(t *testing.T, name, url, ip, agent string) {
@@ -95,11 +101,8 @@ func FuzzAppendPageView(f *testing.F) {
 }
 
 func BenchmarkAppendPageView(b *testing.B) {
-	e := Event{EventName: "PageView", EventTime: 1765000000, EventID: "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
-		ActionSource: SourceWebsite, EventSourceURL: "https://www.istanbuldis.example/implant-tedavisi?utm_source=facebook&utm_medium=paid&utm_campaign=implant_kasim&fbclid=IwAR2xYzAbCdEf",
-		ReferrerURL: "https://l.facebook.com/",
-		UserData: UserData{ClientIPAddress: "203.0.113.9", ClientUserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 [FBAN/FBIOS]",
-			FBC: "fb.1.1765000000000.IwAR2xYzAbCdEf", FBP: "fb.1.1765000000000.123456789"}}
+	e := pageView("https://www.istanbuldis.example/implant-tedavisi?utm_source=facebook&utm_medium=paid&utm_campaign=implant_kasim&fbclid=IwAR2xYzAbCdEf",
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 [FBAN/FBIOS]", "IwAR2xYzAbCdEf")
 	b.Run("append", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
