@@ -36,21 +36,11 @@ func intakeEntry(id model.LeadID, received int64, verdict string, score int, dec
 		Data: map[string]any{"verdict": verdict, "score": float64(score), "decided_by": decidedBy}}
 }
 
-// HistoryFolds tells whether h, the intake entry of the new lead l, is
-// folded into it: a verdict entry at the lead's reception holding its
-// verdict, score and who decided, and nothing else. The caller stores it
-// only when it is not.
-func HistoryFolds(h *model.HistoryEntry, l *model.Lead) bool {
-	if h == nil {
-		return false
-	}
-	_, folds, err := historyIntakeData(h, l)
-	return err == nil && folds
-}
-
 // historyIntakeData is h's data as stored, and whether h, the intake entry
-// of the new lead l, is folded into it (HistoryFolds). The data is
-// encoded once, for the comparison and the entry.
+// of the new lead l, is folded into it: a verdict entry at the lead's
+// reception holding its verdict, score and who decided, and nothing else.
+// The caller stores it only when it is not. The data is encoded once, for
+// the comparison and the entry.
 func historyIntakeData(h *model.HistoryEntry, l *model.Lead) (data []byte, folds bool, err error) {
 	data, err = json.Marshal(h.Data)
 	if err != nil {
@@ -66,7 +56,7 @@ func historyIntakeData(h *model.HistoryEntry, l *model.Lead) (data []byte, folds
 }
 
 // HistoryIntakeInsert stores h, the intake entry of the lead l just
-// inserted, unless it is folded into the lead (HistoryFolds).
+// inserted, unless it is folded into the lead (historyIntakeData).
 func (q Q) HistoryIntakeInsert(ctx context.Context, h *model.HistoryEntry, l *model.Lead) error {
 	data, folds, err := historyIntakeData(h, l)
 	if err != nil || folds {

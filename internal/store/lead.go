@@ -638,12 +638,9 @@ func (q Q) LeadIntake(ctx context.Context, site model.SiteID, k IntakeLookup) (I
 	if l != nil && hasLanding(l) {
 		received := l.ReceivedAt.UnixMilli()
 		query = pgLeadIntakeLandingQuery
-		if q.dialect == SQLite {
-			query = sqliteLeadIntakeLandingQuery
-		}
 		args = append(args, l.VisitorID, s, l.VisitorID, received-ReportLookback.Milliseconds(), received)
 		if q.dialect == SQLite {
-			args = append(args, s)
+			query, args = sqliteLeadIntakeLandingQuery, append(args, s)
 		}
 		dest = append(dest, &landAt, &land[0], &land[1], &land[2], &land[3], &land[4], &land[5], &land[6], &land[7])
 	}
