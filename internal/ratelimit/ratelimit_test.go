@@ -80,7 +80,7 @@ func TestIdleSweepBoundsMemory(t *testing.T) {
 
 // BenchmarkKeyBytes reports the heap a full table holds for each key: the
 // buckets of the visitors of the last minute stay in memory under load
-// (76,000 of them in bench.sh's collect steps).
+// (110,000 of them after bench.sh's collect and leads steps).
 func BenchmarkKeyBytes(b *testing.B) {
 	keys := make([]string, DefaultKeysForBench)
 	for i := range keys {
