@@ -82,7 +82,7 @@ func TestIdleSweepBoundsMemory(t *testing.T) {
 // buckets of the visitors of the last minute stay in memory under load
 // (110,000 of them after bench.sh's collect and leads steps).
 func BenchmarkKeyBytes(b *testing.B) {
-	keys := make([]string, DefaultKeysForBench)
+	keys := make([]string, keysForBench)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("ip:10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
 	}
@@ -104,5 +104,5 @@ func BenchmarkKeyBytes(b *testing.B) {
 	b.ReportMetric(perKey, "B/key")
 }
 
-// DefaultKeysForBench is the table BenchmarkKeyBytes fills.
-const DefaultKeysForBench = 100_000
+// keysForBench is how many keys BenchmarkKeyBytes puts in the table.
+const keysForBench = 100_000
