@@ -96,7 +96,7 @@ func BenchmarkEncodeBatch(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := encodeBody(SendRequest{AccessToken: "t", Events: raw}); err != nil {
+		if _, err := json.Marshal(sendBody{Data: raw}); err != nil {
 			b.Fatal(err)
 		}
 	}

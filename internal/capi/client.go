@@ -106,81 +106,6 @@ type sendBody struct {
 	AccessToken   string            `json:"access_token"`
 }
 
-// encodeBody returns the JSON of sendBody{req.Events, req.TestEventCode,
-// req.AccessToken}, byte for byte what json.Marshal makes of it (each event
-// compacted, its <, >, & and U+2028, U+2029 escaped; a nil event null; an
-// event that is not JSON an error), written into one buffer sized for it.
-// json.Marshal grew its pooled buffer by doubling and then copied the
-// result: a batch of 1,000 events (about 1 MB) took 3-4 MB of heap while the
-// runner sent it beside the load (TestEncodeBodyIsMarshal).
-func encodeBody(req SendRequest) ([]byte, error) {
-	token, err := json.Marshal(req.AccessToken)
-	if err != nil {
-		return nil, err
-	}
-	var code []byte
-	if req.TestEventCode != "" {
-		if code, err = json.Marshal(req.TestEventCode); err != nil {
-			return nil, err
-		}
-	}
-	n := len(`{"data":[],"test_event_code":,"access_token":}`) + len(code) + len(token)
-	for _, e := range req.Events {
-		n += len(e) + len(",null")
-	}
-	b := bytes.NewBuffer(make([]byte, 0, n))
-	b.WriteString(`{"data":[`)
-	for i, e := range req.Events {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if e == nil {
-			b.WriteString("null")
-			continue
-		}
-		start := b.Len()
-		if err := json.Compact(b, e); err != nil {
-			return nil, fmt.Errorf("event %d: %w", i, err)
-		}
-		if compact := b.Bytes()[start:]; needsHTMLEscape(compact) {
-			// Rare (an event's text with one of them): escaped as
-			// json.Marshal does, from a copy of the compacted event.
-			compact = bytes.Clone(compact)
-			b.Truncate(start)
-			json.HTMLEscape(b, compact)
-		}
-	}
-	b.WriteByte(']')
-	if code != nil {
-		b.WriteString(`,"test_event_code":`)
-		b.Write(code)
-	}
-	b.WriteString(`,"access_token":`)
-	b.Write(token)
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// needsHTMLEscape reports whether JSON holds a character json.Marshal
-// escapes: <, >, &, U+2028 or U+2029 (E2 80 A8 and A9 in UTF-8). Four
-// passes of IndexByte cost less than one of IndexAny.
-func needsHTMLEscape(b []byte) bool {
-	if bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 || bytes.IndexByte(b, '&') >= 0 {
-		return true
-	}
-	for i := bytes.IndexByte(b, 0xe2); i >= 0; {
-		if i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xa8 || b[i+2] == 0xa9) {
-			return true
-		}
-		j := bytes.IndexByte(b[i+1:], 0xe2)
-		if j < 0 {
-			break
-		}
-		i += 1 + j
-	}
-	return false
-}
-
 // Send posts the events to {base}/{version}/{pixel}/events with the token as
 // the access_token body parameter (the Graph API takes parameters in a POST
 // body). An error answer is an *APIError; use Classify on any error. The
@@ -196,7 +121,7 @@ func (c *Client) Send(ctx context.Context, req SendRequest) (*Response, error) {
 	case len(req.Events) > MaxBatch:
 		return nil, fmt.Errorf("capi send: %d events, more than %d: %w", len(req.Events), MaxBatch, ErrInvalidRequest)
 	}
-	body, err := encodeBody(req)
+	body, err := json.Marshal(sendBody{Data: req.Events, TestEventCode: req.TestEventCode, AccessToken: req.AccessToken})
 	if err != nil {
 		return nil, fmt.Errorf("capi send: encode: %v: %w", err, ErrInvalidRequest)
 	}
