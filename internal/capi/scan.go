@@ -48,6 +48,11 @@ var strClass = func() (t [256]uint8) {
 type jsonScan struct {
 	b []byte
 	i int
+	// src is b as a string, for readEvent: the strings it reads are
+	// pieces of it, one allocation a payload rather than one a field;
+	// lists holds their lists, the same.
+	src   string
+	lists []string
 	// spaced: whitespace was met between tokens; escaped: a string held
 	// a byte json.Marshal escapes (<, >, &, U+2028, U+2029).
 	spaced, escaped bool
@@ -261,8 +266,8 @@ var (
 // error to those values; e is then to be thrown away and p decoded by
 // json.Unmarshal.
 func readEvent(p []byte, e *Event) bool {
-	s := jsonScan{b: p}
-	if !s.object(func(key string) bool { return s.eventField(key, e) }) {
+	s := jsonScan{b: p, src: string(p), lists: make([]string, 0, 12)}
+	if !s.object(func(key []byte) bool { return s.eventField(key, e) }) {
 		return false
 	}
 	s.space()
@@ -271,7 +276,7 @@ func readEvent(p []byte, e *Event) bool {
 
 // object reads an object whose every member's value field reads: false
 // for a key with an escape or invalid UTF-8, or a syntax error.
-func (s *jsonScan) object(field func(key string) bool) bool {
+func (s *jsonScan) object(field func(key []byte) bool) bool {
 	if !s.next('{') {
 		return false
 	}
@@ -285,8 +290,7 @@ func (s *jsonScan) object(field func(key string) bool) bool {
 			return false
 		}
 		s.space()
-		// string(raw) in a switch (in field) does not allocate.
-		if !field(string(raw)) {
+		if !field(raw) {
 			return false
 		}
 		if s.next('}') {
@@ -300,9 +304,9 @@ func (s *jsonScan) object(field func(key string) bool) bool {
 
 // other skips the value of a key that is none of known, unless
 // encoding/json might match it to one of them by case.
-func (s *jsonScan) other(key string, known []string) bool {
+func (s *jsonScan) other(key []byte, known []string) bool {
 	for _, k := range known {
-		if strings.EqualFold(key, k) {
+		if strings.EqualFold(string(key), k) {
 			return false
 		}
 	}
@@ -314,8 +318,8 @@ func (s *jsonScan) other(key string, known []string) bool {
 	return s.value(1)
 }
 
-func (s *jsonScan) eventField(key string, e *Event) bool {
-	switch key {
+func (s *jsonScan) eventField(key []byte, e *Event) bool {
+	switch string(key) {
 	case "event_name":
 		return s.text(&e.EventName)
 	case "event_time":
@@ -333,15 +337,15 @@ func (s *jsonScan) eventField(key string, e *Event) bool {
 		return s.literal("true") || s.literal("false")
 	case "user_data":
 		u := &e.UserData
-		return s.object(func(key string) bool { return s.userField(key, u) })
+		return s.object(func(key []byte) bool { return s.userField(key, u) })
 	case "custom_data":
 		return s.i < len(s.b) && s.b[s.i] == '{' && s.value(1)
 	}
 	return s.other(key, eventKeys)
 }
 
-func (s *jsonScan) userField(key string, u *UserData) bool {
-	switch key {
+func (s *jsonScan) userField(key []byte, u *UserData) bool {
+	switch string(key) {
 	case "em":
 		return s.texts(&u.Email)
 	case "ph":
@@ -405,7 +409,7 @@ func (s *jsonScan) text(dst *string) bool {
 	case !ok:
 		return false
 	case plain:
-		*dst = string(raw)
+		*dst = s.src[s.i-1-len(raw) : s.i-1]
 		return true
 	}
 	var v string
@@ -422,7 +426,7 @@ func (s *jsonScan) texts(dst *[]string) bool {
 	if !s.next('[') {
 		return false
 	}
-	list := make([]string, 0, 1)
+	from := len(s.lists)
 	if !s.next(']') {
 		for {
 			var v string
@@ -430,7 +434,7 @@ func (s *jsonScan) texts(dst *[]string) bool {
 			if !s.text(&v) {
 				return false
 			}
-			list = append(list, v)
+			s.lists = append(s.lists, v)
 			if s.next(']') {
 				break
 			}
@@ -439,7 +443,7 @@ func (s *jsonScan) texts(dst *[]string) bool {
 			}
 		}
 	}
-	*dst = list
+	*dst = s.lists[from:len(s.lists):len(s.lists)]
 	return true
 }
 
