@@ -90,8 +90,14 @@ func (s *jsonScan) str() (raw []byte, plain, ok bool) {
 	start := s.i + 1
 	plain, ascii := true, true
 	for i := start; i < len(s.b); i++ {
+		// Most bytes are ordinary: pass them in a tight loop.
+		for i < len(s.b) && strClass[s.b[i]] == byteOrdinary {
+			i++
+		}
+		if i == len(s.b) {
+			break
+		}
 		switch strClass[s.b[i]] {
-		case byteOrdinary:
 		case byteQuote:
 			raw = s.b[start:i]
 			s.i = i + 1
