@@ -84,22 +84,23 @@ func (s *jsonScan) next(c byte) bool {
 // between its quotes; plain tells that it has no escape and is valid
 // UTF-8, so that json.Unmarshal gives its bytes as they are.
 func (s *jsonScan) str() (raw []byte, plain, ok bool) {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
+	b := s.b // a local: the loops below need not load it again
+	if s.i >= len(b) || b[s.i] != '"' {
 		return nil, false, false
 	}
 	start := s.i + 1
 	plain, ascii := true, true
-	for i := start; i < len(s.b); i++ {
+	for i := start; i < len(b); i++ {
 		// Most bytes are ordinary: pass them in a tight loop.
-		for i < len(s.b) && strClass[s.b[i]] == byteOrdinary {
+		for i < len(b) && strClass[b[i]] == byteOrdinary {
 			i++
 		}
-		if i == len(s.b) {
+		if i == len(b) {
 			break
 		}
-		switch strClass[s.b[i]] {
+		switch strClass[b[i]] {
 		case byteQuote:
-			raw = s.b[start:i]
+			raw = b[start:i]
 			s.i = i + 1
 			if !ascii && plain {
 				plain = utf8.Valid(raw)
@@ -108,13 +109,13 @@ func (s *jsonScan) str() (raw []byte, plain, ok bool) {
 		case byteBackslash:
 			plain = false
 			i++
-			if i >= len(s.b) {
+			if i >= len(b) {
 				return nil, false, false
 			}
-			switch s.b[i] {
+			switch b[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				if i+4 >= len(s.b) || !isHexDigit(s.b[i+1]) || !isHexDigit(s.b[i+2]) || !isHexDigit(s.b[i+3]) || !isHexDigit(s.b[i+4]) {
+				if i+4 >= len(b) || !isHexDigit(b[i+1]) || !isHexDigit(b[i+2]) || !isHexDigit(b[i+3]) || !isHexDigit(b[i+4]) {
 					return nil, false, false
 				}
 				i += 4
@@ -127,7 +128,7 @@ func (s *jsonScan) str() (raw []byte, plain, ok bool) {
 			s.escaped = true
 		case byteHigh:
 			ascii = false
-			if s.b[i] == 0xE2 && i+2 < len(s.b) && s.b[i+1] == 0x80 && s.b[i+2]&^1 == 0xA8 {
+			if b[i] == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2]&^1 == 0xA8 {
 				s.escaped = true
 			}
 		}
