@@ -56,6 +56,9 @@ type jsonScan struct {
 	// spaced: whitespace was met between tokens; escaped: a string held
 	// a byte json.Marshal escapes (<, >, &, U+2028, U+2029).
 	spaced, escaped bool
+	// floats: numbers must fit a float64, as json.Unmarshal wants of those
+	// it decodes into an interface (custom_data's).
+	floats bool
 }
 
 func (s *jsonScan) space() {
@@ -172,6 +175,11 @@ func (s *jsonScan) number() bool {
 			return false
 		}
 		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+		}
+	}
+	if s.floats {
+		if _, err := strconv.ParseFloat(string(b[s.i:i]), 64); err != nil {
+			return false // 1e400: json.Unmarshal's error
 		}
 	}
 	s.i = i
@@ -346,7 +354,13 @@ func (s *jsonScan) eventField(key []byte, e *Event) bool {
 		u := &e.UserData
 		return s.object(func(key []byte) bool { return s.userField(key, u) })
 	case "custom_data":
-		return s.i < len(s.b) && s.b[s.i] == '{' && s.value(1)
+		if s.i >= len(s.b) || s.b[s.i] != '{' {
+			return false
+		}
+		s.floats = true
+		ok := s.value(1)
+		s.floats = false
+		return ok
 	}
 	return s.other(key, eventKeys)
 }

@@ -108,6 +108,7 @@ var oddPayloads = []string{
 	`{"event_time":-}`, `{"event_time":1.}`, `{"event_time":1e}`, `{"event_time":+1}`, `{"event_time":null}`,
 	`{"opt_out":true}`, `{"opt_out":"true"}`, `{"opt_out":nul}`, `{"opt_out":tru}`, `{"custom_data":[]}`,
 	`{"custom_data":null}`, `{"custom_data":{"a":[1,{"b":null}],"c":-0.5E+2}}`, `{"custom_data":{"a":[1,]}}`,
+	`{"custom_data":{"a":1e400}}`, `{"custom_data":{"a":[-1e309]}}`, `{"custom_data":{"a":1e-400}}`, `{"other":1e400}`,
 	`{"user_data":null}`, `{"user_data":[]}`, `{"user_data":{"em":"x"}}`, `{"user_data":{"em":[1]}}`,
 	`{"user_data":{"em":[null]}}`, `{"user_data":{"em":null}}`, `{"user_data":{"em":["a" "b"]}}`,
 	`{"user_data":{"em":["a"],"em":[]}}`, `{"user_data":{"fbp":"x"},"user_data":{"fbc":"y"}}`,
