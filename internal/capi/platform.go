@@ -240,6 +240,9 @@ func (*Meta) Mode(site *model.Site) string { return metaMode(site) }
 // (Precheck) before it is sent: an event too old for Meta wraps
 // platform.ErrTooOld; any other failure carries the rule as the row's
 // response, {"precheck":{"rule":...,"detail":...}} (see platform.Checker).
+// The event is read by readEvent, a scan of the fields Precheck reads,
+// and by json.Unmarshal only when readEvent is unsure of it: the same
+// verdicts, a quarter of the instructions.
 func (*Meta) Check(_ *model.Site, d *model.Delivery, now time.Time) error {
 	var ev Event
 	var err error
