@@ -98,7 +98,7 @@ func BenchmarkEncodeBatch(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := json.Marshal(sendBody{Data: raw}); err != nil {
+		if _, err := appendBody(nil, SendRequest{Events: raw, AccessToken: "token"}); err != nil {
 			b.Fatal(err)
 		}
 	}
