@@ -101,6 +101,7 @@ type Response struct {
 
 // sendBody is the JSON body of a request. The access token travels in it,
 // not in the query string, because proxies and access logs record URLs.
+// appendBody writes it; TestAppendBody holds it to json.Marshal of this.
 type sendBody struct {
 	Data          []json.RawMessage `json:"data"`
 	TestEventCode string            `json:"test_event_code,omitempty"`
