@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cleanads/cleanads/internal/capi/graphtest"
+	"github.com/cleanads/cleanads/internal/model"
+	"github.com/cleanads/cleanads/internal/platform"
 )
 
 func BenchmarkNormalize(b *testing.B) {
@@ -96,7 +98,7 @@ func BenchmarkEncodeBatch(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := json.Marshal(sendBody{Data: raw}); err != nil {
+		if _, err := appendBody(nil, SendRequest{Events: raw, AccessToken: "token"}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -119,4 +121,36 @@ func BenchmarkSendBatch(b *testing.B) {
 		n += MaxBatch
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "events/s")
+}
+
+// BenchmarkMetaCheck checks a stored lead event, as the drain does
+// before every send.
+func BenchmarkMetaCheck(b *testing.B) {
+	e, err := BuildLeadEvent(BuildParams{Site: testSite(), Lead: testLead()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := &model.Delivery{}
+	if d.Payload, err = json.Marshal(e); err != nil {
+		b.Fatal(err)
+	}
+	m, now := NewMeta(nil, platform.Deps{}), submitted.Add(time.Hour)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.Check(nil, d, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRequestBody writes the body of a request of 1000 stored lead
+// events.
+func BenchmarkRequestBody(b *testing.B) {
+	req := SendRequest{AccessToken: "token", Events: rawEvents(b, MaxBatch, submitted)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := appendBody(nil, req); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

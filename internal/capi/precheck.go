@@ -146,8 +146,16 @@ func CheckFBP(fbp string, now time.Time) error {
 }
 
 func checkCookie(name, v string, now time.Time) error {
-	parts := strings.SplitN(v, ".", 4)
-	if len(parts) != 4 || parts[0] != "fb" {
+	// strings.SplitN(v, ".", 4) without its slice: checked before every send.
+	var parts [4]string
+	rest, ok := v, true
+	for i := range 3 {
+		if parts[i], rest, ok = strings.Cut(rest, "."); !ok {
+			break
+		}
+	}
+	parts[3] = rest
+	if !ok || parts[0] != "fb" {
 		return fmt.Errorf("%s %q is not fb.<index>.<ms>.<value>", name, v)
 	}
 	if idx, err := strconv.Atoi(parts[1]); err != nil || idx < 0 || idx > 9 {
