@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -76,3 +77,32 @@ func TestIdleSweepBoundsMemory(t *testing.T) {
 		t.Errorf("a tracked key escaped its limit while the table was full")
 	}
 }
+
+// BenchmarkKeyBytes reports the heap a full table holds for each key: the
+// buckets of the visitors of the last minute stay in memory under load
+// (110,000 of them after bench.sh's collect and leads steps).
+func BenchmarkKeyBytes(b *testing.B) {
+	keys := make([]string, keysForBench)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("ip:10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+	}
+	r := rate(60, time.Minute)
+	var perKey float64
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		l := ratelimit.New(ratelimit.Options{})
+		for _, k := range keys {
+			l.Allow(string([]byte(k)), r) // a key of its own, as a request's
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		perKey = float64(after.HeapAlloc-before.HeapAlloc) / float64(len(keys))
+		runtime.KeepAlive(l)
+	}
+	b.ReportMetric(perKey, "B/key")
+}
+
+// keysForBench is how many keys BenchmarkKeyBytes puts in the table.
+const keysForBench = 100_000

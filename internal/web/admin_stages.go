@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/cleanads/cleanads/internal/app"
 	"github.com/cleanads/cleanads/internal/config"
@@ -22,10 +22,27 @@ const (
 	stageRuleFixed = "fixed" // a fixed value, unless one is given
 )
 
-// stageNamePattern is what a stage's name may be: a CRM's word, in any
-// language, without the characters a URL, a delivery kind or a CSV would
-// trip on.
-var stageNamePattern = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N} _.-]{0,39}$`)
+// validStageName reports whether name may be a stage's name: a CRM's word,
+// in any language, without the characters a URL, a delivery kind or a CSV
+// would trip on; what `^[\p{L}\p{N}][\p{L}\p{N} _.-]{0,39}$` matches
+// (TestValidStageNameIsThePattern). A loop, not that regexp: compiled, its
+// forty copies of Unicode's letter and digit classes took 0.86 MB of heap
+// for as long as the server ran, twice that in peak RSS.
+func validStageName(name string) bool {
+	n := 0
+	for _, r := range name {
+		n++
+		switch {
+		case n > 40:
+			return false
+		case unicode.IsLetter(r) || unicode.IsNumber(r):
+		case n > 1 && (r == ' ' || r == '_' || r == '.' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return n > 0
+}
 
 // stageEditor is the stage editor of a site's page: its rows (as stored,
 // or as typed when a save was refused) and an empty row to add one.
@@ -257,7 +274,7 @@ func checkStageRow(lang string, row *stageRow, seen map[string]bool) (model.Stag
 	switch key := strings.ToLower(row.Name); {
 	case row.Name == "":
 		row.Problems["name"] = tr(lang, "Give the stage a name, e.g. meeting.")
-	case !row.Existing && !stageNamePattern.MatchString(row.Name):
+	case !row.Existing && !validStageName(row.Name):
 		// A stage already there keeps its name, whatever a config file
 		// called it.
 		row.Problems["name"] = tr(lang, "Use letters, digits, spaces, _ . or -, up to 40, starting with a letter or digit.")

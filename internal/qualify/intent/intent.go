@@ -99,8 +99,10 @@ type Header struct {
 // concurrent use.
 type Model struct {
 	Header
-	// w holds Buckets rows of NumClasses quantised weights.
-	w []int8
+	// w holds Buckets rows of NumClasses quantised weights, each an int8
+	// kept as its byte: so the embedded model's are read where the binary
+	// holds them (Default), not copied to the heap.
+	w []byte
 	// letters counts the pairs of neighbouring letters of the training
 	// lines' words that are not nonsense (letters.go), up to 255.
 	letters []uint8
@@ -110,7 +112,10 @@ type Model struct {
 //go:embed model.bin
 var embedded []byte
 
-var builtIn = sync.OnceValues(func() (*Model, error) { return Load(embedded) })
+// builtIn parses the embedded model once. Its weights and letter counts
+// stay in the binary's data (1.4 MB, pages of the file that scoring reads
+// in) instead of a copy on the heap, which the GC counted twice at peak.
+var builtIn = sync.OnceValues(func() (*Model, error) { return parse(embedded, false) })
 
 // Default returns the model embedded in the binary, parsed once.
 func Default() *Model {
@@ -126,7 +131,11 @@ const magic = "CLEANADS-INTENT\n"
 
 // Load reads a model file: the magic line, one line of JSON header, then
 // the weights.
-func Load(b []byte) (*Model, error) {
+func Load(b []byte) (*Model, error) { return parse(b, true) }
+
+// parse is Load; clone says whether the model's weights are copied out of
+// b, so that b may change afterwards.
+func parse(b []byte, clone bool) (*Model, error) {
 	rest, ok := bytes.CutPrefix(b, []byte(magic))
 	if !ok {
 		return nil, errors.New("not an intent model file")
@@ -150,12 +159,11 @@ func Load(b []byte) (*Model, error) {
 	if h.Temperature <= 0 || h.Scale <= 0 {
 		return nil, errors.New("intent model: temperature and scale must be positive")
 	}
-	w := make([]int8, Buckets*NumClasses)
-	for i, x := range weights[:len(w)] {
-		w[i] = int8(x)
+	if clone {
+		weights = bytes.Clone(weights)
 	}
-	letters := append([]uint8(nil), weights[len(w):]...)
-	return &Model{Header: h, w: w, letters: letters}, nil
+	n := Buckets * NumClasses
+	return &Model{Header: h, w: weights[:n:n], letters: weights[n:]}, nil
 }
 
 // Encode writes the model file Load reads.
@@ -168,9 +176,7 @@ func (m *Model) Encode() ([]byte, error) {
 	b.WriteString(magic)
 	b.Write(h)
 	b.WriteByte('\n')
-	for _, x := range m.w {
-		b.WriteByte(byte(x))
-	}
+	b.Write(m.w)
 	b.Write(m.letters)
 	return b.Bytes(), nil
 }
@@ -232,7 +238,7 @@ func (m *Model) Judge(message string) Judgement {
 	for _, f := range sc.feats {
 		row := m.w[int(f.h)*NumClasses : int(f.h)*NumClasses+NumClasses]
 		for c := range sums {
-			sums[c] += int32(row[c])
+			sums[c] += int32(int8(row[c]))
 		}
 	}
 	norm := 1 / math.Sqrt(float64(len(sc.feats)))
@@ -297,7 +303,7 @@ func (m *Model) evidence(message string, sc *scratch, c Class, probs [NumClasses
 			continue
 		}
 		row := m.w[int(f.h)*NumClasses:]
-		d := float64(int(row[c]) - int(row[rival]))
+		d := float64(int(int8(row[c])) - int(int8(row[rival])))
 		if f.a == f.b {
 			push[f.a] += d
 		} else {

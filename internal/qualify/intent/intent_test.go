@@ -86,3 +86,31 @@ func BenchmarkJudge(b *testing.B) {
 		m.Judge(msg)
 	}
 }
+
+// TestDefaultReadsTheEmbeddedWeights checks that the built-in model reads
+// its weights and letter counts where the binary holds them (the file's
+// last bytes), and that Load copies them, so a caller's buffer may change
+// after it.
+func TestDefaultReadsTheEmbeddedWeights(t *testing.T) {
+	// at reports whether w and letters are the last bytes of b.
+	at := func(m *Model, b []byte) bool {
+		end := len(b) - len(m.letters)
+		return &m.letters[0] == &b[end] && &m.w[0] == &b[end-len(m.w)]
+	}
+	m := Default()
+	if !at(m, embedded) {
+		t.Error("the built-in model's weights are a copy of the embedded ones")
+	}
+	b := bytes.Clone(embedded)
+	l, err := Load(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at(l, b) {
+		t.Error("Load kept the caller's buffer")
+	}
+	clear(b)
+	if !bytes.Equal(l.w, m.w) || !bytes.Equal(l.letters, m.letters) {
+		t.Error("a loaded model changed with the buffer it was loaded from")
+	}
+}

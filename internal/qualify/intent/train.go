@@ -343,9 +343,9 @@ func fitModel(docs []doc, o TrainOptions, h Header) *Model {
 	}
 	h.Scale = maxAbs / 127
 	h.Bias = bias
-	m := &Model{Header: h, w: make([]int8, len(w))}
+	m := &Model{Header: h, w: make([]byte, len(w))}
 	for i, x := range w {
-		m.w[i] = int8(math.Round(x / h.Scale))
+		m.w[i] = byte(int8(math.Round(x / h.Scale)))
 	}
 	return m
 }
@@ -357,7 +357,7 @@ func (m *Model) logits(feats []uint32) [NumClasses]float64 {
 	for _, f := range feats {
 		row := m.w[int(f)*NumClasses : int(f)*NumClasses+NumClasses]
 		for c := range sums {
-			sums[c] += int32(row[c])
+			sums[c] += int32(int8(row[c]))
 		}
 	}
 	norm := 1 / math.Sqrt(float64(len(feats)))
