@@ -55,10 +55,10 @@ FLOOR_PORT=$((PORT + 4))
 PORT2=$((PORT + 5)) # PostgreSQL: the second node,
 METRICS_PORT2=$((PORT + 6))
 FLOOR_PORT2=$((PORT + 7)) # and the second floor process
-# Targets (issue 23): ratios to the floor, p99 at half of the floor's
-# maximum rate, memory, drain.
-COLLECT_TARGET=0.80
-LEADS_TARGET=0.50
+# Targets: ratios to the floor (issue 33's; issue 23 asked 0.8 and 0.5),
+# p99 at half of the floor's maximum rate (issue 23's), memory, drain.
+COLLECT_TARGET=0.50
+LEADS_TARGET=0.25
 P99_TARGET_MS=10
 RSS_TARGET_MB=150
 DRAIN_TARGET=25000
