@@ -118,7 +118,7 @@ func (s *jsonScan) str() (raw []byte, plain, ok bool) {
 			switch b[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				if i+4 >= len(b) || !isHexDigit(b[i+1]) || !isHexDigit(b[i+2]) || !isHexDigit(b[i+3]) || !isHexDigit(b[i+4]) {
+				if i+4 >= len(b) || !isHex(string(b[i+1:i+5]), 4) {
 					return nil, false, false
 				}
 				i += 4
@@ -137,10 +137,6 @@ func (s *jsonScan) str() (raw []byte, plain, ok bool) {
 		}
 	}
 	return nil, false, false
-}
-
-func isHexDigit(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // number reads a number at s.i: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
